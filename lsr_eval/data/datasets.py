@@ -1,0 +1,280 @@
+"""Datasets: a corpus stream, queries and qrels, from a registry name, ``irds:<id>``, or a local BEIR folder.
+
+Documents are streamed and validated on the way (duplicate ids and invalid records are errors that name the file
+and line or the id; documents with empty text are kept, counted and warned about), so no stage needs the whole
+corpus in memory. What was read is counted in :class:`CorpusStats` for the manifests.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+from lsr_eval.data.registry import BENCHMARKS, BEIR_MEASURES, get_benchmark
+from lsr_eval.data.types import Document, Qrels, Query
+from lsr_eval.errors import InputError
+
+log = logging.getLogger(__name__)
+
+#: Measures for a dataset that the registry does not name.
+DEFAULT_MEASURES = ("nDCG@10", "RR@10", "R@100", "R@1000", "MAP")
+#: How many offending ids a warning or manifest lists.
+MAX_LISTED = 20
+
+
+@dataclass
+class CorpusStats:
+    """Counts of one pass over a corpus."""
+
+    read: int = 0
+    empty: int = 0
+    empty_ids: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"documents_read": self.read, "empty_documents": self.empty,
+                "empty_document_ids": self.empty_ids[:MAX_LISTED]}
+
+
+def validated(docs: Iterable[tuple[Document, str]], stats: CorpusStats) -> Iterator[Document]:
+    """Yield documents, refusing duplicate ids and counting empty ones; items are (doc, where) with ``where`` naming
+    the file and line (or the source) for messages."""
+    seen: set[str] = set()
+    for doc, where in docs:
+        if doc.id in seen:
+            raise InputError(f"{where}: duplicate document id {doc.id!r}")
+        seen.add(doc.id)
+        stats.read += 1
+        if not doc.contents.strip():
+            stats.empty += 1
+            if len(stats.empty_ids) < MAX_LISTED:
+                stats.empty_ids.append(doc.id)
+            if stats.empty <= 5:
+                log.warning("%s: document %r has empty text (indexed, counted)", where, doc.id)
+        yield doc
+    if stats.empty:
+        log.warning("%d documents with empty text (first: %s)", stats.empty, ", ".join(stats.empty_ids[:5]))
+
+
+def read_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, object) for each non-blank line; invalid UTF-8 or JSON is an error naming file and line."""
+    with open(path, "rb") as f:
+        for lineno, raw in enumerate(f, 1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise InputError(f"{path}:{lineno}: invalid UTF-8 ({e.reason} at byte {e.start})") from None
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise InputError(f"{path}:{lineno}: malformed JSON ({e.msg} at column {e.colno})") from None
+            if not isinstance(obj, dict):
+                raise InputError(f"{path}:{lineno}: expected a JSON object, got {type(obj).__name__}")
+            yield lineno, obj
+
+
+def _field(obj: dict, key: str, where: str, required: bool = True) -> str:
+    value = obj.get(key)
+    if value is None:
+        if required:
+            raise InputError(f"{where}: missing field {key!r}")
+        return ""
+    if not isinstance(value, (str, int)):
+        raise InputError(f"{where}: field {key!r} must be a string, got {type(value).__name__}")
+    return str(value)
+
+
+class Dataset(ABC):
+    """A corpus, its queries and qrels, with the measures and search conventions to report them."""
+
+    name: str
+    measures: tuple[str, ...] = DEFAULT_MEASURES
+    remove_query: bool = False
+
+    def __init__(self) -> None:
+        self.doc_stats = CorpusStats()
+        self._queries: list[Query] | None = None
+        self._qrels: Qrels | None = None
+
+    @abstractmethod
+    def _raw_docs(self) -> Iterator[tuple[Document, str]]: ...
+
+    @abstractmethod
+    def _load_queries(self) -> list[Query]: ...
+
+    @abstractmethod
+    def _load_qrels(self) -> Qrels: ...
+
+    @abstractmethod
+    def corpus_key(self) -> dict[str, Any]:
+        """What identifies the corpus (for caching indexes and encodings across splits)."""
+
+    def docs(self) -> Iterator[Document]:
+        """Validated document stream; counts land in ``self.doc_stats`` (reset at each pass)."""
+        self.doc_stats = CorpusStats()
+        return validated(self._raw_docs(), self.doc_stats)
+
+    def queries(self) -> list[Query]:
+        if self._queries is None:
+            self._queries = self._load_queries()
+            ids = [q.id for q in self._queries]
+            if len(set(ids)) != len(ids):
+                dup = sorted({i for i in ids if ids.count(i) > 1})[:MAX_LISTED]
+                raise InputError(f"{self.name}: duplicate query ids {dup}")
+        return self._queries
+
+    def qrels(self) -> Qrels:
+        if self._qrels is None:
+            self._qrels = self._load_qrels()
+        return self._qrels
+
+    def override(self, topics: str | None = None, qrels: str | None = None) -> "Dataset":
+        """Replace queries and/or qrels with TREC files (topics TSV ``qid<TAB>text``; qrels TREC or BEIR TSV)."""
+        from lsr_eval.data.trec_files import read_qrels, read_topics_tsv
+
+        if topics:
+            self._queries = read_topics_tsv(topics)
+            self.name += f"+topics:{Path(topics).name}"
+        if qrels:
+            self._qrels = read_qrels(qrels)
+            self.name += f"+qrels:{Path(qrels).name}"
+        self._overrides = {"topics": topics and str(Path(topics).resolve()),
+                           "qrels": qrels and str(Path(qrels).resolve())}
+        return self
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, "corpus": self.corpus_key(), "measures": list(self.measures),
+                "remove_query": self.remove_query, **getattr(self, "_overrides", {})}
+
+    def judged_check(self) -> dict[str, Any]:
+        """Qrels queries absent from the topics are counted and warned about (they score zero in evaluation)."""
+        qids = {q.id for q in self.queries()}
+        missing = sorted(set(self.qrels()) - qids)
+        if missing:
+            log.warning("%s: %d judged queries are absent from the topics (they count zero): %s", self.name,
+                        len(missing), ", ".join(missing[:MAX_LISTED]))
+        return {"queries": len(qids), "judged_queries": len(self.qrels()),
+                "judged_queries_missing_from_topics": len(missing),
+                "judged_queries_missing_ids": missing[:MAX_LISTED],
+                "topics_without_judgments": len(qids - set(self.qrels()))}
+
+
+class BeirFolder(Dataset):
+    """A local BEIR-format folder: ``corpus.jsonl`` (``_id``, ``title``, ``text``), ``queries.jsonl`` (``_id``,
+    ``text``), ``qrels/<split>.tsv``. Queries are those judged in the split (as BEIR's loader and Pyserini's BEIR
+    topics)."""
+
+    measures = BEIR_MEASURES
+    remove_query = True
+
+    def __init__(self, path: str | os.PathLike, split: str = "test") -> None:
+        super().__init__()
+        self.path = Path(path)
+        self.split = split
+        for required in ("corpus.jsonl", "queries.jsonl"):
+            if not (self.path / required).is_file():
+                raise InputError(f"{self.path} is not a BEIR folder: {required} is missing")
+        if not self.qrels_path.is_file():
+            splits = sorted(p.stem for p in (self.path / "qrels").glob("*.tsv"))
+            raise InputError(f"{self.qrels_path} does not exist; splits in {self.path}: {', '.join(splits) or 'none'}")
+        self.name = f"{self.path.name}/{split}"
+
+    @property
+    def qrels_path(self) -> Path:
+        return self.path / "qrels" / f"{self.split}.tsv"
+
+    def _raw_docs(self) -> Iterator[tuple[Document, str]]:
+        path = self.path / "corpus.jsonl"
+        for lineno, obj in read_jsonl(path):
+            where = f"{path}:{lineno}"
+            yield Document(_field(obj, "_id", where), _field(obj, "text", where),
+                           _field(obj, "title", where, required=False)), where
+
+    def _load_queries(self) -> list[Query]:
+        judged = set(self.qrels())
+        path = self.path / "queries.jsonl"
+        out = []
+        for lineno, obj in read_jsonl(path):
+            where = f"{path}:{lineno}"
+            qid = _field(obj, "_id", where)
+            if qid in judged:
+                out.append(Query(qid, _field(obj, "text", where)))
+        return out
+
+    def _load_qrels(self) -> Qrels:
+        from lsr_eval.data.trec_files import read_qrels
+
+        return read_qrels(self.qrels_path)
+
+    def corpus_key(self) -> dict[str, Any]:
+        corpus = (self.path / "corpus.jsonl").resolve()
+        st = corpus.stat()
+        return {"source": "beir-folder", "path": str(corpus), "bytes": st.st_size, "mtime": int(st.st_mtime)}
+
+
+class IrdsDataset(Dataset):
+    """A dataset loaded through ``ir_datasets`` (downloads on first use where there is a network; offline it reads a
+    seeded ``$IR_DATASETS_HOME``)."""
+
+    def __init__(self, irds_id: str, name: str | None = None, measures: tuple[str, ...] | None = None,
+                 remove_query: bool | None = None) -> None:
+        super().__init__()
+        import ir_datasets
+
+        try:
+            self._ds = ir_datasets.load(irds_id)
+        except KeyError:
+            raise InputError(f"unknown ir_datasets id {irds_id!r} (see https://ir-datasets.com)") from None
+        self.irds_id = irds_id
+        self.name = name or f"irds:{irds_id}"
+        is_beir = irds_id.startswith("beir/")
+        self.measures = measures or (BEIR_MEASURES if is_beir else DEFAULT_MEASURES)
+        self.remove_query = is_beir if remove_query is None else remove_query
+
+    def _raw_docs(self) -> Iterator[tuple[Document, str]]:
+        if not self._ds.has_docs():
+            raise InputError(f"ir_datasets {self.irds_id} has no documents")
+        where = f"ir_datasets {self.irds_id}"
+        for d in self._ds.docs_iter():
+            yield Document(str(d.doc_id), getattr(d, "text", "") or "", getattr(d, "title", "") or ""), where
+
+    def _load_queries(self) -> list[Query]:
+        return [Query(str(q.query_id), q.text) for q in self._ds.queries_iter()]
+
+    def _load_qrels(self) -> Qrels:
+        qrels: Qrels = {}
+        for r in self._ds.qrels_iter():
+            qrels.setdefault(str(r.query_id), {})[str(r.doc_id)] = int(r.relevance)
+        return qrels
+
+    def corpus_key(self) -> dict[str, Any]:
+        import ir_datasets
+
+        return {"source": "ir_datasets", "docs_id": ir_datasets.docs_parent_id(self.irds_id)}
+
+
+def load_dataset(spec: str, split: str | None = None, topics: str | None = None,
+                 qrels: str | None = None) -> Dataset:
+    """Resolve ``spec``: a registry name (``scifact``, ``dl19``...), ``irds:<id>``, or a BEIR folder (``split``,
+    default ``test``); ``topics``/``qrels`` files replace the dataset's own."""
+    if spec.startswith("irds:"):
+        ds: Dataset = IrdsDataset(spec[len("irds:"):])
+    elif spec in BENCHMARKS:
+        b = get_benchmark(spec)
+        ds = IrdsDataset(b.irds_id, name=b.name, measures=b.measures, remove_query=b.remove_query)
+    elif Path(spec).is_dir():
+        ds = BeirFolder(spec, split or "test")
+    elif Path(spec).exists():
+        raise InputError(f"{spec} is a file; a dataset is a registry name, irds:<id>, or a BEIR folder")
+    else:
+        get_benchmark(spec)  # raises with the list of known names
+        raise AssertionError("unreachable")
+    if split and not isinstance(ds, BeirFolder):
+        raise InputError(f"--split applies to BEIR folders; {spec} names its split in its id")
+    return ds.override(topics, qrels) if (topics or qrels) else ds

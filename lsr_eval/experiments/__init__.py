@@ -1,0 +1,1 @@
+"""Experiments: the stages chained for one model and one dataset (BM25, SPLADE), with caching and manifests."""

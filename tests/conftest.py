@@ -1,0 +1,65 @@
+"""Shared fixtures: the real data in ``../shared/data`` and small corpora written on the fly."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("LSR_EVAL_SHARED_DATA", REPO.parent / "shared" / "data"))
+
+
+def shared_path(*parts: str) -> Path:
+    """A path under ``../shared/data``; skips the test where it is absent, except in CI, where it must exist."""
+    path = SHARED.joinpath(*parts)
+    if not path.exists():
+        if os.environ.get("CI"):
+            raise FileNotFoundError(f"{path} is missing: CI needs ../shared/data beside the clone")
+        pytest.skip(f"{path} not available")
+    return path
+
+
+@pytest.fixture
+def scifact_dir() -> Path:
+    return shared_path("beir", "scifact")
+
+
+def write_beir(folder: Path, docs: list[dict], queries: list[dict], qrels: list[tuple[str, str, int]],
+               split: str = "test") -> Path:
+    """Write a BEIR-format folder."""
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / "corpus.jsonl", "w", encoding="utf-8") as f:
+        for d in docs:
+            f.write(json.dumps(d) + "\n")
+    with open(folder / "queries.jsonl", "w", encoding="utf-8") as f:
+        for q in queries:
+            f.write(json.dumps(q) + "\n")
+    (folder / "qrels").mkdir(exist_ok=True)
+    with open(folder / "qrels" / f"{split}.tsv", "w", encoding="utf-8") as f:
+        f.write("query-id\tcorpus-id\tscore\n")
+        for q, d, r in qrels:
+            f.write(f"{q}\t{d}\t{r}\n")
+    return folder
+
+
+TINY_DOCS = [
+    {"_id": "d1", "title": "Sparse retrieval", "text": "Learned sparse retrieval with SPLADE expands documents."},
+    {"_id": "d2", "title": "", "text": "BM25 is a strong lexical baseline for retrieval."},
+    {"_id": "d3", "title": "Cats", "text": "Cats sleep most of the day."},
+    {"_id": "d4", "title": "Dense", "text": "Dense retrieval encodes queries and documents as vectors."},
+    {"_id": "q2", "title": "Self", "text": "The query text itself: lexical baseline retrieval."},
+]
+TINY_QUERIES = [
+    {"_id": "q1", "text": "sparse retrieval SPLADE"},
+    {"_id": "q2", "text": "lexical baseline retrieval"},
+    {"_id": "q3", "text": "sleeping cats"},
+]
+TINY_QRELS = [("q1", "d1", 1), ("q2", "d2", 1), ("q3", "d3", 2)]
+
+
+@pytest.fixture
+def tiny_beir(tmp_path: Path) -> Path:
+    return write_beir(tmp_path / "tiny", TINY_DOCS, TINY_QUERIES, TINY_QRELS)

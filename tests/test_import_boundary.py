@@ -1,0 +1,49 @@
+"""One module owns the JVM: nothing outside lsr_eval/anserini/ imports jnius, jnius_config or pyserini."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+FORBIDDEN = {"jnius", "jnius_config", "pyserini"}
+#: Files allowed to import pyserini besides lsr_eval/anserini/: the side-by-side benchmark against pyserini itself.
+ALLOWED = {"pipelines/bench_query_path.py"}
+
+
+def java_imports(path: Path) -> list[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module]
+        elif isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", "")) in (
+                "import_module", "__import__") and node.args and isinstance(node.args[0], ast.Constant):
+            names = [str(node.args[0].value)]
+        else:
+            continue
+        found += [f"{path.relative_to(REPO)}:{node.lineno}: {n}" for n in names if n.split(".")[0] in FORBIDDEN]
+    return found
+
+
+def test_only_anserini_package_touches_java():
+    offenders = []
+    for folder in ("lsr_eval", "pipelines", "notebooks", "tests"):
+        for path in (REPO / folder).rglob("*.py"):
+            rel = path.relative_to(REPO).as_posix()
+            if rel.startswith("lsr_eval/anserini/") or rel in ALLOWED:
+                continue
+            offenders += java_imports(path)
+    assert offenders == [], "imports of jnius/pyserini outside lsr_eval/anserini/:\n" + "\n".join(offenders)
+
+
+def test_checker_detects_an_import(tmp_path):
+    bad = REPO / "tests" / "_tmp_boundary_probe.py"
+    bad.write_text("import os\nfrom jnius import autoclass\nimport pyserini.search\n")
+    try:
+        found = java_imports(bad)
+    finally:
+        bad.unlink()
+    assert [f.split(": ")[1] for f in found] == ["jnius", "pyserini.search"]
