@@ -12,6 +12,19 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("LSR_EVAL_SHARED_DATA", REPO.parent / "shared" / "data"))
 
 
+def pytest_configure(config):
+    """Point ir_datasets at a private cache seeded from ../shared before anything imports it (``import ranx``
+    imports ir_datasets, which fixes its home folder at import time)."""
+    import tempfile
+
+    home = Path(tempfile.mkdtemp(prefix="lsr-eval-irds-"))
+    os.environ["IR_DATASETS_HOME"] = str(home)
+    if (SHARED / "ir_datasets").is_dir():
+        from lsr_eval.data.irds_cache import seed_cache
+
+        seed_cache(SHARED / "ir_datasets", home)
+
+
 def shared_path(*parts: str) -> Path:
     """A path under ``../shared/data``; skips the test where it is absent, except in CI, where it must exist."""
     path = SHARED.joinpath(*parts)

@@ -115,8 +115,7 @@ def test_ir_datasets_scifact_from_seeded_cache(tmp_path, monkeypatch):
 
     copied = seed_cache(shared_path("ir_datasets"), tmp_path / "irds")
     assert [p.relative_to(tmp_path / "irds").as_posix() for p in copied] == ["beir/scifact/source.zip"]
-    monkeypatch.setenv("IR_DATASETS_HOME", str(tmp_path / "irds"))
-    import ir_datasets.util  # noqa: F401  (ir_datasets reads the home when a dataset is first built)
+    # conftest seeded the session's IR_DATASETS_HOME the same way, before ir_datasets was imported
 
     ds = load_dataset("irds:beir/scifact/test")
     assert ds.remove_query and ds.corpus_key() == {"source": "ir_datasets", "docs_id": "beir/scifact"}

@@ -7,7 +7,7 @@ import json
 import logging
 import shutil
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -65,7 +65,7 @@ def run_bm25(dataset: Dataset, out: str | Path, work: Path, settings: Bm25Settin
              threads: int = 2, overwrite: bool = False) -> dict[str, float]:
     """Index (or reuse), search every query, evaluate; writes run.trec, metrics.json and manifest.json to ``out``."""
     from lsr_eval.anserini.searcher import Bm25Searcher
-    from lsr_eval.evaluation import evaluate_with_counts
+    from lsr_eval.evaluation import count_queries, evaluate
     from lsr_eval.runs.trec import write_run
 
     params = settings.resolved(dataset)
@@ -85,7 +85,8 @@ def run_bm25(dataset: Dataset, out: str | Path, work: Path, settings: Bm25Settin
     if search_counts.queries != len(queries):
         raise LsrEvalError(f"queries read ({len(queries)}) != queries searched ({search_counts.queries})")
     write_run(run, out / "run.trec", tag="bm25-flat")
-    metrics, eval_counts = evaluate_with_counts(dataset.qrels(), run, dataset.measures)
+    metrics = evaluate(dataset.qrels(), run, dataset.measures)
+    eval_counts = asdict(count_queries(dataset.qrels(), run))
     with open(out / "metrics.json", "w", encoding="utf-8") as f:
         json.dump(metrics, f, indent=2)
         f.write("\n")

@@ -1,0 +1,17 @@
+# All set-up happens here, so that a fresh machine needs only `make quickstart` or `make test`.
+PYTHON ?= python3
+PIP ?= $(PYTHON) -m pip
+SHARED ?= ../shared/data
+OUT ?= work/quickstart
+
+.PHONY: install quickstart test
+
+install:
+	$(PIP) install --quiet --disable-pip-version-check torch==2.13.0
+	$(PIP) install --quiet --disable-pip-version-check -e '.[test]'
+
+quickstart: install
+	$(PYTHON) -m lsr_eval.cli bm25 $(SHARED)/beir/scifact --split test --out $(OUT)/bm25-scifact --overwrite
+
+test: install
+	$(PYTHON) -m pytest -q
