@@ -18,9 +18,8 @@ DOCS = [Document("a", "the cat sat on the mat"), Document("b", "dogs chase cats"
 
 def _bm25_index(tmp_path, docs, name):
     coll = write_json_collection(docs, tmp_path / f"{name}-coll")
-    counts = build_index(tmp_path / f"{name}-coll", tmp_path / name, "bm25-flat", threads=1,
-                         empty_ids=coll.empty_ids)
-    return counts
+    assert coll.documents == len(docs)
+    return build_index(tmp_path / f"{name}-coll", tmp_path / name, "bm25-flat", threads=1)
 
 
 def test_bm25_index_counts_and_empty_documents_are_indexed_without_changing_scores(tmp_path):
@@ -55,21 +54,20 @@ def test_bm25_parameters_are_validated(tmp_path):
 def _impact_index(tmp_path, vectors):
     coll = tmp_path / "vcoll"
     coll.mkdir()
-    empty = []
     with open(coll / "docs-00000.jsonl", "w") as f:
         for doc_id, vec in vectors.items():
             f.write(json.dumps({"id": doc_id, "contents": "", "vector": vec}) + "\n")
-            if not any(w > 0 for w in vec.values()):
-                empty.append(doc_id)
-    return build_index(coll, tmp_path / "vidx", "impact", threads=1, empty_ids=empty)
+    return build_index(coll, tmp_path / "vidx", "impact", threads=1)
 
 
 def test_impact_scores_are_integer_dot_products_and_empty_vectors_are_indexed(tmp_path):
-    vectors = {"d1": {"hello": 100, "world": 50}, "d2": {}, "d3": {"hello": 3, "##s": 7}, "d4": {"world": 2}}
+    vectors = {"d1": {"hello": 100, "world": 50}, "d2": {}, "d3": {"hello": 3, "##s": 7}, "d4": {"world": 2},
+               "d5": {"hello": 0}}
     counts = _impact_index(tmp_path, vectors)
-    assert counts.indexed == 3 and counts.empty == 1 and counts.total_indexed == 4
+    assert counts.indexed == 3 and counts.empty == 2 and counts.empty_appended == 2 and counts.total_indexed == 5
     with ImpactSearcher(str(tmp_path / "vidx")) as s:
-        assert s.num_docs == 4
+        assert s.num_docs == 5
+        assert s.search({".": 1, "hello": 0}, k=10) == []  # the placeholder left no posting
         hits = s.search({"hello": 2, "world": 1, "##s": 5}, k=10)
         # hand-computed: d1 = 2*100 + 1*50 = 250; d3 = 2*3 + 5*7 = 41; d4 = 1*2 = 2; d2 has no posting
         assert hits == [("d1", 250.0), ("d3", 41.0), ("d4", 2.0)]

@@ -23,8 +23,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Iterable, Literal, get_args
 
+from lsr_eval.anserini.collections import empty_document_ids
 from lsr_eval.anserini.jvm import autoclass, java_errors
-from lsr_eval.errors import ConfigError
+from lsr_eval.errors import ConfigError, JavaError
 
 log = logging.getLogger(__name__)
 
@@ -84,11 +85,11 @@ def run_index_collection(argv: list[str]) -> IndexCounts:
 
 
 def build_index(collection_dir: str | os.PathLike, index_dir: str | os.PathLike, kind: IndexKind,
-                threads: int = 2, empty_ids: Iterable[str] = (), memory_buffer_mb: int | None = None) -> IndexCounts:
-    """Index every ``*.jsonl`` of ``collection_dir`` into ``index_dir`` (created anew).
+                threads: int = 2, memory_buffer_mb: int | None = None) -> IndexCounts:
+    """Index every file of ``collection_dir`` into ``index_dir`` (created anew).
 
-    ``empty_ids`` are the documents of the collection with nothing to index (blank contents or empty vector): Anserini
-    skips them, and they are appended with :data:`EMPTY_PLACEHOLDER` contents so that indexed == documents given.
+    Documents Anserini skipped as empty (blank contents, or a vector without a positive weight) are found in the
+    collection and appended with :data:`EMPTY_PLACEHOLDER` contents, so that indexed == documents given.
     """
     if kind not in _KIND_ARGS:
         raise ConfigError(f"unknown index kind {kind!r}; allowed: {', '.join(get_args(IndexKind))}")
@@ -99,11 +100,17 @@ def build_index(collection_dir: str | os.PathLike, index_dir: str | os.PathLike,
     if memory_buffer_mb:
         argv += ["-memoryBuffer", str(memory_buffer_mb)]
     counts = run_index_collection(argv)
-    empty_ids = list(empty_ids)
-    if counts.empty != len(empty_ids):
-        log.warning("Anserini counted %d empty documents, lsr-eval expected %d", counts.empty, len(empty_ids))
-    if empty_ids:
+    if counts.empty:
+        empty_ids = list(empty_document_ids(collection_dir))
+        if len(empty_ids) != counts.empty:
+            raise JavaError(f"Anserini skipped {counts.empty} empty documents of {collection_dir}, but lsr-eval "
+                            f"finds {len(empty_ids)} there")
         counts.empty_appended = _append_empty(index_dir, kind, empty_ids)
+        log.warning("%d documents had nothing to index (first: %s); appended without postings", counts.empty,
+                    ", ".join(empty_ids[:5]))
+    for name in ("unindexable", "skipped", "errors"):
+        if getattr(counts, name):
+            log.warning("Anserini counted %d %s documents in %s", getattr(counts, name), name, collection_dir)
     log.info("indexed %d documents (%d empty appended) into %s in %.1fs", counts.total_indexed,
              counts.empty_appended, index_dir, counts.seconds)
     return counts

@@ -50,7 +50,7 @@ def ensure_bm25_index(dataset: Dataset, work: Path, threads: int = 2) -> tuple[P
     t0 = time.perf_counter()
     coll = write_json_collection(dataset.docs(), staging)
     log.info("wrote %d documents to %s in %.1fs", coll.documents, staging, time.perf_counter() - t0)
-    counts = build_index(staging, slot / "index", "bm25-flat", threads=threads, empty_ids=coll.empty_ids)
+    counts = build_index(staging, slot / "index", "bm25-flat", threads=threads)
     shutil.rmtree(staging)
     read = dataset.doc_stats.read
     if counts.total_indexed != read or coll.documents != read:

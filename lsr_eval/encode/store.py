@@ -1,0 +1,220 @@
+"""On-disk format of encoded vectors: a folder of shards, written atomically so that a crashed run can resume.
+
+Layout::
+
+    encoding.json          what is encoded (experiment, encoder, shard size, vocabulary hash): a resumed run must match
+    vocab.json             vocabulary id -> token string (JSON list), stored once
+    shard-00000.npz        input positions [0, S), shard k holds [k*S, (k+1)*S) of the deterministic input stream
+    done-rank00000-of-00002.json   written by each rank when it has gone through the whole input
+    manifest.json          written by ``finalize_encoding`` once every shard exists and the counts check
+
+A shard is an uncompressed ``.npz`` (no pickles): CSR ``data`` (float32), ``indices`` (int32 vocabulary ids),
+``indptr`` (int64), ``shape``; ``doc_ids`` (UTF-8 JSON list as uint8); ``n_tokens`` (int32 real tokens per doc),
+``truncated`` (bool); ``seconds`` (encoding wall time of the shard). 8 bytes per posting.
+Files are written to a unique temporary name, fsynced, then renamed, so a shard is either whole or absent.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+import scipy.sparse as sp
+
+from lsr_eval.errors import ConfigError, InputError, OutputExistsError
+
+FORMAT = "lsr-eval-sparse-vectors/1"
+SPEC = "encoding.json"
+VOCAB = "vocab.json"
+SHARD_RE = re.compile(r"^shard-(\d{5,})\.npz$")
+DONE_RE = re.compile(r"^done-rank(\d+)-of-(\d+)\.json$")
+TMP_MARK = ".tmp-"
+_OWN_RE = re.compile(r"^(shard-\d{5,}\.npz|done-rank\d+-of-\d+\.json|vocab\.json|encoding\.json|manifest\.json)$")
+
+
+def shard_name(k: int) -> str:
+    return f"shard-{k:05d}.npz"
+
+
+def done_name(rank: int, world_size: int) -> str:
+    return f"done-rank{rank:05d}-of-{world_size:05d}.json"
+
+
+def canonical(obj: Any) -> Any:
+    """``obj`` as plain JSON types (refuses what JSON cannot hold)."""
+    try:
+        return json.loads(json.dumps(obj, sort_keys=True, allow_nan=False))
+    except (TypeError, ValueError) as e:
+        raise ConfigError(f"not JSON-serialisable: {e}") from e
+
+
+def atomic_write(path: Path, write: Callable[[Any], None], binary: bool = True) -> None:
+    """Write ``path`` via a unique temporary file, fsync, rename: readers never see a partial file."""
+    tmp = path.with_name(f"{path.name}{TMP_MARK}{os.getpid()}-{uuid.uuid4().hex[:8]}")
+    try:
+        with open(tmp, "wb" if binary else "w", **({} if binary else {"encoding": "utf-8"})) as f:
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
+def write_json(path: Path, obj: Any) -> None:
+    atomic_write(path, lambda f: json.dump(obj, f, ensure_ascii=False, indent=1), binary=False)
+
+
+def read_json(path: Path) -> Any:
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except json.JSONDecodeError as e:
+        raise InputError(f"{path}: invalid JSON at line {e.lineno}: {e.msg}") from e
+
+
+def vocab_sha256(vocab: Sequence[str]) -> str:
+    return hashlib.sha256(json.dumps(list(vocab), ensure_ascii=False).encode("utf-8")).hexdigest()
+
+
+def read_vocab(folder: str | os.PathLike) -> list[str]:
+    """Vocabulary id -> token string of an encoded folder."""
+    path = Path(folder) / VOCAB
+    if not path.exists():
+        raise InputError(f"{path} is missing: {folder} is not an encoded-vectors folder")
+    vocab = read_json(path)
+    if not isinstance(vocab, list) or not all(isinstance(t, str) for t in vocab):
+        raise InputError(f"{path}: expected a JSON list of token strings")
+    return vocab
+
+
+# ---- shards -----------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Shard:
+    """One shard in memory: ``weights`` row ``i`` is the vector of ``doc_ids[i]``."""
+
+    doc_ids: list[str]
+    weights: sp.csr_matrix
+    n_tokens: np.ndarray
+    truncated: np.ndarray
+    seconds: float
+
+
+def _ids_array(ids: Sequence[str]) -> np.ndarray:
+    return np.frombuffer(json.dumps(list(ids), ensure_ascii=False).encode("utf-8"), dtype=np.uint8)
+
+
+def _ids_from(arr: np.ndarray) -> list[str]:
+    return json.loads(arr.tobytes().decode("utf-8"))
+
+
+def write_shard(path: Path, shard: Shard) -> None:
+    """Write ``shard`` atomically to ``path``."""
+    w = shard.weights
+    arrays = {
+        "data": w.data.astype(np.float32, copy=False), "indices": w.indices.astype(np.int32, copy=False),
+        "indptr": w.indptr.astype(np.int64, copy=False), "shape": np.array(w.shape, dtype=np.int64),
+        "doc_ids": _ids_array(shard.doc_ids), "n_tokens": np.asarray(shard.n_tokens, dtype=np.int32),
+        "truncated": np.asarray(shard.truncated, dtype=bool), "seconds": np.array(shard.seconds, dtype=np.float64),
+    }
+    atomic_write(path, lambda f: np.savez(f, **arrays))
+
+
+def _open_npz(path: Path) -> Any:
+    try:
+        return np.load(path, allow_pickle=False)
+    except (OSError, ValueError) as e:
+        raise InputError(f"{path}: unreadable shard ({e})") from e
+
+
+def read_shard_ids(path: Path) -> list[str]:
+    """Document ids of a shard (reads only that member)."""
+    with _open_npz(path) as z:
+        return _ids_from(z["doc_ids"])
+
+
+def read_shard_stats(path: Path) -> dict[str, Any]:
+    """Ids, row pointers, token counts, truncation flags and time of a shard, without the weights."""
+    with _open_npz(path) as z:
+        return {"doc_ids": _ids_from(z["doc_ids"]), "indptr": z["indptr"], "n_tokens": z["n_tokens"],
+                "truncated": z["truncated"], "seconds": float(z["seconds"])}
+
+
+def read_shard(path: Path) -> Shard:
+    """A whole shard."""
+    with _open_npz(path) as z:
+        shape = tuple(int(x) for x in z["shape"])
+        weights = sp.csr_matrix((z["data"], z["indices"], z["indptr"]), shape=shape)
+        return Shard(_ids_from(z["doc_ids"]), weights, z["n_tokens"], z["truncated"], float(z["seconds"]))
+
+
+def list_shards(folder: Path) -> dict[int, Path]:
+    """Shard index -> path of the shards present."""
+    out = {}
+    for f in folder.iterdir():
+        m = SHARD_RE.match(f.name)
+        if m:
+            out[int(m.group(1))] = f
+    return dict(sorted(out.items()))
+
+
+def list_done(folder: Path) -> list[dict[str, Any]]:
+    """Contents of the ``done-*`` files."""
+    return [read_json(f) for f in sorted(folder.iterdir()) if DONE_RE.match(f.name)]
+
+
+# ---- the output folder ------------------------------------------------------------------------------------------
+
+def open_output(folder: str | os.PathLike, spec: Mapping[str, Any], vocab: Sequence[str], overwrite: bool,
+                world_size: int) -> Path:
+    """Create or reopen an encoded-vectors folder for ``spec``.
+
+    Reopening needs the same ``spec`` (else :class:`OutputExistsError`, as ``manifest.prepare_output``): completed
+    shards are then reused. ``overwrite`` first deletes this format's files (only in a single-process run: ranks
+    would delete each other's shards). A folder holding other files and no ``encoding.json`` is refused.
+    """
+    path = Path(folder)
+    spec = canonical(spec)
+    if overwrite and path.exists():
+        if world_size > 1:
+            raise ConfigError(f"overwrite is refused in a distributed run (ranks would delete each other's shards): "
+                              f"clear {path} before starting the ranks")
+        for f in path.iterdir():
+            if f.is_file() and (_OWN_RE.match(f.name) or TMP_MARK in f.name):
+                f.unlink()
+    spec_file = path / SPEC
+    if spec_file.exists():
+        old = read_json(spec_file)
+        if old != spec:
+            keys = sorted(k for k in set(old) | set(spec) if old.get(k) != spec.get(k))
+            raise OutputExistsError(f"{path} holds another encoding ({spec_file}: {', '.join(keys)} differ); "
+                                    "choose another folder or pass --overwrite")
+        return path
+    if path.exists() and not overwrite:
+        # vocab.json, encoding.json or temporary files: another rank is creating the folder right now
+        others = sorted(f.name for f in path.iterdir() if f.name not in (VOCAB, SPEC) and TMP_MARK not in f.name)
+        if others:
+            raise OutputExistsError(f"{path} is not empty ({', '.join(others[:3])}) and has no {SPEC}; choose "
+                                    "another folder or pass --overwrite")
+    path.mkdir(parents=True, exist_ok=True)
+    write_json(path / VOCAB, list(vocab))
+    write_json(spec_file, spec)
+    if read_json(spec_file) != spec:  # another rank wrote a different spec at the same moment
+        raise OutputExistsError(f"{spec_file} was written by another process with different settings")
+    return path
+
+
+def read_spec(folder: Path) -> dict[str, Any]:
+    path = folder / SPEC
+    if not path.exists():
+        raise InputError(f"{path} is missing: {folder} is not an encoded-vectors folder")
+    return read_json(path)

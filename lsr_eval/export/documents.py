@@ -1,0 +1,179 @@
+"""Stage 3: encoded document vectors -> Anserini ``JsonVectorCollection`` (JSON lines, integer impacts).
+
+One line per document, in input order: ``{"id": ..., "contents": "", "vector": {"token": impact, ...}}`` with
+impacts quantised by :mod:`lsr_eval.export.quantize` (``scale`` recorded in the manifest). Documents whose vector is
+empty (before or after quantisation) are kept (``"vector": {}``) and counted: note that Anserini's
+``DefaultLuceneDocumentGenerator`` skips a document whose contents are empty, so the indexing stage must handle them.
+Output file ``docs/docs-0000k.jsonl`` (``.jsonl.gz`` when ``compress``) holds encoded shard ``k``, so shards are
+exported in parallel (``workers`` processes) and Anserini indexes the files in parallel (one thread per file).
+The files lie in the ``docs/`` sub-folder because Anserini reads every file of its input folder, ``manifest.json``
+included (a JSON object without ``vector``: a NullPointerException in JsonVectorCollection).
+Index with ``-collection JsonVectorCollection -input OUT/docs -impact -pretokenized``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from pathlib import Path
+from typing import Any, Mapping
+
+from lsr_eval.encode import store
+from lsr_eval.encode.reader import read_encoding_manifest, read_vocab
+from lsr_eval.errors import ConfigError, InputError, OutputExistsError
+from lsr_eval.export.jsonl import TMP_MARK, AtomicLines, json_dumper
+from lsr_eval.export.quantize import DEFAULT_SCALE, ROUNDING, VocabCheck, check_scale, quantize_rows
+from lsr_eval.manifest import MANIFEST, prepare_output, write_manifest
+
+STAGE = "export"
+#: sub-folder holding the collection files: Anserini's ``-input``.
+COLLECTION_DIR = "docs"
+#: documents turned into JSON at a time (bounds memory).
+ROWS_PER_CHUNK = 10_000
+DOC_FILE_RE = re.compile(r"^docs-\d{5,}\.jsonl(\.gz)?$")
+
+
+def doc_file_name(k: int, compress: bool) -> str:
+    return f"docs-{k:05d}.jsonl" + (".gz" if compress else "")
+
+
+class _ShardExporter:
+    """Quantise one encoded shard and write it as one JSON-lines file; returns its counts."""
+
+    def __init__(self, vocab: list[str], scale: float, compress: bool) -> None:
+        self.vocab = VocabCheck(vocab)
+        self.scale = scale
+        self.compress = compress
+        self.library, self.dumps = json_dumper()
+
+    def __call__(self, shard_path: Path, out_path: Path) -> dict[str, int]:
+        shard = store.read_shard(shard_path)
+        if shard.weights.shape[1] != len(self.vocab.tokens):
+            raise InputError(f"{shard_path} has {shard.weights.shape[1]} columns, the vocabulary "
+                             f"{len(self.vocab.tokens)} tokens")
+        q = quantize_rows(shard.weights, shard.doc_ids, self.vocab, self.scale)
+        ids, dumps, n = shard.doc_ids, self.dumps, len(shard.doc_ids)
+        writer = AtomicLines(out_path, self.compress)
+        try:
+            for lo in range(0, n, ROWS_PER_CHUNK):
+                hi = min(lo + ROWS_PER_CHUNK, n)
+                a, b = int(q.indptr[lo]), int(q.indptr[hi])
+                toks = self.vocab.tokens[q.indices[a:b]].tolist()
+                vals = q.values[a:b].tolist()
+                ptr = (q.indptr[lo:hi + 1] - a).tolist()
+                writer.write_lines([dumps({"id": ids[lo + i], "contents": "",
+                                           "vector": dict(zip(toks[ptr[i]:ptr[i + 1]], vals[ptr[i]:ptr[i + 1]]))})
+                                    for i in range(hi - lo)])
+            writer.close()
+        except BaseException:
+            writer.abort()
+            raise
+        return {"documents_in": n, "documents_out": writer.lines, "empty_vectors": q.empty_after,
+                "empty_before_quantization": q.empty_before, "dropped_zero_weights": q.dropped_zero_weights,
+                "total_postings": len(q.values)}
+
+
+_worker: _ShardExporter | None = None
+
+
+def _init_worker(exporter: _ShardExporter) -> None:
+    global _worker
+    _worker = exporter
+
+
+def _run_worker(shard_path: Path, out_path: Path) -> dict[str, int]:
+    if _worker is None:
+        raise RuntimeError("export worker used before _init_worker")
+    return _worker(shard_path, out_path)
+
+
+def export_documents(vectors_folder: str | os.PathLike, out_folder: str | os.PathLike,
+                     experiment: Mapping[str, Any], *, scale: float = DEFAULT_SCALE, compress: bool = False,
+                     workers: int = 1, overwrite: bool = False, progress: bool = True) -> dict[str, Any]:
+    """Write the JsonVectorCollection of the finalised encoding in ``vectors_folder``; returns the manifest
+    sections. Refuses non-finite or negative weights (naming the document) and tokens with whitespace (naming
+    token and vocabulary id); on any error no ``docs-*`` file is left."""
+    from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing import get_context
+
+    from tqdm import tqdm
+
+    scale = check_scale(scale)
+    if workers < 1:
+        raise ConfigError(f"workers must be >= 1, got {workers}")
+    src = Path(vectors_folder)
+    source = read_encoding_manifest(src)
+    out = Path(out_folder)
+    if out.resolve() == src.resolve():
+        raise ConfigError(f"export into the vectors folder {src} is refused: choose another output folder")
+    prepare_output(out, experiment, overwrite)
+    coll = out / COLLECTION_DIR
+    coll.mkdir(exist_ok=True)
+    for f in coll.iterdir():  # files of an earlier export of the same experiment
+        if f.is_file() and (DOC_FILE_RE.match(f.name) or TMP_MARK in f.name):
+            f.unlink()
+    others = sorted(f.name for f in coll.iterdir())
+    if others:
+        raise OutputExistsError(f"{coll} holds other files ({', '.join(others[:3])}) that Anserini would index; "
+                                "remove them or choose another folder")
+
+    shards = source["outputs"]["shards"]
+    for name in shards:
+        if not (src / name).exists():
+            raise InputError(f"{src / name} is missing (listed in {src / MANIFEST})")
+    files = [doc_file_name(k, compress) for k in range(len(shards))]
+    tasks = [(src / s, coll / f) for s, f in zip(shards, files)]
+    exporter = _ShardExporter(read_vocab(src), scale, compress)
+    totals: dict[str, int] = {}
+    start = time.perf_counter()
+    pool: ProcessPoolExecutor | None = None
+    bar = tqdm(total=source["counts"]["documents_out"], unit="doc", desc="export", disable=not progress)
+    try:
+        if workers == 1:
+            results = (exporter(*t) for t in tasks)
+        else:
+            # spawn, not fork: forking a process that runs torch threads can deadlock
+            pool = ProcessPoolExecutor(min(workers, max(1, len(tasks))), mp_context=get_context("spawn"),
+                                       initializer=_init_worker, initargs=(exporter,))
+            results = pool.map(_run_worker, *zip(*tasks)) if tasks else iter(())
+        for counts in results:
+            for key, value in counts.items():
+                totals[key] = totals.get(key, 0) + value
+            bar.update(counts["documents_in"])
+        if pool is not None:
+            pool.shutdown()
+    except BaseException:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
+        for name in files:  # no partial collection is left for Anserini to index
+            (coll / name).unlink(missing_ok=True)
+        if not any(coll.iterdir()):
+            coll.rmdir()
+        (out / MANIFEST).unlink(missing_ok=True)  # an earlier export's manifest no longer describes the folder
+        raise
+    finally:
+        bar.close()
+    seconds = time.perf_counter() - start
+
+    n_in, n_out = totals.get("documents_in", 0), totals.get("documents_out", 0)
+    if not n_in == n_out == source["counts"]["documents_out"]:
+        raise InputError(f"{src}: {n_in} documents read, {source['counts']['documents_out']} in its manifest, "
+                         f"{n_out} written")
+    postings = totals.get("total_postings", 0)
+    sections: dict[str, Any] = {
+        "counts": {"documents_in": n_in, "documents_out": n_out, "empty_vectors": totals.get("empty_vectors", 0),
+                   "empty_before_quantization": totals.get("empty_before_quantization", 0),
+                   "dropped_zero_weights": totals.get("dropped_zero_weights", 0), "total_postings": postings},
+        "vectors": {"avg_active_dims": postings / n_out if n_out else 0.0},
+        "parameters": {"scale": scale, "rounding": ROUNDING, "drop": "impacts that round to 0", "compress": compress,
+                       "workers": workers, "json_library": exporter.library},
+        "throughput": {"seconds": seconds, "docs_per_s": n_out / seconds if seconds else None},
+        "source": {"folder": str(src), "stage": source.get("stage"), "experiment": source.get("experiment")},
+        "anserini": {"collection": "JsonVectorCollection", "input": COLLECTION_DIR,
+                     "index_flags": ["-impact", "-pretokenized"],
+                     "empty_documents": "vector {} -> empty contents: DefaultLuceneDocumentGenerator skips them"},
+        "outputs": {"collection_dir": COLLECTION_DIR, "files": files},
+    }
+    write_manifest(out, STAGE, experiment, **sections)
+    return sections

@@ -1,0 +1,59 @@
+"""Compact JSON lines: orjson when installed (several times faster), else the standard library; same bytes."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+from pathlib import Path
+from typing import Any, BinaryIO, Callable
+
+#: gzip level for compressed outputs: 1 is ~3x faster than 9 for a few % more bytes.
+GZIP_LEVEL = 1
+TMP_MARK = ".tmp-"
+
+
+def std_dumps(obj: Any) -> bytes:
+    """Compact UTF-8 JSON with the standard library (the same bytes as ``orjson.dumps`` for str/int/dict/list)."""
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def json_dumper() -> tuple[str, Callable[[Any], bytes]]:
+    """(library name, ``obj -> compact UTF-8 JSON bytes``): orjson if installed, else :func:`std_dumps`."""
+    try:
+        import orjson
+    except ImportError:
+        return "json", std_dumps
+    return "orjson", orjson.dumps
+
+
+class AtomicLines:
+    """A file written under a temporary name and renamed on :meth:`close` (gzip when ``compress``), so that a
+    crashed export never leaves a partial file for Anserini to index."""
+
+    def __init__(self, path: Path, compress: bool) -> None:
+        self.path = path
+        self.tmp = path.with_name(f"{path.name}{TMP_MARK}{os.getpid()}")
+        self._raw = open(self.tmp, "wb")
+        self._f: BinaryIO = gzip.GzipFile(fileobj=self._raw, mode="wb", compresslevel=GZIP_LEVEL,
+                                          mtime=0) if compress else self._raw  # type: ignore[assignment]
+        self.lines = 0
+
+    def write_lines(self, lines: list[bytes]) -> None:
+        if lines:
+            self._f.write(b"\n".join(lines) + b"\n")
+            self.lines += len(lines)
+
+    def close(self) -> None:
+        if self._f is not self._raw:
+            self._f.close()
+        self._raw.flush()
+        os.fsync(self._raw.fileno())
+        self._raw.close()
+        os.replace(self.tmp, self.path)
+
+    def abort(self) -> None:
+        if self._f is not self._raw:
+            self._f.close()
+        self._raw.close()
+        self.tmp.unlink(missing_ok=True)
