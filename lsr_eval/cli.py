@@ -41,6 +41,9 @@ def main(argv: list[str] | None = None) -> int:
     except LsrEvalError as e:
         print(f"lsr-eval {args.command}: error: {e}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # output piped into `head` and the like
+        sys.stderr.close()
+        return 0
 
 
 if __name__ == "__main__":

@@ -1,0 +1,138 @@
+"""Evaluation measures as named values, ir_measures style: ``nDCG@10``, ``RR@10``, ``R@1000(rel=2)``, ``MAP``.
+
+A name is ``FAMILY[@CUTOFF][(rel=LEVEL)]`` (ir_measures' ``FAMILY(rel=LEVEL)@CUTOFF`` is accepted too). ``@k`` keeps
+the first k documents of each ranking; no cutoff means the whole ranking. ``rel=LEVEL`` (binary measures only) calls a
+document relevant when its grade is >= LEVEL, as ``trec_eval -l LEVEL``; the default level is 1. Each family maps to
+one ranx metric (a function of ``ranx.metrics``) and to the trec_eval measure it reproduces (with ``trec_eval -c``,
+see :mod:`.evaluate`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Iterable
+
+from lsr_eval.errors import ConfigError
+
+#: Relevance level of binary measures when the name gives none (trec_eval's default ``-l 1``).
+DEFAULT_REL_LEVEL = 1
+
+#: Measures reported when the user names none.
+DEFAULT_MEASURES = ("nDCG@10", "RR@10", "R@100", "R@1000", "MAP")
+
+
+@dataclass(frozen=True, slots=True)
+class Family:
+    """A measure family: canonical spelling, the ranx metric that computes it, the trec_eval measure it equals."""
+
+    name: str
+    ranx: str  #: function of ``ranx.metrics``, called as ``f(qrels, run, k, rel_lvl)``
+    trec_eval: str
+    graded: bool  #: uses grades as gains (no relevance level); otherwise binary (grade >= level)
+    description: str
+
+
+FAMILIES: dict[str, Family] = {f.name: f for f in (
+    Family("nDCG", "ndcg", "ndcg_cut.k (ndcg without cutoff)", True,
+           "normalised DCG, gain = grade, discount log2(rank + 1) (Järvelin & Kekäläinen, TOIS 2002)"),
+    Family("RR", "reciprocal_rank", "recip_rank (on the top k)", False,
+           "reciprocal rank of the first relevant document"),
+    Family("R", "recall", "recall.k (set_recall without cutoff)", False,
+           "relevant retrieved in the top k / all relevant"),
+    Family("P", "precision", "P.k (set_P without cutoff)", False, "relevant retrieved in the top k / k"),
+    Family("MAP", "average_precision", "map_cut.k (map without cutoff)", False,
+           "mean of the precisions at each relevant retrieved document / all relevant"),
+)}
+
+#: Other spellings accepted for a family (matched case-insensitively, like the canonical names).
+ALIASES: dict[str, str] = {"ndcg_cut": "nDCG", "mrr": "RR", "recip_rank": "RR", "recall": "R", "precision": "P",
+                           "ap": "MAP"}
+
+_LOOKUP: dict[str, str] = {**{n.lower(): n for n in FAMILIES}, **ALIASES}
+
+_NAME_RE = re.compile(
+    r"^(?P<family>[A-Za-z_][A-Za-z0-9_]*)(?:\((?P<pre>[^)]*)\))?(?:@(?P<cutoff>[^()\s]*))?(?:\((?P<post>[^)]*)\))?$")
+
+
+@dataclass(frozen=True, slots=True)
+class Measure:
+    """A parsed measure: family name (canonical), cutoff (None: whole ranking) and relevance level."""
+
+    family: str
+    cutoff: int | None = None
+    rel: int = DEFAULT_REL_LEVEL
+
+    def __post_init__(self) -> None:
+        if self.family not in FAMILIES:
+            raise ConfigError(f"unknown measure family {self.family!r}; known: {', '.join(FAMILIES)}")
+        if self.cutoff is not None and (not isinstance(self.cutoff, int) or self.cutoff < 1):
+            raise ConfigError(f"{self.family}: cutoff must be a positive integer, got {self.cutoff!r}")
+        if not isinstance(self.rel, int) or self.rel < 1:
+            raise ConfigError(f"{self.family}: rel must be a positive integer, got {self.rel!r}")
+        if FAMILIES[self.family].graded and self.rel != DEFAULT_REL_LEVEL:
+            raise ConfigError(f"{self.family} uses graded relevance and takes no rel level")
+
+    @property
+    def name(self) -> str:
+        """Canonical name, e.g. ``nDCG@10`` or ``R@1000(rel=2)``."""
+        cut = f"@{self.cutoff}" if self.cutoff is not None else ""
+        rel = f"(rel={self.rel})" if self.rel != DEFAULT_REL_LEVEL else ""
+        return f"{self.family}{cut}{rel}"
+
+    def __str__(self) -> str:
+        return self.name
+
+
+def _parse_params(text: str, name: str) -> dict[str, str]:
+    params: dict[str, str] = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        key, eq, value = part.partition("=")
+        if not eq or key.strip() != "rel":
+            raise ConfigError(f"measure {name!r}: unknown parameter {part!r} (allowed: rel=LEVEL)")
+        params["rel"] = value.strip()
+    return params
+
+
+def parse_measure(name: str | Measure) -> Measure:
+    """Parse a measure name (see module doc); a :class:`Measure` is returned unchanged."""
+    if isinstance(name, Measure):
+        return name
+    m = _NAME_RE.match(name.strip())
+    if m is None:
+        raise ConfigError(f"cannot parse measure {name!r}: expected FAMILY[@CUTOFF][(rel=LEVEL)], "
+                          f"e.g. nDCG@10 or R@1000(rel=2)")
+    family = _LOOKUP.get(m["family"].lower())
+    if family is None:
+        known = ", ".join(f"{f.name} ({f.description})" for f in FAMILIES.values())
+        raise ConfigError(f"unknown measure {name!r}; known families: {known}")
+    if m["pre"] is not None and m["post"] is not None:
+        raise ConfigError(f"measure {name!r}: give parameters once")
+    params = _parse_params(m["pre"] or m["post"] or "", name)
+    cutoff: int | None = None
+    if m["cutoff"] is not None:
+        if not (m["cutoff"].isascii() and m["cutoff"].isdigit()):
+            raise ConfigError(f"measure {name!r}: cutoff {m['cutoff']!r} is not a positive integer")
+        cutoff = int(m["cutoff"])
+    rel = DEFAULT_REL_LEVEL
+    if "rel" in params:
+        if not (params["rel"].isascii() and params["rel"].isdigit()):
+            raise ConfigError(f"measure {name!r}: rel {params['rel']!r} is not a positive integer")
+        rel = int(params["rel"])
+    try:
+        return Measure(family, cutoff, rel)
+    except ConfigError as e:
+        raise ConfigError(f"measure {name!r}: {e}") from None
+
+
+def parse_measures(names: Iterable[str | Measure]) -> list[Measure]:
+    """Parse several names (or one), dropping repeats of the same canonical measure (first occurrence kept)."""
+    if isinstance(names, (str, Measure)):
+        names = [names]
+    out: dict[str, Measure] = {}
+    for n in names:
+        m = parse_measure(n)
+        out.setdefault(m.name, m)
+    if not out:
+        raise ConfigError("no measures given")
+    return list(out.values())
