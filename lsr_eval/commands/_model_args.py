@@ -1,0 +1,45 @@
+"""Arguments that describe a SPLADE model and its inference settings (shared by splade/encode subcommands)."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def add_model_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("model", metavar="MODEL",
+                   help="model folder or hub id (a masked LM, or a folder saved by lsr-eval); 'minilm' = the "
+                        "offline all-MiniLM-L6-v2 package")
+    p.add_argument("--query-model", help="a separate query encoder (folder or hub id)")
+    p.add_argument("--head-init", default="auto", help="head initialisation rule (see lsr-eval inspect-head)")
+    p.add_argument("--rescale-k", type=float, help="divide the MLM head by k before use")
+    p.add_argument("--max-length-q", type=int)
+    p.add_argument("--max-length-d", type=int)
+    p.add_argument("--doc-top-k", type=int, help="keep the top-k terms per document")
+    p.add_argument("--query-top-k", type=int, help="keep the top-k terms per query")
+    p.add_argument("--threshold", type=float, default=0.0, help="drop weights <= threshold")
+    p.add_argument("--keep-special", action="store_true", help="keep special tokens ([CLS], [SEP], ...)")
+    p.add_argument("--bf16", action="store_true",
+                   help="bf16 autocast (fast on GPUs and CPUs with avx512_bf16/AMX; ~40x slower on plain AVX2)")
+    p.add_argument("--batch-size", type=int, default=32)
+    p.add_argument("--scale", type=float, default=100.0, help="quantisation scale: impact = round(w * scale)")
+    p.add_argument("--max-clauses", type=int, default=1024,
+                   help="terms allowed per query (Lucene's limit is 1024; more raises it)")
+
+
+def resolve_model(name: str) -> str:
+    if name == "minilm":
+        from lsr_eval.models.offline import minilm_path
+
+        return str(minilm_path())
+    return name
+
+
+def settings_from_args(args: argparse.Namespace, **extra):
+    from lsr_eval.experiments.splade import SpladeSettings
+
+    return SpladeSettings(
+        model=resolve_model(args.model), query_model=args.query_model and resolve_model(args.query_model),
+        head_init=args.head_init, rescale_k=args.rescale_k, max_length_q=args.max_length_q,
+        max_length_d=args.max_length_d, doc_top_k=args.doc_top_k, query_top_k=args.query_top_k,
+        threshold=args.threshold, drop_special=not args.keep_special, bf16=args.bf16,
+        batch_size=args.batch_size, scale=args.scale, max_clauses=args.max_clauses, **extra)

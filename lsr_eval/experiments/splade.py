@@ -1,0 +1,174 @@
+"""A SPLADE model on a dataset, every stage chained and cached in the work folder:
+
+text -> (encode) sparse vectors -> (export) JsonVectorCollection -> (index) Anserini impact index
+     -> (search) run of integer-weighted queries -> (evaluate) metrics.
+
+Each cached artefact is keyed by everything that produced it (model fingerprint, settings, corpus), so changing a
+setting recomputes only the stages after it; the encoding resumes after a crash.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lsr_eval.data.datasets import Dataset
+from lsr_eval.errors import LsrEvalError
+from lsr_eval.experiments.workdir import cache_slot, cached
+from lsr_eval.manifest import prepare_output, write_manifest
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class SpladeSettings:
+    """Model loading, inference and retrieval settings (all recorded in the manifests)."""
+
+    model: str
+    query_model: str | None = None
+    head_init: str = "auto"
+    rescale_k: float | None = None
+    max_length_q: int | None = None
+    max_length_d: int | None = None
+    doc_top_k: int | None = None
+    query_top_k: int | None = None
+    threshold: float = 0.0
+    drop_special: bool = True
+    bf16: bool = False  # bf16 autocast: fast only on CPUs with avx512_bf16/AMX, or GPUs
+    batch_size: int = 32
+    scale: float = 100.0
+    hits: int = 1000
+    max_clauses: int = 1024
+    remove_query: bool | None = None
+    shard_size: int = 50_000
+    extra: dict = field(default_factory=dict)
+
+
+def model_fingerprint(path: str) -> dict[str, Any]:
+    """A local model folder by its resolved path and its files' sizes and times; a hub id by its name."""
+    p = Path(path)
+    if not p.exists():
+        return {"hub_id": path}
+    files = sorted(f for f in p.rglob("*") if f.is_file())
+    return {"path": str(p.resolve()),
+            "files": {str(f.relative_to(p)): [f.stat().st_size, int(f.stat().st_mtime)] for f in files}}
+
+
+def load_model(s: SpladeSettings):
+    from lsr_eval.models.sparsify import Sparsify
+    from lsr_eval.models.splade import SpladeModel
+
+    return SpladeModel.from_pretrained(
+        s.model, s.query_model, max_length_q=s.max_length_q, max_length_d=s.max_length_d, head_init=s.head_init,
+        rescale_k=s.rescale_k, bf16=s.bf16, quantization_scale=s.scale,
+        sparsify_q=Sparsify(s.query_top_k, s.threshold, s.drop_special),
+        sparsify_d=Sparsify(s.doc_top_k, s.threshold, s.drop_special))
+
+
+def ensure_impact_index(dataset: Dataset, model, s: SpladeSettings, work: Path, threads: int) -> dict[str, Any]:
+    """Encode, export and index the corpus (each stage reused when cached); returns the three manifests."""
+    from lsr_eval.anserini.indexer import build_index
+    from lsr_eval.anserini.jvm import info
+    from lsr_eval.encode.corpus import encode_corpus
+    from lsr_eval.encode.splade import SpladeTextEncoder
+    from lsr_eval.export.documents import COLLECTION_DIR, export_documents
+
+    fingerprint = {"model": model_fingerprint(s.model), "document_encoder": model.document.describe(),
+                   "bf16": s.bf16}
+    enc_key = {"stage": "encode", "encoder": fingerprint, "corpus": dataset.corpus_key()}
+    label = f"{Path(s.model).name}-{dataset.name}"
+    enc_slot = cache_slot(work, "encodings", enc_key, label)
+    summary = encode_corpus(dataset.docs(), SpladeTextEncoder(model.document), enc_slot, enc_key,
+                            encoder_info=fingerprint, shard_size=s.shard_size, batch_size=s.batch_size)
+    enc_manifest = summary.manifest
+    if summary.verified and not summary.written:
+        log.info("reused encoding %s", enc_slot)
+
+    exp_key = {"stage": "export", "encoding": enc_key, "scale": s.scale}
+    exp_slot = cache_slot(work, "collections", exp_key, label)
+    exp_manifest = cached(exp_slot, exp_key)
+    if exp_manifest is None:
+        export_documents(enc_slot, exp_slot, exp_key, scale=s.scale)
+        exp_manifest = json.loads((exp_slot / "manifest.json").read_text())
+
+    idx_key = {"stage": "index", "kind": "impact", "collection": exp_key}
+    idx_slot = cache_slot(work, "indexes", idx_key, f"impact-{label}")
+    idx_manifest = cached(idx_slot, idx_key)
+    if idx_manifest is None:
+        counts = build_index(exp_slot / COLLECTION_DIR, idx_slot / "index", "impact", threads=threads)
+        exported = exp_manifest["counts"]["documents_out"]
+        if counts.total_indexed != exported:
+            raise LsrEvalError(f"documents exported ({exported}) != documents indexed ({counts.total_indexed}): "
+                               f"{counts.to_dict()}")
+        write_manifest(idx_slot, "index", idx_key, counts=counts.to_dict(), java=info(),
+                       index=str(idx_slot / "index"), disk_bytes=_folder_bytes(idx_slot / "index"))
+        idx_manifest = json.loads((idx_slot / "manifest.json").read_text())
+    read = dataset.doc_stats.read
+    if read and read != enc_manifest["counts"]["documents_out"]:
+        raise LsrEvalError(f"documents read ({read}) != documents encoded ({enc_manifest['counts']['documents_out']})")
+    return {"encoding": enc_manifest, "export": exp_manifest, "index": idx_manifest,
+            "index_dir": str(idx_slot / "index")}
+
+
+def _folder_bytes(folder: Path) -> int:
+    return sum(f.stat().st_size for f in folder.rglob("*") if f.is_file())
+
+
+def run_splade(dataset: Dataset, out: str | os.PathLike, work: Path, s: SpladeSettings, threads: int = 2,
+               overwrite: bool = False) -> dict[str, float]:
+    """The whole chain for one model and one dataset; writes run.trec, metrics.json, queries/ and manifest.json."""
+    from lsr_eval.anserini.searcher import ImpactSearcher
+    from lsr_eval.encode.queries import encode_queries
+    from lsr_eval.encode.splade import SpladeTextEncoder
+    from lsr_eval.evaluation import count_queries, evaluate
+    from lsr_eval.export.queries import export_queries, query_weight_maps
+    from lsr_eval.runs.trec import write_run
+
+    remove_query = dataset.remove_query if s.remove_query is None else s.remove_query
+    experiment = {"method": "splade", "dataset": dataset.describe(), "settings": asdict(s),
+                  "model": model_fingerprint(s.model), "remove_query": remove_query}
+    out = prepare_output(out, experiment, overwrite)
+    t0 = time.perf_counter()
+    model = load_model(s)
+    stages = ensure_impact_index(dataset, model, s, work, threads)
+
+    queries = dataset.queries()
+    topic_counts = dataset.judged_check()
+    encoded = encode_queries(queries, SpladeTextEncoder(model.query), batch_size=s.batch_size)
+    export_queries(encoded.vectors, out / "queries", {"queries_of": experiment}, scale=s.scale, on_empty="skip",
+                   clause_limit=s.max_clauses, overwrite=True)
+    maps = query_weight_maps(encoded.vectors, s.scale)
+    t_search = time.perf_counter()
+    with ImpactSearcher(stages["index_dir"], max_clauses=s.max_clauses) as searcher:
+        run, search_counts = searcher.batch_search(maps, k=s.hits, threads=threads, remove_query=remove_query)
+    search_s = time.perf_counter() - t_search
+    if search_counts.queries != len(queries):
+        raise LsrEvalError(f"queries read ({len(queries)}) != queries searched ({search_counts.queries})")
+    if search_counts.queries_without_hits:
+        log.warning("%d queries have no hits: %s", len(search_counts.queries_without_hits),
+                    ", ".join(search_counts.queries_without_hits[:20]))
+    write_run(run, out / "run.trec", tag="splade")
+    metrics = evaluate(dataset.qrels(), run, dataset.measures)
+    with open(out / "metrics.json", "w", encoding="utf-8") as f:
+        json.dump(metrics, f, indent=2)
+        f.write("\n")
+    enc = stages["encoding"]
+    write_manifest(
+        out, "splade", experiment,
+        model=model.config_dict(),
+        counts={"encoding": enc.get("counts"), "export": stages["export"]["counts"],
+                "index": stages["index"]["counts"], "topics": topic_counts, "queries": encoded.counts(),
+                "search": search_counts.to_dict(), "evaluation": asdict(count_queries(dataset.qrels(), run))},
+        vectors={"documents": stages["export"].get("vectors"), "queries_avg_active_dims":
+                 encoded.counts()["avg_active_dims"]},
+        throughput={"encoding": enc.get("throughput"), "search_seconds": round(search_s, 3),
+                    "total_seconds": round(time.perf_counter() - t0, 3)},
+        quantization={"scale": s.scale, "rounding": stages["export"]["parameters"]["rounding"]},
+        index={"path": stages["index_dir"], "disk_bytes": stages["index"].get("disk_bytes")},
+        outputs=["run.trec", "metrics.json", "queries/"], metrics=metrics)
+    return metrics

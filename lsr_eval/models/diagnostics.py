@@ -1,0 +1,204 @@
+"""MLM-head diagnostics: head norms and initial SPLADE activation statistics per rescaling factor k, and a
+suggested k.
+
+Per k (head divided as :func:`~lsr_eval.models.rescale.rescale_head` would, tied input embeddings included),
+over sample texts, with special tokens left out of the vocabulary:
+
+* ``frobenius`` = ||W/k||_F and ``mean_row_norm`` = mean_j ||W_j||/k (W: decoder weight, V x E);
+* ``mean_max_logit`` = mean over texts of max over real tokens t and terms j of the logit z_tj;
+* ``mean_active`` = mean number of terms with a positive weight per text (``active_fraction`` = / V);
+* ``expected_flops`` = sum_j p_j^2, p_j = fraction of texts in which term j is active: the expected number of
+  posting-list matches of a query-document pair drawn from the sample (Paria et al., "Minimizing FLOPs to Learn
+  Efficient Sparse Representations", ICLR 2020).
+
+Suggested k (:func:`suggest_k`): the smallest power of two k >= 1 with ``mean_max_logit(k=1) / k <=
+HEALTHY_MAX_LOGIT``, i.e. the factor that brings the head's initial logit scale down into the range a
+pretrained BERT head starts in. Justification and evidence: docs/models.md.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import asdict, dataclass, field
+from typing import Sequence
+
+import torch
+
+from lsr_eval.errors import ConfigError
+from lsr_eval.models.heads import head_parts, tied
+
+#: Upper edge of the mean max logit of a pretrained BERT MLM head on ordinary text (docs/models.md).
+HEALTHY_MAX_LOGIT = 24.0
+#: Largest k the rule suggests.
+SUGGEST_MAX_K = 64
+DEFAULT_KS = (1, 2, 4, 8, 16)
+DEFAULT_MAX_LENGTH = 256
+BATCH_SIZE = 16
+
+#: Built-in sample (general and biomedical English), used when no text file is given.
+SAMPLE_TEXTS = (
+    "The quick brown fox jumps over the lazy dog near the river bank.",
+    "Aspirin reduces the risk of heart attack in adults with cardiovascular disease.",
+    "The European Central Bank raised interest rates to curb inflation in the euro area.",
+    "Mutations in the BRCA1 gene raise the lifetime risk of breast and ovarian cancer.",
+    "She finished the marathon in under four hours despite the heat and a sore knee.",
+    "Photosynthesis converts light energy into chemical energy stored in glucose.",
+    "What are the side effects of long-term use of proton pump inhibitors?",
+    "The committee approved the new budget after a long debate on Tuesday evening.",
+    "Vitamin D deficiency is associated with bone loss and fractures in older women.",
+    "How does a search engine build an inverted index from a collection of documents?",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class KStats:
+    """Head and activation statistics at one rescaling factor (definitions in the module docstring)."""
+
+    k: float
+    frobenius: float
+    mean_row_norm: float
+    mean_max_logit: float
+    mean_active: float
+    active_fraction: float
+    expected_flops: float
+
+
+@dataclass
+class HeadDiagnosis:
+    """What ``lsr-eval inspect-head`` reports."""
+
+    model: str
+    family: str
+    architecture: str
+    vocab_size: int
+    tied: bool
+    head_init: dict
+    rescale_k_applied: float
+    n_texts: int
+    n_tokens: int
+    max_length: int
+    rows: list[KStats]
+    baseline_max_logit: float
+    suggested_k: int
+    rule: str = field(default=f"smallest power of two k >= 1 with mean max logit(k=1) / k <= {HEALTHY_MAX_LOGIT:g}")
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def suggest_k(mean_max_logit: float, *, upper: float = HEALTHY_MAX_LOGIT, max_k: int = SUGGEST_MAX_K) -> int:
+    """Smallest power of two k in [1, max_k] with ``mean_max_logit / k <= upper`` (max_k when none is)."""
+    if not math.isfinite(mean_max_logit):
+        raise ConfigError(f"mean max logit {mean_max_logit!r}: expected a finite number")
+    if upper <= 0:
+        raise ConfigError(f"upper={upper!r}: expected a number > 0")
+    k = 1
+    while mean_max_logit / k > upper and k < max_k:
+        k *= 2
+    return k
+
+
+@torch.inference_mode()
+def activation_stats(model, tokenizer, texts: Sequence[str], ks: Sequence[float], *, max_length: int,
+                     scale_bias: bool = False, batch_size: int = BATCH_SIZE) -> tuple[list[KStats], int]:
+    """:class:`KStats` per k for ``model`` (a ``*ForMaskedLM``) on ``texts``, and the number of real tokens.
+
+    The decoder weight (and bias with ``scale_bias``) is divided in place for each k and restored afterwards.
+    """
+    if not texts:
+        raise ConfigError("activation statistics need at least one text")
+    for k in ks:
+        if isinstance(k, bool) or not isinstance(k, (int, float)) or not math.isfinite(k) or k <= 0:
+            raise ConfigError(f"k={k!r}: expected a finite number > 0")
+    parts = head_parts(model)
+    weight, bias = parts.decoder.weight, getattr(parts.decoder, "bias", None)
+    w0 = weight.detach().clone()
+    b0 = bias.detach().clone() if bias is not None else None
+    vocab = weight.shape[0]
+    keep = torch.ones(vocab, dtype=torch.bool)
+    keep[[i for i in tokenizer.all_special_ids if i < vocab]] = False
+    n_terms = int(keep.sum())
+    batches = [tokenizer(list(texts[i:i + batch_size]), padding=True, truncation=True, max_length=max_length,
+                         return_tensors="pt") for i in range(0, len(texts), batch_size)]
+    n_tokens = int(sum(int(b["attention_mask"].sum()) for b in batches))
+    device = weight.device
+    model.eval()
+    rows = []
+    try:
+        for k in ks:
+            weight.copy_(w0 / k)
+            if b0 is not None:
+                bias.copy_(b0 / k if scale_bias else b0)
+            max_logits, active, counts = [], [], torch.zeros(n_terms, dtype=torch.float64)
+            for b in batches:
+                mask = b["attention_mask"].to(device)
+                logits = model(input_ids=b["input_ids"].to(device), attention_mask=mask).logits.float().cpu()
+                pooled = logits.masked_fill(~mask.cpu().bool().unsqueeze(-1), float("-inf")).amax(1)[:, keep]
+                max_logits.append(pooled.amax(1))
+                on = pooled > 0
+                active.append(on.sum(1).double())
+                counts += on.sum(0).double()
+            p = counts / len(texts)
+            mean_active = float(torch.cat(active).mean())
+            rows.append(KStats(float(k), float(w0.float().norm()) / k, float(w0.float().norm(dim=1).mean()) / k,
+                               float(torch.cat(max_logits).mean()), mean_active, mean_active / n_terms,
+                               float((p ** 2).sum())))
+    finally:
+        weight.copy_(w0)
+        if b0 is not None:
+            bias.copy_(b0)
+    return rows, n_tokens
+
+
+def inspect_head(model: str | os.PathLike, ks: Sequence[float] = DEFAULT_KS, texts: Sequence[str] | None = None,
+                 *, head_init: str = "auto", max_length: int = DEFAULT_MAX_LENGTH,
+                 scale_bias: bool = False) -> HeadDiagnosis:
+    """Load ``model`` (folder or hub id) as :func:`~lsr_eval.models.loading.load_mlm` does and diagnose its head
+    on ``texts`` (default :data:`SAMPLE_TEXTS`)."""
+    from lsr_eval.models.loading import load_mlm
+
+    mlm, tokenizer, report = load_mlm(model, head_init=head_init)
+    texts = list(SAMPLE_TEXTS if texts is None else texts)
+    all_ks = list(dict.fromkeys([1.0, *map(float, ks)]))
+    rows, n_tokens = activation_stats(mlm, tokenizer, texts, all_ks, max_length=max_length, scale_bias=scale_bias)
+    baseline = rows[0].mean_max_logit
+    wanted = {float(k) for k in ks}
+    record = getattr(mlm.config, "lsr_eval", None) or {}
+    return HeadDiagnosis(
+        model=os.fspath(model), family=head_parts(mlm).family, architecture=type(mlm).__name__,
+        vocab_size=int(mlm.get_output_embeddings().weight.shape[0]), tied=tied(mlm), head_init=report.to_dict(),
+        rescale_k_applied=float(record.get("head_rescale_k", 1.0)), n_texts=len(texts), n_tokens=n_tokens,
+        max_length=max_length, rows=[r for r in rows if r.k in wanted], baseline_max_logit=baseline,
+        suggested_k=suggest_k(baseline))
+
+
+def format_diagnosis(d: HeadDiagnosis) -> str:
+    """Human-readable report."""
+    init = d.head_init
+    if init["applied"] == "loaded":
+        head = "loaded from the checkpoint"
+    elif init["applied"] in ("identity", "reapplied"):
+        ident = init.get("identity") or {}
+        head = (f"identity head ({'initialised now' if init['applied'] == 'identity' else 'saved by lsr-eval'}; "
+                f"activation {ident.get('activation')}, LayerNorm {ident.get('norm')})")
+    else:
+        head = "random (transformers' initialisation)"
+    if init.get("missing"):
+        head += f"; missing from the checkpoint: {', '.join(init['missing'])}"
+    lines = [
+        f"model:   {d.model}",
+        f"family:  {d.family} ({d.architecture}), vocabulary {d.vocab_size}, decoder tied to input embeddings: "
+        f"{'yes' if d.tied else 'no'}",
+        f"head:    {head} (rule head_init={init['rule']})",
+    ]
+    if d.rescale_k_applied != 1.0:
+        lines.append(f"already rescaled: k={d.rescale_k_applied:g}")
+    lines += [f"sample:  {d.n_texts} texts, {d.n_tokens} tokens (max_length {d.max_length})", "",
+              f"{'k':>5} {'||W||_F':>10} {'mean||W_j||':>12} {'mean max logit':>15} {'active/text':>12} "
+              f"{'active %':>9} {'E[FLOPs]':>10}"]
+    for r in d.rows:
+        lines.append(f"{r.k:>5g} {r.frobenius:>10.2f} {r.mean_row_norm:>12.4f} {r.mean_max_logit:>15.2f} "
+                     f"{r.mean_active:>12.1f} {100 * r.active_fraction:>9.2f} {r.expected_flops:>10.1f}")
+    lines += ["", f"suggested k: {d.suggested_k}  ({d.rule}; measured {d.baseline_max_logit:.2f} at k=1)"]
+    return "\n".join(lines)

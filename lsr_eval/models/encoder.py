@@ -1,0 +1,207 @@
+"""SPLADE encoder: one masked LM + tokenizer + max length -> sparse vocabulary-sized vectors.
+
+SPLADE max pooling (Formal et al., "SPLADE v2", arXiv:2109.10086, eq. 1 with max instead of sum):
+
+    w_j = max_{t real token} log(1 + ReLU(z_tj)),   z = MLM logits (positions x vocabulary).
+
+Since log1p and ReLU are monotone, this equals ``log1p(relu(max_t z_tj))``: padding positions are set to the
+dtype's lowest value before the max so they can never win it, and the activation runs on B x V instead of
+B x L x V. Weights are returned as float32 (also under bf16 autocast).
+"""
+
+from __future__ import annotations
+
+import os
+from contextlib import nullcontext
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+import torch
+from torch import nn
+
+from lsr_eval.errors import ConfigError, InputError
+from lsr_eval.models.head_init import HeadInitReport
+from lsr_eval.models.options import HeadInitRule, IdentityHead
+from lsr_eval.models.sparsify import Sparsify
+from lsr_eval.models.terms import vocab_terms
+
+#: tokenizer.model_max_length above this means "no limit recorded" (transformers uses int(1e30)).
+_UNSET_MODEL_MAX_LENGTH = 1_000_000
+
+
+def splade_pool(logits: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+    """``max_t log(1 + ReLU(logits[:, t]))`` over positions with ``attention_mask == 1``: B x L x V -> B x V."""
+    pad = ~attention_mask.bool().unsqueeze(-1)
+    z = logits.masked_fill(pad, torch.finfo(logits.dtype).min).amax(dim=1)
+    return torch.log1p(torch.relu(z.float()))
+
+
+@dataclass
+class Encoded:
+    """Vectors of a list of texts, in input order, with what the tokenizer did to each text."""
+
+    weights: Any                       # N x V float32 torch.Tensor, or scipy.sparse.csr_matrix when sparse=True
+    n_tokens: np.ndarray               # tokens fed to the model per text (special tokens included)
+    truncated: np.ndarray              # bool: the text was cut at max_length
+
+    @property
+    def n_truncated(self) -> int:
+        return int(self.truncated.sum())
+
+
+class SpladeEncoder(nn.Module):
+    """Wraps one ``*ForMaskedLM`` (``self.mlm``), its tokenizer and a max length (in tokens, specials included).
+
+    ``forward`` is differentiable (training); ``encode`` is batched inference with sparsification.
+    """
+
+    def __init__(self, mlm: nn.Module, tokenizer, max_length: int, *, sparsify: Sparsify = Sparsify(),
+                 bf16: bool = False, head_init: HeadInitReport | None = None) -> None:
+        super().__init__()
+        self.mlm = mlm
+        self.tokenizer = tokenizer
+        self.max_length = _check_max_length(max_length, tokenizer, mlm)
+        if not isinstance(sparsify, Sparsify):
+            raise ConfigError(f"sparsify={sparsify!r}: expected a Sparsify")
+        self.sparsify = sparsify
+        self.bf16 = bool(bf16)
+        self.head_init = head_init
+        self._terms: list[str] | None = None
+
+    @classmethod
+    def from_pretrained(cls, path: str | os.PathLike, max_length: int, *, head_init: HeadInitRule = "auto",
+                        identity: IdentityHead = IdentityHead(), rescale_k: float | None = None,
+                        scale_bias: bool = False, sparsify: Sparsify = Sparsify(),
+                        bf16: bool = False) -> "SpladeEncoder":
+        """Load ``path`` (folder or hub id) with :func:`~lsr_eval.models.loading.load_mlm`, then divide the
+        head by ``rescale_k`` if given (:func:`~lsr_eval.models.rescale.rescale_head`)."""
+        from lsr_eval.models.loading import load_mlm
+        from lsr_eval.models.rescale import rescale_head
+
+        mlm, tokenizer, report = load_mlm(path, head_init=head_init, identity=identity)
+        if rescale_k is not None:
+            rescale_head(mlm, rescale_k, scale_bias=scale_bias)
+        return cls(mlm, tokenizer, max_length, sparsify=sparsify, bf16=bf16, head_init=report)
+
+    # -- properties -------------------------------------------------------------------------------------------
+    @property
+    def vocab_size(self) -> int:
+        return int(self.mlm.get_output_embeddings().weight.shape[0])
+
+    @property
+    def special_ids(self) -> list[int]:
+        return sorted(set(self.tokenizer.all_special_ids))
+
+    @property
+    def terms(self) -> list[str]:
+        """Term string of each vocabulary id (:func:`~lsr_eval.models.terms.vocab_terms`)."""
+        if self._terms is None:
+            self._terms = vocab_terms(self.tokenizer, self.vocab_size)
+        return self._terms
+
+    @property
+    def device(self) -> torch.device:
+        return next(self.mlm.parameters()).device
+
+    # -- model ------------------------------------------------------------------------------------------------
+    def tokenize(self, texts: Sequence[str]):
+        """Padded, truncated ``BatchEncoding`` (PyTorch tensors) of ``texts``."""
+        return self.tokenizer(list(texts), padding=True, truncation=True, max_length=self.max_length,
+                              return_tensors="pt")
+
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        """B x V float32 SPLADE weights (no sparsification, special tokens included)."""
+        logits = self.mlm(input_ids=input_ids, attention_mask=attention_mask).logits
+        return splade_pool(logits, attention_mask)
+
+    @torch.inference_mode()
+    def encode(self, texts: Sequence[str], batch_size: int = 32, *, bf16: bool | None = None,
+               sparse: bool = False, sparsify: Sparsify | None = None) -> Encoded:
+        """Vectors of ``texts`` in input order, sparsified with ``sparsify`` (default: the encoder's).
+
+        Texts are batched by length (less padding; padding never changes a vector). The model runs in eval
+        mode and is put back in its previous mode afterwards. ``bf16`` autocasts the forward pass.
+        """
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise ConfigError(f"batch_size={batch_size!r}: expected an integer >= 1")
+        texts = list(texts)
+        for i, t in enumerate(texts):
+            if not isinstance(t, str):
+                raise InputError(f"text {i}: expected a string, got {type(t).__name__}")
+        rule = self.sparsify if sparsify is None else sparsify
+        use_bf16 = self.bf16 if bf16 is None else bool(bf16)
+        order = np.argsort([len(t) for t in texts], kind="stable")
+        n_tokens = np.zeros(len(texts), dtype=np.int64)
+        truncated = np.zeros(len(texts), dtype=bool)
+        parts = []
+        was_training = self.training
+        self.eval()
+        device = self.device
+        autocast = torch.autocast(device.type, dtype=torch.bfloat16) if use_bf16 else nullcontext()
+        try:
+            for start in range(0, len(texts), batch_size):
+                idx = order[start:start + batch_size]
+                batch = self.tokenize([texts[i] for i in idx])
+                n_tokens[idx] = batch["attention_mask"].sum(1).numpy()
+                truncated[idx] = self._truncated(batch, [texts[i] for i in idx])
+                with autocast:
+                    w = self(batch["input_ids"].to(device), batch["attention_mask"].to(device))
+                w = rule.apply(w.float().cpu(), self.special_ids)
+                parts.append(_to_csr(w) if sparse else w)
+        finally:
+            self.train(was_training)
+        inverse = np.argsort(order, kind="stable")
+        if sparse:
+            import scipy.sparse as sp
+
+            weights = (sp.vstack(parts).tocsr()[inverse] if parts
+                       else sp.csr_matrix((0, self.vocab_size), dtype=np.float32))
+        else:
+            weights = torch.cat(parts)[torch.from_numpy(inverse)] if parts else torch.zeros(0, self.vocab_size)
+        return Encoded(weights, n_tokens, truncated)
+
+    def _truncated(self, batch, texts: list[str]) -> np.ndarray:
+        """Per text: was it cut? Fast tokenizers keep the cut-off part in ``Encoding.overflowing``."""
+        encodings = getattr(batch, "encodings", None)
+        if encodings is not None:
+            return np.array([bool(e.overflowing) for e in encodings], dtype=bool)
+        full = self.tokenizer(texts, truncation=False)["input_ids"]
+        return np.array([len(ids) > self.max_length for ids in full], dtype=bool)
+
+    def save_pretrained(self, folder: str | os.PathLike) -> None:
+        """Model + tokenizer, loadable with ``AutoModelForMaskedLM`` / ``AutoTokenizer``."""
+        self.mlm.save_pretrained(folder)
+        self.tokenizer.save_pretrained(folder)
+
+    def describe(self) -> dict:
+        """What a manifest / splade_config.json records about this encoder."""
+        record = getattr(self.mlm.config, "lsr_eval", None) or {}
+        return {
+            "model_type": self.mlm.config.model_type,
+            "architecture": type(self.mlm).__name__,
+            "vocab_size": self.vocab_size,
+            "max_length": self.max_length,
+            "sparsify": self.sparsify.to_dict(),
+            "head_init": record.get("head_init"),
+            "head_rescale_k": float(record.get("head_rescale_k", 1.0)),
+            "head_rescale": record.get("head_rescale", []),
+        }
+
+
+def _check_max_length(max_length, tokenizer, mlm) -> int:
+    if isinstance(max_length, bool) or not isinstance(max_length, int) or max_length < 2:
+        raise ConfigError(f"max_length={max_length!r}: expected an integer >= 2 (room for special tokens)")
+    limits = [getattr(mlm.config, "max_position_embeddings", None)]
+    if getattr(tokenizer, "model_max_length", None) and tokenizer.model_max_length < _UNSET_MODEL_MAX_LENGTH:
+        limits.append(tokenizer.model_max_length)
+    limit = min((x for x in limits if x), default=None)
+    if limit is not None and max_length > limit:
+        raise ConfigError(f"max_length={max_length}: the model accepts at most {limit} tokens")
+    return max_length
+
+
+def _to_csr(w: torch.Tensor):
+    import scipy.sparse as sp
+
+    return sp.csr_matrix(w.numpy())

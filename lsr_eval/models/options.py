@@ -1,0 +1,45 @@
+"""Option types of the model layer and their validation (messages list the allowed values)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal, get_args
+
+from lsr_eval.errors import ConfigError
+
+#: What to do with the MLM head when the checkpoint has none (see :mod:`lsr_eval.models.head_init`).
+#: ``auto``: identity head when head weights are missing, else the loaded head untouched; ``identity``: identity
+#: head even over a trained one; ``random``: keep transformers' random initialisation; ``error``: refuse.
+HeadInitRule = Literal["auto", "identity", "random", "error"]
+HEAD_INIT_RULES: tuple[str, ...] = get_args(HeadInitRule)
+
+#: How the identity head treats the transform's activation / LayerNorm: ``bypass`` skips the module,
+#: ``keep`` leaves it in the forward pass (LayerNorm reset to weight 1, bias 0: it still normalises).
+Bypass = Literal["bypass", "keep"]
+BYPASS_CHOICES: tuple[str, ...] = get_args(Bypass)
+
+
+def check_choice(name: str, value: Any, allowed: tuple[str, ...]) -> str:
+    """``value`` if it is one of ``allowed``, else a ConfigError naming the option and listing the choices."""
+    if value not in allowed:
+        raise ConfigError(f"{name}={value!r}: expected one of {', '.join(allowed)}")
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class IdentityHead:
+    """Shape of the identity head: dense = I, zero biases, decoder tied to the input embeddings.
+
+    Defaults follow the measurement in docs/models.md (all-MiniLM-L6-v2 on SciFact): activation bypassed,
+    LayerNorm kept (weight 1, bias 0), which ranks a text's own tokens highest.
+    """
+
+    activation: Bypass = "bypass"
+    norm: Bypass = "keep"
+
+    def __post_init__(self) -> None:
+        check_choice("identity activation", self.activation, BYPASS_CHOICES)
+        check_choice("identity norm", self.norm, BYPASS_CHOICES)
+
+    def to_dict(self) -> dict[str, str]:
+        return {"activation": self.activation, "norm": self.norm}

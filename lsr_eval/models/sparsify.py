@@ -1,0 +1,59 @@
+"""Inference-time sparsification of SPLADE vectors, declared as data so manifests can record it."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, fields
+from typing import Any, Mapping, Sequence
+
+import torch
+
+from lsr_eval.errors import ConfigError
+
+
+@dataclass(frozen=True, slots=True)
+class Sparsify:
+    """Which terms of a vector survive: applied in the order drop special -> threshold -> top-k.
+
+    ``drop_special`` zeroes the tokenizer's special tokens ([CLS], [SEP], [PAD], [MASK], [UNK], <s>, </s>, ...:
+    ``tokenizer.all_special_ids``), which carry no lexical meaning; ``threshold`` keeps weights strictly above it
+    (zeros are never kept); ``top_k`` keeps the k largest weights per vector (None: all).
+    """
+
+    top_k: int | None = None
+    threshold: float = 0.0
+    drop_special: bool = True
+
+    def __post_init__(self) -> None:
+        if self.top_k is not None and (isinstance(self.top_k, bool) or not isinstance(self.top_k, int)
+                                       or self.top_k < 1):
+            raise ConfigError(f"sparsify top_k={self.top_k!r}: expected an integer >= 1 or None")
+        if (isinstance(self.threshold, bool) or not isinstance(self.threshold, (int, float))
+                or not math.isfinite(self.threshold) or self.threshold < 0):
+            raise ConfigError(f"sparsify threshold={self.threshold!r}: expected a finite number >= 0")
+        if not isinstance(self.drop_special, bool):
+            raise ConfigError(f"sparsify drop_special={self.drop_special!r}: expected true or false")
+
+    def apply(self, weights: torch.Tensor, special_ids: Sequence[int] = ()) -> torch.Tensor:
+        """A sparsified copy of ``weights`` (N x V, non-negative)."""
+        out = weights.clone()
+        if self.drop_special and len(special_ids):
+            out[:, list(special_ids)] = 0
+        if self.threshold > 0:
+            out[out <= self.threshold] = 0
+        if self.top_k is not None and self.top_k < out.shape[1]:
+            values, index = out.topk(self.top_k, dim=1)
+            out = torch.zeros_like(out).scatter_(1, index, values)
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any] | None) -> "Sparsify":
+        if data is None:
+            return cls()
+        unknown = set(data) - {f.name for f in fields(cls)}
+        if unknown:
+            raise ConfigError(f"sparsify: unknown keys {sorted(unknown)}; expected top_k, threshold, drop_special")
+        return cls(**data)

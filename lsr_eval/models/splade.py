@@ -1,0 +1,148 @@
+"""SPLADE model = a query encoder and a document encoder, shared (one backbone) or distinct.
+
+Distinct encoders have their own backbone, tokenizer and max length (e.g. a BERT-tiny query encoder in front of a
+BERT-base document encoder, as in Lassance & Clinchant, "An Efficiency Study for SPLADE Models", SIGIR 2022).
+A shared model has one backbone and tokenizer; its two encoders differ only in max length and sparsification.
+
+Saved layout (``save_pretrained``): shared -> the folder itself holds the model and tokenizer; distinct ->
+``query/`` and ``document/``. Each model folder loads in plain ``AutoModelForMaskedLM`` /
+``AutoTokenizer``; ``splade_config.json`` beside them records pooling, activation, max lengths, head
+initialisation and rescaling, the quantisation scale and sparsification. An identity head's bypassed activation
+is a change of the forward pass that plain ``AutoModelForMaskedLM`` does not know (ModernBERT excepted, whose
+config selects it): load with :meth:`SpladeModel.from_pretrained` to get identical vectors.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from pathlib import Path
+
+from torch import nn
+
+from lsr_eval import __version__
+from lsr_eval.errors import ConfigError, InputError
+from lsr_eval.models.encoder import SpladeEncoder
+from lsr_eval.models.options import HeadInitRule, IdentityHead
+from lsr_eval.models.sparsify import Sparsify
+
+log = logging.getLogger(__name__)
+
+SPLADE_CONFIG = "splade_config.json"
+FORMAT = "lsr-eval-splade"
+FORMAT_VERSION = 1
+#: Default max lengths (tokens, special tokens included): SPLADE's usual query / passage settings.
+MAX_LENGTH_QUERY = 64
+MAX_LENGTH_DOCUMENT = 256
+#: Weights are multiplied by this and rounded to integer impacts for Anserini (Formal et al. use 100).
+QUANTIZATION_SCALE = 100
+POOLING = "max"
+ACTIVATION = "log1p_relu"
+
+
+class SpladeModel(nn.Module):
+    """``query`` and ``document`` :class:`SpladeEncoder` s; ``shared`` when they wrap the same backbone."""
+
+    def __init__(self, query: SpladeEncoder, document: SpladeEncoder, *,
+                 quantization_scale: float = QUANTIZATION_SCALE) -> None:
+        super().__init__()
+        self.query = query
+        self.document = document
+        if not (isinstance(quantization_scale, (int, float)) and quantization_scale > 0):
+            raise ConfigError(f"quantization_scale={quantization_scale!r}: expected a number > 0")
+        self.quantization_scale = float(quantization_scale)
+
+    @property
+    def shared(self) -> bool:
+        return self.query.mlm is self.document.mlm
+
+    @classmethod
+    def from_pretrained(cls, path: str | os.PathLike, query_model: str | os.PathLike | None = None, *,
+                        max_length_q: int | None = None, max_length_d: int | None = None,
+                        head_init: HeadInitRule = "auto", identity: IdentityHead = IdentityHead(),
+                        rescale_k: float | None = None, scale_bias: bool = False,
+                        sparsify_q: Sparsify | None = None, sparsify_d: Sparsify | None = None,
+                        bf16: bool = False, quantization_scale: float | None = None) -> "SpladeModel":
+        """Build from a checkpoint (folder or hub id) or from a folder written by :meth:`save_pretrained`.
+
+        ``path`` is the document encoder, and the query encoder too unless ``query_model`` names another.
+        ``head_init``/``identity``/``rescale_k``/``scale_bias`` apply to each backbone as loaded (a saved
+        model's head is already rescaled: a new ``rescale_k`` divides it again). Arguments left None take the
+        saved values, else the defaults (max lengths 64 / 256, Sparsify(), scale 100).
+        """
+        saved = read_splade_config(path)
+        enc_cfg = (saved or {}).get("encoders", {})
+        q_cfg, d_cfg = enc_cfg.get("query", {}), enc_cfg.get("document", {})
+        if saved is not None and query_model is not None:
+            raise ConfigError(f"{path}: a saved SPLADE model already defines its query encoder; "
+                              f"query_model must not be given")
+        max_q = max_length_q if max_length_q is not None else q_cfg.get("max_length", MAX_LENGTH_QUERY)
+        max_d = max_length_d if max_length_d is not None else d_cfg.get("max_length", MAX_LENGTH_DOCUMENT)
+        sp_q = sparsify_q if sparsify_q is not None else Sparsify.from_dict(q_cfg.get("sparsify"))
+        sp_d = sparsify_d if sparsify_d is not None else Sparsify.from_dict(d_cfg.get("sparsify"))
+        scale = quantization_scale if quantization_scale is not None else (saved or {}).get(
+            "quantization_scale", QUANTIZATION_SCALE)
+        common = dict(head_init=head_init, identity=identity, rescale_k=rescale_k, scale_bias=scale_bias,
+                      bf16=bf16)
+        if saved is not None and not saved.get("shared", True):
+            root = Path(path)
+            query = SpladeEncoder.from_pretrained(root / q_cfg.get("path", "query"), max_q, sparsify=sp_q, **common)
+            document = SpladeEncoder.from_pretrained(root / d_cfg.get("path", "document"), max_d, sparsify=sp_d,
+                                                     **common)
+        elif query_model is not None:
+            query = SpladeEncoder.from_pretrained(query_model, max_q, sparsify=sp_q, **common)
+            document = SpladeEncoder.from_pretrained(path, max_d, sparsify=sp_d, **common)
+        else:
+            document = SpladeEncoder.from_pretrained(path, max_d, sparsify=sp_d, **common)
+            query = SpladeEncoder(document.mlm, document.tokenizer, max_q, sparsify=sp_q, bf16=bf16,
+                                  head_init=document.head_init)
+        return cls(query, document, quantization_scale=scale)
+
+    def config_dict(self) -> dict:
+        """The content of ``splade_config.json``."""
+        q, d = self.query.describe(), self.document.describe()
+        q["path"], d["path"] = (".", ".") if self.shared else ("query", "document")
+        return {
+            "format": FORMAT,
+            "format_version": FORMAT_VERSION,
+            "lsr_eval_version": __version__,
+            "shared": self.shared,
+            "pooling": POOLING,
+            "activation": ACTIVATION,
+            "quantization_scale": self.quantization_scale,
+            "encoders": {"query": q, "document": d},
+        }
+
+    def save_pretrained(self, folder: str | os.PathLike) -> Path:
+        """Write the model folder(s) and ``splade_config.json``; returns ``folder``."""
+        root = Path(folder)
+        root.mkdir(parents=True, exist_ok=True)
+        if self.shared:
+            self.document.save_pretrained(root)
+        else:
+            self.query.save_pretrained(root / "query")
+            self.document.save_pretrained(root / "document")
+        with open(root / SPLADE_CONFIG, "w", encoding="utf-8") as f:
+            json.dump(self.config_dict(), f, indent=2)
+            f.write("\n")
+        log.info("SPLADE model saved to %s (%s)", root, "shared backbone" if self.shared else "query/ + document/")
+        return root
+
+
+def read_splade_config(path: str | os.PathLike) -> dict | None:
+    """``splade_config.json`` of a local folder (None when ``path`` is not a folder or has none)."""
+    file = Path(path) / SPLADE_CONFIG
+    if not file.is_file():
+        return None
+    try:
+        with open(file, encoding="utf-8") as f:
+            data = json.load(f)
+    except json.JSONDecodeError as e:
+        raise InputError(f"{file}: line {e.lineno}: invalid JSON: {e.msg}") from e
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise InputError(f"{file}: not an lsr-eval SPLADE config (expected \"format\": \"{FORMAT}\")")
+    if data.get("format_version", 0) > FORMAT_VERSION:
+        raise InputError(f"{file}: format_version {data['format_version']} is newer than this lsr-eval "
+                         f"({FORMAT_VERSION})")
+    return data

@@ -1,0 +1,83 @@
+"""Vocabulary ids -> term strings, and SPLADE vectors -> ``{term: weight}`` dicts (the JSON-vector format).
+
+Term strings are the tokenizer's vocabulary strings (``convert_ids_to_tokens``): WordPiece pieces such as
+``##ing``, byte-level BPE pieces such as RoBERTa's ``Ġcell`` (no whitespace), special tokens such as ``[CLS]``.
+Three cases need a rule, because term strings must be unique and whitespace-free for an inverted index:
+
+* a vocabulary string containing whitespace (possible for added tokens) has each whitespace character
+  written as ``<U+XXXX>`` (``"new york"`` -> ``new<U+0020>york``);
+* an id with no string (models whose embedding matrix is padded beyond the tokenizer, e.g. ModernBERT's
+  50368 rows for 50280 tokens) is named ``[id:N]``;
+* a string equal to an earlier id's string (after the rules above) gets ``[id:N]`` appended.
+
+Special tokens keep their strings; drop them with ``Sparsify(drop_special=True)`` (the default).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Sequence
+
+import numpy as np
+import torch
+
+from lsr_eval.errors import ConfigError
+from lsr_eval.models.sparsify import Sparsify
+
+_WHITESPACE = re.compile(r"\s")
+
+
+def vocab_terms(tokenizer, vocab_size: int) -> list[str]:
+    """One unique, whitespace-free term string per vocabulary id ``0 .. vocab_size-1`` (rules above)."""
+    n = min(len(tokenizer), vocab_size)
+    raw = tokenizer.convert_ids_to_tokens(list(range(n)))
+    terms: list[str] = []
+    seen: set[str] = set()
+    for i in range(vocab_size):
+        s = raw[i] if i < n else None
+        if not s:
+            s = f"[id:{i}]"
+        elif _WHITESPACE.search(s):
+            s = _WHITESPACE.sub(lambda m: f"<U+{ord(m.group()):04X}>", s)
+        if s in seen:
+            s = f"{s}[id:{i}]"
+        seen.add(s)
+        terms.append(s)
+    return terms
+
+
+def to_term_weights(weights, terms: Sequence[str], *, sparsify: Sparsify | None = None,
+                    special_ids: Sequence[int] = ()) -> list[dict[str, float]]:
+    """``{term: weight}`` per row of ``weights`` (N x V tensor, array or scipy sparse matrix), zeros left out,
+    terms in decreasing weight. ``terms`` is :func:`vocab_terms`' list; ``sparsify`` is applied first."""
+    if hasattr(weights, "tocsr"):
+        if sparsify is not None:
+            weights = torch.from_numpy(weights.toarray())
+        else:
+            csr = weights.tocsr()
+            _check_width(csr.shape[1], terms)
+            return [_row_dict(csr.indices[csr.indptr[i]:csr.indptr[i + 1]],
+                              csr.data[csr.indptr[i]:csr.indptr[i + 1]], terms) for i in range(csr.shape[0])]
+    w = torch.as_tensor(weights, dtype=torch.float32)
+    if w.dim() != 2:
+        raise ConfigError(f"weights: expected a 2-d (texts x vocabulary) matrix, got shape {tuple(w.shape)}")
+    _check_width(w.shape[1], terms)
+    if sparsify is not None:
+        w = sparsify.apply(w, special_ids)
+    out = []
+    for row in w:
+        idx = torch.nonzero(row, as_tuple=True)[0]
+        out.append(_row_dict(idx.numpy(), row[idx].numpy(), terms))
+    return out
+
+
+def _check_width(width: int, terms: Sequence[str]) -> None:
+    if width != len(terms):
+        raise ConfigError(f"weights have {width} columns but the vocabulary has {len(terms)} terms")
+
+
+def _row_dict(idx: np.ndarray, values: np.ndarray, terms: Sequence[str]) -> dict[str, float]:
+    keep = values != 0
+    idx, values = idx[keep], values[keep]
+    order = np.argsort(-values, kind="stable")
+    return {terms[int(j)]: float(values[o]) for o, j in zip(order, idx[order])}

@@ -1,0 +1,103 @@
+"""Head diagnostics, the suggested-k rule, and ``lsr-eval inspect-head``."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+from lsr_eval.cli import main
+from lsr_eval.errors import ConfigError
+from lsr_eval.models.diagnostics import HEALTHY_MAX_LOGIT, SAMPLE_TEXTS, activation_stats, inspect_head, suggest_k
+from lsr_eval.models.encoder import SpladeEncoder
+from lsr_eval.models.loading import load_mlm
+from tiny_models import tiny_model
+
+
+@pytest.mark.parametrize("logit,k", [(11.86, 1), (HEALTHY_MAX_LOGIT, 1), (24.01, 2), (33.0, 2), (48.0, 2),
+                                     (48.1, 4), (300.0, 16), (384.0, 16), (385.0, 32), (1e6, 64), (-3.0, 1)])
+def test_suggest_k_rule(logit, k):
+    assert suggest_k(logit) == k
+
+
+def test_suggest_k_rejects_nan():
+    with pytest.raises(ConfigError, match="expected a finite number"):
+        suggest_k(float("nan"))
+
+
+def _head_with_logit_scale(tmp_path, target: float):
+    """Untied tiny BERT with zero logits bias whose decoder is scaled so that the mean max logit == target."""
+    model, tok, _ = load_mlm(tiny_model("bert", tied=False))
+    with torch.no_grad():
+        model.get_output_embeddings().bias.zero_()
+    (row,), _ = activation_stats(model, tok, SAMPLE_TEXTS, [1], max_length=64)
+    with torch.no_grad():
+        model.get_output_embeddings().weight.mul_(target / row.mean_max_logit)
+    folder = tmp_path / f"head-{target:g}"
+    model.save_pretrained(folder)
+    tok.save_pretrained(folder)
+    return folder
+
+
+@pytest.mark.parametrize("target,expected_k", [(12.0, 1), (40.0, 2), (100.0, 8), (300.0, 16)])
+def test_constructed_heads(tmp_path, target, expected_k):
+    d = inspect_head(_head_with_logit_scale(tmp_path, target), ks=[1, 2, 4, 8, 16], max_length=64)
+    assert d.head_init["applied"] == "loaded" and not d.tied
+    assert d.baseline_max_logit == pytest.approx(target, rel=1e-4)
+    assert d.suggested_k == expected_k
+    base = d.rows[0]
+    for row in d.rows:
+        # untied head, zero bias: logits are exactly divided by k, so the active set does not move
+        assert row.mean_max_logit == pytest.approx(target / row.k, rel=1e-4)
+        assert row.frobenius == pytest.approx(base.frobenius / row.k, rel=1e-6)
+        assert row.mean_row_norm == pytest.approx(base.mean_row_norm / row.k, rel=1e-6)
+        assert row.mean_active == base.mean_active and row.expected_flops == base.expected_flops
+
+
+def test_expected_flops_matches_encoded_vectors():
+    model, tok, _ = load_mlm(tiny_model("bert"))
+    texts = list(SAMPLE_TEXTS)
+    (row,), n_tokens = activation_stats(model, tok, texts, [1], max_length=64)
+    w = SpladeEncoder(model, tok, 64).encode(texts).weights  # drops special tokens, as the statistics do
+    active = (w > 0).double()
+    p = active.mean(0)
+    assert row.expected_flops == pytest.approx(float((p ** 2).sum()), rel=1e-9)
+    assert row.mean_active == pytest.approx(float(active.sum(1).mean()), rel=1e-9)
+    assert n_tokens == sum(len(tok(t)["input_ids"]) for t in texts)
+    assert torch.equal(model.get_output_embeddings().weight, load_mlm(tiny_model("bert"))[0]
+                       .get_output_embeddings().weight)  # weights restored after the k loop
+
+
+def test_cli_json_and_text(tmp_path, capsys):
+    text_file = tmp_path / "texts.txt"
+    text_file.write_text("aspirin and heart attack\n\n   \nthe cell membrane\n", encoding="utf-8")
+    assert main(["inspect-head", str(tiny_model("bert", head=False)), "--k", "1", "4", "--text-file",
+                 str(text_file), "--max-length", "32", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert [r["k"] for r in report["rows"]] == [1.0, 4.0]
+    assert report["n_texts"] == 2 and report["head_init"]["applied"] == "identity" and report["tied"]
+    assert report["suggested_k"] == suggest_k(report["baseline_max_logit"])
+    assert main(["inspect-head", str(tiny_model("roberta")), "--k", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "head:    loaded from the checkpoint" in out and "suggested k:" in out and "family:  roberta" in out
+    assert out.count("\n    2 ") == 1  # one table row, k = 2 (k = 1 is measured for the rule, not printed)
+
+
+def test_cli_defaults_mirror_the_library():
+    from lsr_eval.commands import inspect_head as command
+    from lsr_eval.models import diagnostics
+
+    assert command.DEFAULT_KS == list(diagnostics.DEFAULT_KS)
+    assert command.DEFAULT_MAX_LENGTH == diagnostics.DEFAULT_MAX_LENGTH
+
+
+def test_cli_errors(tmp_path, capsys):
+    assert main(["inspect-head", str(tiny_model("bert")), "--text-file", str(tmp_path / "missing.txt")]) == 2
+    assert f"{tmp_path / 'missing.txt'}: cannot read" in capsys.readouterr().err
+    empty = tmp_path / "empty.txt"
+    empty.write_text("\n\n", encoding="utf-8")
+    assert main(["inspect-head", str(tiny_model("bert")), "--text-file", str(empty)]) == 2
+    assert f"{empty}: no non-blank line" in capsys.readouterr().err
+    assert main(["inspect-head", str(tmp_path / "nomodel")]) == 2
+    assert "cannot load a masked LM" in capsys.readouterr().err
