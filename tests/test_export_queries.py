@@ -63,7 +63,10 @@ def test_export_queries_folder(tmp_path):
     sections = export_queries(v, tmp_path / "q", {"q": 1}, on_empty="skip", clause_limit=1)
     assert (tmp_path / "q" / "queries.tsv").read_text() == "a\tdog dog ##s\n"
     lines = [json.loads(x) for x in (tmp_path / "q" / "queries.jsonl").read_text().splitlines()]
-    assert lines == [{"qid": "a", "vector": {"dog": 2, "##s": 1}}, {"qid": "b", "vector": {}}]
+    assert lines == [{"id": "a", "vector": {"dog": 2, "##s": 1}}, {"id": "b", "vector": {}}]
+    from lsr_eval.export.queries import read_query_jsonl
+
+    assert read_query_jsonl(tmp_path / "q" / "queries.jsonl") == {"a": {"dog": 2, "##s": 1}, "b": {}}
     c = sections["counts"]
     assert (c["queries_in"], c["queries_jsonl"], c["queries_tsv"], c["empty_vectors"]) == (2, 2, 1, 1)
     assert c["skipped_in_tsv"] == ["b"] and c["over_clause_limit"] == {"a": 2} and c["total_postings"] == 2

@@ -86,7 +86,7 @@ def ensure_impact_index(dataset: Dataset, model, s: SpladeSettings, work: Path, 
     summary = encode_corpus(dataset.docs(), SpladeTextEncoder(model.document), enc_slot, enc_key,
                             encoder_info=fingerprint, shard_size=s.shard_size, batch_size=s.batch_size)
     enc_manifest = summary.manifest
-    if summary.verified and not summary.written:
+    if summary.shards_verified and not summary.shards_written:
         log.info("reused encoding %s", enc_slot)
 
     exp_key = {"stage": "export", "encoding": enc_key, "scale": s.scale}

@@ -5,9 +5,9 @@
   (``SearchCollection -topicReader TsvString -impact -pretokenized``), as naver/splade's ``queries_anserini.tsv``.
   Anserini's TSV reader fails on a line with no tab-separated text, so empty query vectors are refused or skipped
   there (``on_empty``);
-- JSON lines ``{"qid": ..., "vector": {token: impact}}``, a lossless record of the weight maps; ``qid`` is the key
-  of Anserini's JSON topic readers (which serve dense vectors: SearchCollection does not search sparse JSON
-  topics, use the TSV or the weight maps).
+- JSON lines ``{"id": ..., "vector": {token: impact}}``, a lossless record of the weight maps, keyed like the
+  document collection (Anserini's JSON topic readers serve dense vectors: SearchCollection does not search sparse
+  JSON topics; use the TSV or the weight maps, which :func:`read_query_jsonl` gives back).
 Impacts: :mod:`lsr_eval.export.quantize` (same scale as the documents); tokens in vocabulary-id order.
 """
 
@@ -78,11 +78,33 @@ def queries_over_clause_limit(maps: Mapping[str, Mapping[str, int]],
 
 
 def write_query_jsonl(maps: Mapping[str, Mapping[str, int]], path: str | os.PathLike) -> int:
-    """``{"qid": ..., "vector": {...}}`` per query (atomically); returns the number of lines."""
+    """``{"id": ..., "vector": {...}}`` per query (atomically); returns the number of lines."""
     _, dumps = json_dumper()
-    lines = [dumps({"qid": qid, "vector": dict(m)}) for qid, m in maps.items()]
+    lines = [dumps({"id": qid, "vector": dict(m)}) for qid, m in maps.items()]
     atomic_write(Path(path), lambda f: f.write(b"".join(line + b"\n" for line in lines)))
     return len(lines)
+
+
+def read_query_jsonl(path: str | os.PathLike) -> WeightMaps:
+    """Weight maps back from :func:`write_query_jsonl`; errors name file and line."""
+    import json
+
+    maps: WeightMaps = {}
+    with open(path, encoding="utf-8") as f:
+        for lineno, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+                qid, vector = str(obj["id"]), obj["vector"]
+                weights = {str(t): int(w) for t, w in vector.items()}
+            except (ValueError, KeyError, TypeError, AttributeError) as e:
+                raise InputError(f"{path}:{lineno}: expected {{\"id\": ..., \"vector\": {{token: int}}}} ({e})") \
+                    from None
+            if qid in maps:
+                raise InputError(f"{path}:{lineno}: duplicate query id {qid!r}")
+            maps[qid] = weights
+    return maps
 
 
 def tsv_line(qid: str, vector: Mapping[str, int]) -> str:

@@ -1,0 +1,63 @@
+"""``lsr-eval encode``: a corpus into sharded sparse vectors (resumable; under torchrun, one share of the shards
+per process, rank 0 checks and writes the manifest once all ranks are done)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from lsr_eval.commands._model_args import add_model_arguments, settings_from_args
+
+NAME = "encode"
+HELP = "encode a corpus with a SPLADE model into sharded sparse vectors (torchrun-shardable, resumable)"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    add_model_arguments(p)
+    p.add_argument("dataset", metavar="DATASET", help="registry name, irds:<id>, or a BEIR folder")
+    p.add_argument("--split", help="split of a BEIR folder")
+    p.add_argument("--out", required=True, help="output folder of the shards")
+    p.add_argument("--shard-size", type=int, default=50_000)
+    p.add_argument("--device", default="auto", help="cpu, cuda, cuda:N, or auto (cuda:LOCAL_RANK when available)")
+    p.add_argument("--overwrite", action="store_true")
+
+
+def _device(name: str) -> str:
+    import torch
+
+    if name != "auto":
+        return name
+    return f"cuda:{int(os.environ.get('LOCAL_RANK', 0))}" if torch.cuda.is_available() else "cpu"
+
+
+def run(args: argparse.Namespace) -> int:
+    from lsr_eval.data.datasets import load_dataset
+    from lsr_eval.encode.corpus import encode_corpus, resolve_rank
+    from lsr_eval.encode.finalize import finalize_encoding
+    from lsr_eval.encode.splade import SpladeTextEncoder
+    from lsr_eval.experiments.splade import load_model, model_fingerprint
+
+    settings = settings_from_args(args, shard_size=args.shard_size)
+    dataset = load_dataset(args.dataset, args.split)
+    model = load_model(settings).to(_device(args.device))
+    rank, world = resolve_rank(None, None)
+    info = {"model": model_fingerprint(settings.model), "document_encoder": model.document.describe(),
+            "bf16": settings.bf16}
+    experiment = {"stage": "encode", "encoder": info, "corpus": dataset.corpus_key()}
+    summary = encode_corpus(dataset.docs(), SpladeTextEncoder(model.document), args.out, experiment,
+                            encoder_info=info, shard_size=args.shard_size, batch_size=settings.batch_size,
+                            overwrite=args.overwrite)
+    if world > 1:
+        import torch.distributed as dist
+
+        if not dist.is_initialized():
+            dist.init_process_group("gloo")
+        dist.barrier()
+        if rank == 0:
+            summary_manifest = finalize_encoding(args.out)
+            print(f"{summary_manifest['counts']['documents_out']} documents encoded into {args.out}")
+        dist.destroy_process_group()
+    else:
+        print(f"{summary.manifest['counts']['documents_out']} documents encoded into {args.out} "
+              f"({summary.manifest['throughput']['docs_per_s']:.1f} docs/s)")
+    return 0

@@ -1,0 +1,56 @@
+"""``lsr-eval search``: integer-weighted queries over an impact index -> a TREC run (and metrics with --dataset)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from dataclasses import asdict
+from pathlib import Path
+
+NAME = "search"
+HELP = "search an impact index with exported query vectors (queries.jsonl); evaluate with --dataset"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("index", metavar="INDEX", help="impact index folder (or an lsr-eval index folder)")
+    p.add_argument("queries", metavar="QUERIES", help="queries.jsonl written by lsr-eval (id + integer vector)")
+    p.add_argument("--out", required=True)
+    p.add_argument("--hits", type=int, default=1000)
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--max-clauses", type=int, default=1024)
+    p.add_argument("--remove-query", action="store_true", help="drop hits whose docid equals the query id")
+    p.add_argument("--dataset", help="dataset or qrels file to evaluate against")
+    p.add_argument("--split")
+    p.add_argument("--overwrite", action="store_true")
+
+
+def run(args: argparse.Namespace) -> int:
+    from lsr_eval.anserini.searcher import ImpactSearcher
+    from lsr_eval.commands.evaluate import _load_qrels
+    from lsr_eval.evaluation import count_queries, evaluate
+    from lsr_eval.evaluation.measures import DEFAULT_MEASURES
+    from lsr_eval.export.queries import read_query_jsonl
+    from lsr_eval.manifest import prepare_output, write_manifest
+    from lsr_eval.runs.trec import write_run
+
+    index = Path(args.index)
+    if (index / "index").is_dir():
+        index = index / "index"
+    experiment = {"stage": "search", "index": str(index.resolve()), "queries": str(Path(args.queries).resolve()),
+                  "hits": args.hits, "remove_query": args.remove_query}
+    out = prepare_output(args.out, experiment, args.overwrite)
+    maps = read_query_jsonl(args.queries)
+    with ImpactSearcher(str(index), max_clauses=args.max_clauses) as searcher:
+        run_, counts = searcher.batch_search(maps, k=args.hits, threads=args.threads, remove_query=args.remove_query)
+    write_run(run_, out / "run.trec", tag="impact")
+    sections = {"counts": {"search": counts.to_dict()}}
+    if args.dataset:
+        qrels, official = _load_qrels(args.dataset, args.split)
+        metrics = evaluate(qrels, run_, official or DEFAULT_MEASURES)
+        (out / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
+        sections = {"counts": {"search": counts.to_dict(), "evaluation": asdict(count_queries(qrels, run_))},
+                    "metrics": metrics}
+        print("  ".join(f"{k} {v:.4f}" for k, v in metrics.items()))
+    write_manifest(out, "search", experiment, **sections)
+    print(f"{counts.queries} queries searched ({len(counts.queries_without_hits)} without hits) -> {out / 'run.trec'}")
+    return 0
