@@ -1,0 +1,100 @@
+"""Conversion between our runs (``{qid: {docid: score}}``) and ``ranx.Run`` objects, keeping trec_eval's order.
+
+Rank-based ranx methods (RRF, Borda, ISR, RBC, rank normalisation, the position probabilities of PosFuse...) read a
+run's rank from the insertion order of its numba dictionaries. ``ranx.Run(dict)`` sorts each query with an unstable
+``argsort`` of the scores, so tied documents land in an arbitrary order, whereas trec_eval breaks ties by docid
+descending. Here each query's documents are inserted in trec_eval order (:func:`lsr_eval.runs.trec.trec_order`) and
+the Run is marked sorted, so ranx never re-sorts the inputs. ``ranx.fuse`` needs every run to hold the same query
+ids: a query a run lacks gets an empty result list (ranx keeps it, and a rank-based method then gives it nothing).
+
+Document ids travel as fixed-width numpy strings; the width is rounded up to a power of two so that numba compiles
+(and caches) ranx's constructor for a handful of widths rather than one per dataset.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from typing import Any, Sequence
+
+import numpy as np
+
+from lsr_eval.data.types import Run
+from lsr_eval.runs.trec import hits_arrays, trec_order
+
+#: Smallest width (characters) of the numpy strings holding document ids.
+MIN_ID_WIDTH = 16
+
+
+def _id_width(longest: int) -> int:
+    return max(MIN_ID_WIDTH, 1 << math.ceil(math.log2(max(longest, 1))))
+
+
+def to_ranx(run: Run, qids: Sequence[str], name: str | None = None) -> Any:
+    """A ``ranx.Run`` over exactly ``qids`` (in that order), documents in trec_eval order, marked sorted."""
+    import ranx
+    from numba.typed import List as TypedList
+    from ranx.data_structures.common import create_bulk
+
+    docs: list[list[str]] = []
+    scores: list[np.ndarray] = []
+    for qid in qids:
+        ids, values = hits_arrays(qid, run.get(qid) or {})
+        order = trec_order(ids, values)
+        docs.append([ids[i] for i in order.tolist()])
+        scores.append(values[order])
+    width = _id_width(max((len(d) for ids in docs for d in ids), default=1))
+    out = ranx.Run(name=name)
+    out.run = create_bulk(TypedList(qids), TypedList([np.array(ids, dtype=f"<U{width}") for ids in docs]),
+                          TypedList(scores))
+    out.sorted = True
+    return out
+
+
+def to_ranx_qrels(qrels: dict[str, dict[str, int]], qids: Sequence[str]) -> Any:
+    """A ``ranx.Qrels`` over ``qids``; ranx sorts its query ids, so ``qids`` must be sorted for the hit lists of
+    the training estimators to pair queries by position with the runs of :func:`to_ranx`."""
+    import ranx
+
+    if list(qids) != sorted(qids):
+        raise ValueError("qids must be sorted to pair ranx qrels with ranx runs by position")
+    return ranx.Qrels({q: dict(qrels[q]) for q in qids})
+
+
+@functools.cache
+def _extractors() -> tuple[Any, Any]:
+    """numba helpers reading a typed dict in one call each (boxing items one by one from Python is ~10x slower)."""
+    from numba import njit
+
+    @njit(cache=True)
+    def joined_keys(d, sep):  # pragma: no cover - compiled
+        return sep.join(list(d.keys()))
+
+    @njit(cache=True)
+    def values(d):  # pragma: no cover - compiled
+        out = np.empty(len(d))
+        for i, v in enumerate(d.values()):
+            out[i] = v
+        return out
+
+    return joined_keys, values
+
+
+#: Separator of the joined document ids; an id holding it is read back one by one instead.
+_SEP = "\n"
+
+
+def from_ranx(run: Any, qids: Sequence[str]) -> Run:
+    """``{qid: {docid: score}}`` for each of ``qids`` found in the ranx run (queries without documents included)."""
+    joined_keys, values = _extractors()
+    out: Run = {}
+    for qid in qids:
+        d = run.run.get(qid)
+        if d is None:
+            continue
+        n = len(d)
+        ids = joined_keys(d, _SEP).split(_SEP) if n else []
+        if len(ids) != n:
+            ids = list(d.keys())
+        out[qid] = dict(zip(ids, values(d).tolist()))
+    return out
