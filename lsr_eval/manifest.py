@@ -121,3 +121,12 @@ def write_manifest(folder: str | os.PathLike, stage: str, experiment: Mapping[st
         f.write("\n")
     os.replace(tmp, path)
     return path
+
+
+def completed(folder: str | os.PathLike, experiment: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The manifest of ``folder`` when it records ``experiment`` as finished (it carries ``metrics``), else None:
+    lets an interrupted benchmark resume without redoing finished runs."""
+    old = read_manifest(folder)
+    if old is None or "metrics" not in old:
+        return None
+    return old if _canonical(old.get("experiment")) == _canonical(dict(experiment)) else None

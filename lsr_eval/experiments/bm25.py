@@ -14,7 +14,7 @@ from typing import Any
 from lsr_eval.data.datasets import Dataset
 from lsr_eval.errors import LsrEvalError
 from lsr_eval.experiments.workdir import cache_slot, cached
-from lsr_eval.manifest import prepare_output, write_manifest
+from lsr_eval.manifest import completed, prepare_output, write_manifest
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +70,9 @@ def run_bm25(dataset: Dataset, out: str | Path, work: Path, settings: Bm25Settin
 
     params = settings.resolved(dataset)
     experiment = {"method": "bm25-flat", "dataset": dataset.describe(), **params}
+    if not overwrite and (done := completed(out, experiment)):
+        log.info("%s already holds this experiment: reused", out)
+        return done["metrics"]
     out = prepare_output(out, experiment, overwrite)
     slot, index_manifest = ensure_bm25_index(dataset, work, threads)
     queries = dataset.queries()

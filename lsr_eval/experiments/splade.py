@@ -20,7 +20,7 @@ from typing import Any
 from lsr_eval.data.datasets import Dataset
 from lsr_eval.errors import LsrEvalError
 from lsr_eval.experiments.workdir import cache_slot, cached
-from lsr_eval.manifest import prepare_output, write_manifest
+from lsr_eval.manifest import completed, prepare_output, write_manifest
 
 log = logging.getLogger(__name__)
 
@@ -112,7 +112,9 @@ def ensure_impact_index(dataset: Dataset, model, s: SpladeSettings, work: Path, 
     if read and read != enc_manifest["counts"]["documents_out"]:
         raise LsrEvalError(f"documents read ({read}) != documents encoded ({enc_manifest['counts']['documents_out']})")
     return {"encoding": enc_manifest, "export": exp_manifest, "index": idx_manifest,
-            "index_dir": str(idx_slot / "index")}
+            "index_dir": str(idx_slot / "index"),
+            "paths": {"encoding": str(enc_slot), "collection": str(exp_slot / COLLECTION_DIR),
+                      "index": str(idx_slot / "index")}}
 
 
 def _folder_bytes(folder: Path) -> int:
@@ -132,6 +134,9 @@ def run_splade(dataset: Dataset, out: str | os.PathLike, work: Path, s: SpladeSe
     remove_query = dataset.remove_query if s.remove_query is None else s.remove_query
     experiment = {"method": "splade", "dataset": dataset.describe(), "settings": asdict(s),
                   "model": model_fingerprint(s.model), "remove_query": remove_query}
+    if not overwrite and (done := completed(out, experiment)):
+        log.info("%s already holds this experiment: reused", out)
+        return done["metrics"]
     out = prepare_output(out, experiment, overwrite)
     t0 = time.perf_counter()
     model = load_model(s)
@@ -170,5 +175,6 @@ def run_splade(dataset: Dataset, out: str | os.PathLike, work: Path, s: SpladeSe
                     "total_seconds": round(time.perf_counter() - t0, 3)},
         quantization={"scale": s.scale, "rounding": stages["export"]["parameters"]["rounding"]},
         index={"path": stages["index_dir"], "disk_bytes": stages["index"].get("disk_bytes")},
+        paths=stages["paths"],
         outputs=["run.trec", "metrics.json", "queries/"], metrics=metrics)
     return metrics

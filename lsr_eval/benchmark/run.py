@@ -1,0 +1,208 @@
+"""Run a benchmark: every system on every dataset (each run reused when already done), fusion with weights tuned
+on another split, significance against a baseline, efficiency; one table (CSV + JSON) with a manifest.
+
+Layout of ``out``: ``runs/<system>/<dataset>/`` (run.trec, metrics.json, manifest.json; tuning runs under
+``runs/<system>/<dataset>@<split>/``), ``table.csv``, ``table.json``, ``manifest.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from lsr_eval.benchmark.config import BenchmarkConfig, DatasetEntry, FusionEntry, SystemEntry
+from lsr_eval.data.datasets import Dataset, load_dataset
+from lsr_eval.data.registry import GROUPS, expand
+from lsr_eval.errors import LsrEvalError
+from lsr_eval.manifest import read_manifest, write_manifest
+
+log = logging.getLogger(__name__)
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.@-]+", "_", text).strip("_")
+
+
+def expand_datasets(entries: tuple[DatasetEntry, ...]) -> list[DatasetEntry]:
+    """Groups (``beir-13``) become their members."""
+    out: list[DatasetEntry] = []
+    for e in entries:
+        if e.spec in GROUPS:
+            out += [DatasetEntry(name, e.split, e.tune_split, None, e.measures) for name in expand(e.spec)]
+        else:
+            out.append(e)
+    return out
+
+
+def _label(e: DatasetEntry, dataset: Dataset) -> str:
+    return e.label or _slug(dataset.name.replace("/", "-"))
+
+
+def run_system(system: SystemEntry, dataset: Dataset, out: Path, work: Path, threads: int) -> dict[str, float]:
+    if system.kind == "bm25":
+        from lsr_eval.experiments.bm25 import Bm25Settings, run_bm25
+
+        return run_bm25(dataset, out, work, Bm25Settings(**system.params), threads=threads)
+    from lsr_eval.commands._model_args import resolve_model
+    from lsr_eval.experiments.splade import SpladeSettings, run_splade
+
+    params = {**system.params, "model": resolve_model(system.params["model"])}
+    return run_splade(dataset, out, work, SpladeSettings(**params), threads=threads)
+
+
+def _fuse(entry: FusionEntry, runs: dict[str, Any], tune_runs: dict[str, Any] | None, qrels, tune_qrels,
+          measures, out: Path) -> dict[str, float]:
+    from lsr_eval.evaluation import evaluate
+    from lsr_eval.fusion.fuse import fuse
+    from lsr_eval.fusion.tune import tune_weights
+    from lsr_eval.runs.trec import write_run
+
+    params = dict(entry.params)
+    tuning = None
+    if entry.tune:
+        if tune_runs is None:
+            raise LsrEvalError(f"fusion {entry.name} asks to tune but the dataset has no tune_split")
+        tuning = tune_weights([tune_runs[r] for r in entry.runs], tune_qrels, entry.method, entry.norm,
+                              entry.metric, reported=qrels)
+        params = tuning.params
+    fused = fuse([runs[r] for r in entry.runs], entry.method, entry.norm, params)
+    out.mkdir(parents=True, exist_ok=True)
+    write_run(fused.run, out / "run.trec", tag=entry.name)
+    metrics = evaluate(qrels, fused.run, measures)
+    (out / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
+    write_manifest(out, "fusion", {"fusion": asdict(entry), "inputs": list(entry.runs)},
+                   settings=fused.settings(), counts=fused.counts.to_dict(),
+                   tuning=tuning.to_dict() if tuning else None, metrics=metrics)
+    return metrics
+
+
+def _efficiency(system: SystemEntry, dataset: Dataset, run_dir: Path, cfg, threads: int) -> dict[str, Any]:
+    """FLOPs, active dimensions, index size and single-thread latency of one system on one dataset."""
+    from lsr_eval.anserini.searcher import Bm25Searcher, ImpactSearcher
+    from lsr_eval.efficiency.postings import folder_bytes
+
+    manifest = read_manifest(run_dir) or {}
+    queries = dataset.queries()[: cfg.latency_queries + cfg.warmup]
+    row: dict[str, Any] = {}
+    if system.kind == "bm25":
+        from lsr_eval.efficiency.latency import LatencySummary, timed
+
+        index = manifest["index"]["path"]
+        row["index_bytes"] = folder_bytes(index)
+        with Bm25Searcher(index) as s:
+            ms, _ = timed(lambda q: s.search(q.text, cfg.hits), queries, cfg.warmup)
+        lat = LatencySummary.from_ms(ms)
+        row.update(latency_mean_ms=lat.mean_ms, latency_p50_ms=lat.p50_ms, latency_p99_ms=lat.p99_ms)
+        return row
+    from lsr_eval.efficiency.flops import count_encoding, count_weight_maps, flops_report
+    from lsr_eval.efficiency.latency import measure_latency
+    from lsr_eval.encode.reader import read_vocab
+    from lsr_eval.experiments.splade import SpladeSettings, load_model
+    from lsr_eval.commands._model_args import resolve_model
+    from lsr_eval.export.queries import read_query_jsonl
+
+    paths = manifest["paths"]
+    scale = manifest["quantization"]["scale"]
+    docs = count_encoding(paths["encoding"], "impact", scale)
+    q = count_weight_maps(read_query_jsonl(run_dir / "queries" / "queries.jsonl"), read_vocab(paths["encoding"]))
+    report = flops_report(docs, q)
+    row.update(flops=report.flops, avg_d_dims=docs.mean_active, avg_q_dims=q.mean_active,
+               index_bytes=folder_bytes(paths["index"]))
+    settings = SpladeSettings(**{**system.params, "model": resolve_model(system.params["model"])})
+    model = load_model(settings)
+    with ImpactSearcher(paths["index"], max_clauses=settings.max_clauses) as s:
+        lat = measure_latency(queries, model.query, s, k=cfg.hits, scale=scale, warmup=cfg.warmup).to_dict()
+    total = lat["latency_ms"]["total"]
+    row.update(latency_mean_ms=total["mean_ms"], latency_p50_ms=total["p50_ms"], latency_p99_ms=total["p99_ms"],
+               latency_encode_p50_ms=lat["latency_ms"]["encode"]["p50_ms"],
+               latency_search_p50_ms=lat["latency_ms"]["search"]["p50_ms"])
+    (run_dir / "efficiency.json").write_text(json.dumps({"flops": report.to_dict(), "latency": lat}, indent=2,
+                                                        default=str) + "\n")
+    return row
+
+
+def run_benchmark(cfg: BenchmarkConfig, work: Path, threads: int = 2):
+    """Run (or resume) the benchmark; returns the results table (pandas)."""
+    import pandas as pd
+
+    out = Path(cfg.out)
+    rows: list[dict[str, Any]] = []
+    for entry in expand_datasets(cfg.datasets):
+        try:
+            dataset = load_dataset(entry.spec, entry.split)
+        except LsrEvalError as e:
+            rows += [{"dataset": entry.spec, "system": s.name, "status": f"failed: {e}"} for s in cfg.systems]
+            continue
+        label = _label(entry, dataset)
+        if entry.measures:
+            dataset.measures = tuple(entry.measures)
+        measures = list(dataset.measures)
+        runs: dict[str, Any] = {}
+        by_name: dict[str, dict[str, Any]] = {}
+        for system in cfg.systems:
+            run_dir = out / "runs" / system.name / label
+            row = {"dataset": label, "system": system.name, "model": system.params.get("model", ""),
+                   "k": system.params.get("rescale_k"), "status": "ok"}
+            try:
+                row.update(run_system(system, dataset, run_dir, work, threads))
+                if cfg.efficiency:
+                    row.update(_efficiency(system, dataset, run_dir, cfg.efficiency, threads))
+                from lsr_eval.runs.trec import read_run
+
+                runs[system.name] = read_run(run_dir / "run.trec")
+            except LsrEvalError as e:
+                log.error("%s on %s failed: %s", system.name, label, e)
+                row["status"] = f"failed: {e}"
+            rows.append(row)
+            by_name[system.name] = row
+        tune_runs = tune_qrels = None
+        if entry.tune_split and any(f.tune for f in cfg.fusion):
+            tune_ds = load_dataset(entry.spec, entry.tune_split)
+            tune_qrels = tune_ds.qrels()
+            from lsr_eval.runs.trec import read_run
+
+            tune_runs = {}
+            for system in cfg.systems:
+                d = out / "runs" / system.name / f"{label}@{entry.tune_split}"
+                run_system(system, tune_ds, d, work, threads)
+                tune_runs[system.name] = read_run(d / "run.trec")
+        for f in cfg.fusion:
+            row = {"dataset": label, "system": f.name, "model": "", "status": "ok"}
+            missing = [r for r in f.runs if r not in runs]
+            if missing:
+                row["status"] = f"not run: inputs failed ({', '.join(missing)})"
+            else:
+                try:
+                    row.update(_fuse(f, runs, tune_runs, dataset.qrels(), tune_qrels, measures,
+                                     out / "runs" / f.name / label))
+                    from lsr_eval.runs.trec import read_run
+
+                    runs[f.name] = read_run(out / "runs" / f.name / label / "run.trec")
+                except LsrEvalError as e:
+                    row["status"] = f"failed: {e}"
+            rows.append(row)
+            by_name[f.name] = row
+        if cfg.significance and cfg.significance.baseline in runs:
+            from lsr_eval.significance.compare import compare_runs
+
+            sig = cfg.significance
+            df = compare_runs(dataset.qrels(), runs, sig.baseline, list(sig.measures) or measures, test=sig.test,
+                              alpha=sig.alpha)
+            for rec in df.to_dict("records"):
+                r = by_name[rec["system"]]
+                r[f"{rec['measure']}_sig"] = rec["marker"]
+                r[f"{rec['measure']}_p"] = rec["p_corrected"]
+                r["baseline"] = sig.baseline
+    table = pd.DataFrame(rows)
+    out.mkdir(parents=True, exist_ok=True)
+    table.to_csv(out / "table.csv", index=False)
+    table.to_json(out / "table.json", orient="records", indent=2)
+    write_manifest(out, "benchmark", {"config": cfg.source, "name": cfg.name},
+                   config=json.loads(json.dumps(asdict(cfg), default=str)),
+                   counts={"rows": len(table), "failed": int(table["status"].str.startswith("failed").sum())},
+                   outputs=["table.csv", "table.json", "runs/"])
+    return table

@@ -1,0 +1,30 @@
+"""``lsr-eval benchmark CONFIG``: systems × datasets, fusion, significance, efficiency -> one results table."""
+
+from __future__ import annotations
+
+import argparse
+
+NAME = "benchmark"
+HELP = "run (or resume) a benchmark YAML from pipelines/: BM25 and SPLADE runs, fusion, significance, efficiency"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("config", metavar="CONFIG", help="benchmark YAML (see pipelines/)")
+    p.add_argument("--work-dir", help="cache for indexes, encodings, collections (default ./work)")
+    p.add_argument("--threads", type=int, default=2)
+
+
+def run(args: argparse.Namespace) -> int:
+    from lsr_eval.benchmark.config import load_config
+    from lsr_eval.benchmark.run import run_benchmark
+    from lsr_eval.experiments.workdir import work_dir
+
+    cfg = load_config(args.config)
+    table = run_benchmark(cfg, work_dir(args.work_dir), threads=args.threads)
+    import pandas as pd
+
+    cols = [c for c in table.columns if not c.endswith("_p") and c not in ("model", "k", "baseline")]
+    with pd.option_context("display.width", 200, "display.max_columns", 30, "display.float_format", "{:.4f}".format):
+        print(table[cols].to_string(index=False))
+    print(f"table: {cfg.out}/table.csv")
+    return 0

@@ -1,0 +1,105 @@
+"""The benchmark pipeline on a tiny BEIR folder (test + train splits) with BM25 and a tiny SPLADE."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+from conftest import TINY_DOCS, TINY_QRELS, TINY_QUERIES, write_beir
+from lsr_eval.benchmark.config import load_config
+from lsr_eval.cli import main
+from lsr_eval.errors import ConfigError
+from tiny_models import tiny_bert
+
+TRAIN_QUERIES = [{"_id": "t1", "text": "dogs chase"}, {"_id": "t2", "text": "dense vectors"},
+                 {"_id": "t3", "text": "bird hand"}]
+TRAIN_QRELS = [("t1", "d2", 1), ("t2", "d4", 1), ("t3", "d3", 1)]
+
+
+def _config(tmp_path, **over) -> str:
+    data = write_beir(tmp_path / "data", TINY_DOCS, TINY_QUERIES + TRAIN_QUERIES, TINY_QRELS)
+    write_beir(tmp_path / "data", TINY_DOCS, TINY_QUERIES + TRAIN_QUERIES, TRAIN_QRELS, split="train")
+    cfg = {
+        "name": "tiny", "out": str(tmp_path / "results"),
+        "datasets": [{"spec": str(data), "split": "test", "tune_split": "train", "label": "tiny",
+                      "measures": ["nDCG@10", "RR@10", "R@1000"]}],
+        "systems": [{"name": "bm25", "kind": "bm25"},
+                    {"name": "splade", "kind": "splade", "model": str(tiny_bert()), "max_length_d": 32,
+                     "max_length_q": 16, "doc_top_k": 20, "query_top_k": 8}],
+        "fusion": [{"name": "rrf", "method": "rrf", "runs": ["bm25", "splade"]},
+                   {"name": "wsum", "method": "wsum", "norm": "min-max", "runs": ["bm25", "splade"], "tune": True}],
+        "significance": {"baseline": "bm25", "test": "t-test"},
+        "efficiency": {"latency_queries": 2, "warmup": 1, "hits": 10},
+        **over,
+    }
+    import yaml
+
+    path = tmp_path / "bench.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    return str(path)
+
+
+def test_benchmark_table_and_resume(tmp_path, capsys):
+    path = _config(tmp_path)
+    assert main(["benchmark", path, "--work-dir", str(tmp_path / "work"), "--threads", "1"]) == 0
+    table = pd.read_csv(tmp_path / "results" / "table.csv")
+    assert list(table["system"]) == ["bm25", "splade", "rrf", "wsum"]
+    assert (table["status"] == "ok").all()
+    for system in ("bm25", "splade", "rrf", "wsum"):
+        metrics = json.loads((tmp_path / "results" / "runs" / system / "tiny" / "metrics.json").read_text())
+        row = table[table["system"] == system].iloc[0]
+        assert row["nDCG@10"] == pytest.approx(metrics["nDCG@10"], abs=1e-12)
+    splade = table[table["system"] == "splade"].iloc[0]
+    assert splade["flops"] > 0 and splade["avg_q_dims"] <= 8 and splade["avg_d_dims"] <= 20
+    assert splade["latency_p50_ms"] > 0 and table.iloc[0]["latency_p50_ms"] > 0
+    assert {"nDCG@10_sig", "baseline"} <= set(table.columns)
+    wsum = json.loads((tmp_path / "results" / "runs" / "wsum" / "tiny" / "manifest.json").read_text())
+    assert wsum["tuning"]["counts"] and wsum["tuning"]["params"]["weights"]
+    # tuning runs were made on the train split, apart from the reported ones
+    assert (tmp_path / "results" / "runs" / "bm25" / "tiny@train" / "run.trec").exists()
+    # a second run resumes: every run is reused, the table is the same
+    before = (tmp_path / "results" / "runs" / "splade" / "tiny" / "manifest.json").stat().st_mtime
+    assert main(["benchmark", path, "--work-dir", str(tmp_path / "work"), "--threads", "1"]) == 0
+    assert (tmp_path / "results" / "runs" / "splade" / "tiny" / "manifest.json").stat().st_mtime == before
+    again = pd.read_csv(tmp_path / "results" / "table.csv")
+    assert again["nDCG@10"].tolist() == table["nDCG@10"].tolist()
+
+
+def test_tuning_on_the_reported_split_is_refused(tmp_path):
+    path = _config(tmp_path, systems=[{"name": "bm25", "kind": "bm25"}, {"name": "bm25b", "kind": "bm25", "k1": 1.2}],
+                   fusion=[{"name": "wsum", "method": "wsum", "runs": ["bm25", "bm25b"], "tune": True}],
+                   efficiency=None, significance=None)
+    cfg = load_config(path)
+    cfg = cfg.__class__(**{**cfg.__dict__, "datasets": (cfg.datasets[0].__class__(
+        **{**cfg.datasets[0].__dict__, "tune_split": "test"}),)})
+    from lsr_eval.benchmark.run import run_benchmark
+
+    table = run_benchmark(cfg, tmp_path / "work", threads=1)
+    status = table[table["system"] == "wsum"].iloc[0]["status"]
+    assert status.startswith("failed: ") and "reported" in status, status
+
+
+def test_config_errors_name_the_key(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: x\nout: y\ndatasets: [scifact]\nsystems: [{name: a, kind: bm25, k2: 1}]\n")
+    with pytest.raises(ConfigError, match="unknown key 'k2'"):
+        load_config(bad)
+    bad.write_text("name: x\nout: y\ndatasets: [scifact]\nsystems: [{name: a, kind: splade}]\n")
+    with pytest.raises(ConfigError, match="needs 'model'"):
+        load_config(bad)
+    bad.write_text("name: x\ndatasets: [scifact]\nsystems: []\n")
+    with pytest.raises(ConfigError, match="missing required key 'out'"):
+        load_config(bad)
+    bad.write_text("name: x\nout: y\ndatasets: [scifact]\nsystems: [{name: a, kind: bm25}]\nfusion: "
+                   "[{name: f, method: rrf, runs: [a, b]}]\n")
+    with pytest.raises(ConfigError, match="unknown systems"):
+        load_config(bad)
+
+
+def test_committed_benchmark_configs_are_valid():
+    from pathlib import Path
+
+    for path in sorted(Path(__file__).resolve().parents[1].glob("pipelines/benchmarks/*.yaml")):
+        load_config(path)
