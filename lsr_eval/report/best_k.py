@@ -1,0 +1,106 @@
+"""The best rescaling k of each backbone, and the norm of the backbone's MLM head, for the "head norm against
+best k" figure (does a larger head need a larger k? Jang et al., "Rescaling MLM-Head for Neural Sparse
+Retrieval", 2026).
+
+Best k: the k whose row of the rescaling table is highest in the ``criterion`` column (ties: the smallest k).
+Head norm (Frobenius norm of the decoder weight before rescaling), first found of:
+
+1. a manifest key of :data:`HEAD_NORM_KEYS` in a training run of the backbone;
+2. the first logged ``head_norm`` of the backbone's run with k = 1 (nothing rescaled);
+3. the first logged ``head_norm`` of another run times its k (exact when the log is written after the head was
+   divided by k, as :func:`lsr_eval.models.rescale.rescale_head` does at initialisation).
+
+The source is recorded with each value.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Iterable, Mapping, Sequence
+
+import pandas as pd
+
+from lsr_eval.errors import ConfigError
+from lsr_eval.report.loading import TrainingRun, find_key
+from lsr_eval.report.table import Table
+
+#: Manifest keys holding the backbone's head norm before rescaling.
+HEAD_NORM_KEYS = ("head_norm_before", "norm_before", "initial_head_norm")
+#: Criteria tried in order when none is given: the first column of the rescaling table with a value.
+DEFAULT_CRITERIA = ("MS MARCO RR@10", "DL19 nDCG@10", "BEIR-13 mean nDCG@10")
+
+
+def choose_criterion(table: Table, criterion: str | None = None,
+                     preference: Sequence[str] = DEFAULT_CRITERIA) -> str:
+    """``criterion`` (checked to be a column of ``table``), else the first of ``preference`` with a value."""
+    if criterion is not None:
+        if criterion not in table.values.columns:
+            raise ConfigError(f"criterion {criterion!r} is not a column of table {table.name}; columns: "
+                              f"{', '.join(map(str, table.values.columns))}")
+        return criterion
+    for c in preference:
+        if c in table.values.columns and table.values[c].notna().any():
+            return c
+    raise ConfigError(f"table {table.name} has no value in any of {', '.join(preference)}")
+
+
+def best_k(table: Table, criterion: str) -> pd.DataFrame:
+    """Per label of the rescaling ``table`` (its first label column): ``best_k``, its ``value`` in ``criterion``,
+    the ``ks`` with a value, and ``ks_without`` (k values whose cell has no number)."""
+    label = table.labels.columns[0]
+    ks = pd.to_numeric(table.labels["k"], errors="coerce")
+    rows = []
+    for name in dict.fromkeys(table.labels[label]):
+        mask = (table.labels[label] == name) & ks.notna()
+        vals = table.values.loc[mask, criterion]
+        have = vals.dropna()
+        if have.empty:
+            rows.append({"backbone": name, "best_k": math.nan, "value": math.nan, "ks": [],
+                         "ks_without": sorted(ks[mask])})
+            continue
+        top = have.max()
+        rows.append({"backbone": name, "best_k": float(min(ks[have.index[have == top]])), "value": float(top),
+                     "ks": sorted(float(k) for k in ks[have.index]),
+                     "ks_without": sorted(float(k) for k in ks[vals.index[vals.isna()]])})
+    return pd.DataFrame(rows, columns=["backbone", "best_k", "value", "ks", "ks_without"])
+
+
+def _first_logged(run: TrainingRun, key: str) -> float | None:
+    if key not in run.log.columns:
+        return None
+    values = pd.to_numeric(run.log[key], errors="coerce").dropna()
+    return float(values.iloc[0]) if not values.empty else None
+
+
+def head_norm(backbone: str, runs: Iterable[TrainingRun]) -> tuple[float, str] | tuple[None, str]:
+    """(norm, where it came from) of ``backbone``'s head before rescaling (see the module doc)."""
+    mine = [r for r in runs if r.backbone == backbone]
+    if not mine:
+        return None, "no training run of this backbone"
+    for r in mine:
+        value = find_key(r.manifest, HEAD_NORM_KEYS, lambda v: isinstance(v, (int, float)) and v > 0)
+        if value is not None:
+            return float(value), f"manifest of run {r.name}"
+    for r in mine:
+        first = _first_logged(r, "head_norm")
+        if r.k == 1 and first is not None:
+            return first, f"first logged head_norm of run {r.name} (k=1)"
+    for r in mine:
+        first = _first_logged(r, "head_norm")
+        if r.k is not None and first is not None:
+            return first * r.k, f"first logged head_norm of run {r.name} x k={r.k:g}"
+    return None, "no head norm in the manifests or logs of its runs"
+
+
+def head_norm_points(table: Table, runs: Mapping[str, TrainingRun] | Iterable[TrainingRun],
+                     criterion: str | None = None) -> pd.DataFrame:
+    """:func:`best_k` of each backbone joined with its :func:`head_norm` (columns ``head_norm``, ``source``)
+    and the ``criterion`` used."""
+    runs = list(runs.values()) if isinstance(runs, Mapping) else list(runs)
+    criterion = choose_criterion(table, criterion)
+    points = best_k(table, criterion)
+    norms = [head_norm(b, runs) for b in points["backbone"]]
+    points["head_norm"] = [n if n is not None else math.nan for n, _ in norms]
+    points["source"] = [s for _, s in norms]
+    points["criterion"] = criterion
+    return points

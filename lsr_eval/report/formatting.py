@@ -1,0 +1,78 @@
+"""How numbers are written in the report tables: one rule per kind of column.
+
+Effectiveness is written as a fraction to 4 decimals by default (what ``lsr-eval evaluate`` and trec_eval print,
+so a cell can be checked against a run), or as the papers do, x100 to 1 decimal (``scale="percent"``). Latency is
+in milliseconds to 2 decimals, FLOPs to 3 significant digits, active dimensions to 1 decimal, index sizes in MiB.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal, get_args
+
+from lsr_eval.errors import ConfigError
+
+Scale = Literal["fraction", "percent"]
+
+#: Bytes per MiB, the unit of index sizes.
+MIB = 2 ** 20
+
+
+def significant(value: float, digits: int) -> str:
+    """``value`` to ``digits`` significant digits without exponent notation (thousands separated at and above
+    ``10**digits``): 1.2345 -> "1.23", 0.000123456 -> "0.000123", 123456 -> "123,456"."""
+    if value == 0 or not math.isfinite(value):
+        return f"{value:g}"
+    if abs(value) >= 10 ** digits:
+        return f"{value:,.0f}"
+    decimals = max(digits - 1 - math.floor(math.log10(abs(value))), 0)
+    return f"{value:.{decimals}f}"
+
+
+@dataclass(frozen=True)
+class NumberFormat:
+    """Decimals and scale of each kind of column (see the module doc)."""
+
+    scale: Scale = "fraction"
+    fraction_decimals: int = 4
+    percent_decimals: int = 1
+    latency_decimals: int = 2
+    flops_digits: int = 3
+    dims_decimals: int = 1
+    mib_decimals: int = 1
+
+    def __post_init__(self) -> None:
+        if self.scale not in get_args(Scale):
+            raise ConfigError(f"scale {self.scale!r}: expected one of {', '.join(get_args(Scale))}")
+        for name in ("fraction_decimals", "percent_decimals", "latency_decimals", "flops_digits", "dims_decimals",
+                     "mib_decimals"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ConfigError(f"{name}={value!r}: expected an integer >= 0")
+
+    @property
+    def effectiveness_unit(self) -> str:
+        """What an effectiveness cell holds, for table notes."""
+        return "x100" if self.scale == "percent" else "fraction"
+
+    def effectiveness_value(self, value: float) -> float:
+        """A measure (a fraction in [0, 1]) in the unit the tables show."""
+        return value * 100 if self.scale == "percent" else value
+
+    def effectiveness(self, value: float) -> str:
+        """A measure as written in a cell: ``0.36789`` -> ``0.3679`` (fraction) or ``36.8`` (percent)."""
+        decimals = self.percent_decimals if self.scale == "percent" else self.fraction_decimals
+        return f"{self.effectiveness_value(value):.{decimals}f}"
+
+    def latency(self, ms: float) -> str:
+        return f"{ms:.{self.latency_decimals}f}"
+
+    def flops(self, value: float) -> str:
+        return significant(value, self.flops_digits)
+
+    def dims(self, value: float) -> str:
+        return f"{value:.{self.dims_decimals}f}"
+
+    def mib(self, value: float) -> str:
+        return f"{value:,.{self.mib_decimals}f}"

@@ -1,0 +1,387 @@
+"""Reading a results folder, as the benchmark and training commands write it.
+
+``RESULTS/<name>/`` with ``table.json`` (records) or ``table.csv`` is a benchmark: one row per (dataset, system),
+columns ``dataset``, ``system``, ``model``, ``k``, ``status`` ("ok", "not run", "failed: <reason>"), measures under
+canonical names (``nDCG@10``, ``R@1000(rel=2)``), efficiency columns (:data:`EFFICIENCY_COLUMNS`), significance markers
+``<measure>_sig`` and ``baseline``; any column but ``dataset`` and ``system`` may be missing. ``RESULTS/train/<run>/``
+with ``log.jsonl`` (one JSON object per step) is a training run. Both may have a ``manifest.json``.
+
+Tables are normalised so that later code need not guess: ``model``, ``status``, ``baseline`` and markers are
+strings ("" where empty; ``status`` is "ok" when the table has no status column, "unknown" in an empty cell);
+``k``, measures and efficiency columns are floats (NaN where empty). Measures are the columns whose names are
+canonical measure names (:func:`is_measure`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+import pandas as pd
+
+from lsr_eval.errors import ConfigError, InputError
+from lsr_eval.evaluation.measures import parse_measure
+from lsr_eval.manifest import MANIFEST
+
+TABLE_JSON = "table.json"
+TABLE_CSV = "table.csv"
+TRAIN_LOG = "log.jsonl"
+TRAIN_DIR = "train"
+
+#: Efficiency columns a benchmark table may hold (numbers).
+EFFICIENCY_COLUMNS = ("flops", "avg_q_dims", "avg_d_dims", "latency_mean_ms", "latency_p50_ms", "latency_p99_ms",
+                      "index_bytes")
+#: Text columns of a benchmark table.
+TEXT_COLUMNS = ("dataset", "system", "model", "status", "baseline")
+REQUIRED_COLUMNS = ("dataset", "system")
+SIG_SUFFIX = "_sig"
+#: Cell values read as "no value".
+_EMPTY = {"", "nan", "NaN", "null", "None", "NA", "N/A"}
+
+#: Manifest keys holding a training run's rescaling k and backbone, in order of preference.
+K_KEYS = ("rescale_k", "head_rescale_k", "k")
+BACKBONE_KEYS = ("backbone", "model_name_or_path", "model_name", "model", "base_model")
+
+
+def is_measure(column: Any) -> bool:
+    """Whether ``column`` is a canonical measure name (``nDCG@10``, ``R@1000(rel=2)``, ``MAP``; see
+    :mod:`lsr_eval.evaluation.measures`)."""
+    try:
+        return isinstance(column, str) and parse_measure(column).name == column
+    except ConfigError:
+        return False
+
+
+def measure_columns(columns: Iterable[Any]) -> list[str]:
+    """The columns named by canonical measure names, in order."""
+    return [c for c in columns if is_measure(c)]
+
+
+def _number(value: Any, where: str) -> float:
+    """A cell as a float: None and the texts of :data:`_EMPTY` are NaN; anything else not a number raises."""
+    if value is None:
+        return math.nan
+    if isinstance(value, bool):
+        raise InputError(f"{where}: expected a number, got {value!r}")
+    if isinstance(value, (int, float)):
+        return float(value)
+    text = str(value).strip()
+    if text in _EMPTY:
+        return math.nan
+    try:
+        return float(text)
+    except ValueError:
+        raise InputError(f"{where}: expected a number, got {value!r}") from None
+
+
+def _text(value: Any) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    return str(value).strip()
+
+
+def _read_records(path: Path) -> tuple[list[dict[str, Any]], str]:
+    """Rows of ``table.json`` (a JSON list of objects) or ``table.csv`` (all cells as text), and how a row is
+    named in messages ("record" or "line")."""
+    if path.suffix == ".json":
+        try:
+            with open(path, encoding="utf-8") as f:
+                data = json.load(f)
+        except json.JSONDecodeError as e:
+            raise InputError(f"{path}: not valid JSON ({e})") from None
+        if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
+            raise InputError(f"{path}: expected a JSON list of row objects (pandas orient='records')")
+        return data, "record"
+    try:
+        frame = pd.read_csv(path, dtype=str, keep_default_na=False, na_filter=False)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as e:
+        raise InputError(f"{path}: not a readable CSV table ({e})") from None
+    return frame.to_dict(orient="records"), "line"
+
+
+def normalise_table(records: list[dict[str, Any]], source: str, row_word: str = "record") -> pd.DataFrame:
+    """A benchmark table from its rows, typed as the module doc says; errors name ``source`` and the row
+    (records count from 1, CSV lines count the header as line 1)."""
+    columns: list[str] = []
+    for r in records:
+        columns.extend(c for c in r if c not in columns)
+    missing = [c for c in REQUIRED_COLUMNS if c not in columns]
+    if records and missing:
+        raise InputError(f"{source}: missing column(s) {', '.join(missing)}; has {', '.join(map(str, columns))}")
+    offset = 2 if row_word == "line" else 1
+    numeric = [c for c in columns if c == "k" or c in EFFICIENCY_COLUMNS or c in measure_columns(columns)]
+    rows = []
+    for i, r in enumerate(records):
+        where = f"{source} {row_word} {i + offset}"
+        row: dict[str, Any] = {}
+        for c in columns:
+            v = r.get(c)
+            if c in numeric:
+                row[c] = _number(v, f"{where} column {c!r}")
+            elif c in TEXT_COLUMNS or str(c).endswith(SIG_SUFFIX):
+                row[c] = _text(v)
+            else:
+                row[c] = v
+        for c in REQUIRED_COLUMNS:
+            if not row[c]:
+                raise InputError(f"{where}: empty {c!r}")
+        if "status" in row and not row["status"]:
+            row["status"] = "unknown"
+        rows.append(row)
+    frame = pd.DataFrame(rows, columns=columns) if rows else pd.DataFrame(columns=list(REQUIRED_COLUMNS))
+    for c, default in (("model", ""), ("status", "ok"), ("baseline", "")):
+        if c not in frame.columns:
+            frame[c] = default
+    if "k" not in frame.columns:
+        frame["k"] = math.nan
+    for c in numeric + ["k"]:
+        frame[c] = frame[c].astype("float64")
+    dup = frame.duplicated(["dataset", "system"], keep=False)
+    if dup.any():
+        where = ", ".join(f"{row_word} {i + offset} ({frame.at[i, 'dataset']}, {frame.at[i, 'system']})"
+                          for i in frame.index[dup][:6])
+        raise InputError(f"{source}: repeated (dataset, system) rows: {where}")
+    return frame
+
+
+def read_json_file(path: Path) -> dict[str, Any] | None:
+    """A JSON object file (a manifest), or None when absent; malformed ones raise with the path."""
+    if not path.exists():
+        return None
+    try:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+    except json.JSONDecodeError as e:
+        raise InputError(f"{path}: not valid JSON ({e})") from None
+    if not isinstance(doc, dict):
+        raise InputError(f"{path}: expected a JSON object")
+    return doc
+
+
+@dataclass
+class BenchmarkResults:
+    """One benchmark folder: its normalised table, the file it came from and its manifest."""
+
+    name: str
+    path: Path
+    source: Path
+    table: pd.DataFrame
+    manifest: dict[str, Any] | None
+
+    @property
+    def measures(self) -> list[str]:
+        return measure_columns(self.table.columns)
+
+    @property
+    def datasets(self) -> list[str]:
+        return list(dict.fromkeys(self.table["dataset"]))
+
+    @property
+    def systems(self) -> list[str]:
+        return list(dict.fromkeys(self.table["system"]))
+
+
+def load_benchmark(folder: str | Path, name: str | None = None) -> BenchmarkResults:
+    """Read ``folder/table.json`` (preferred: it keeps types) or ``folder/table.csv``, and ``manifest.json``."""
+    folder = Path(folder)
+    source = folder / TABLE_JSON if (folder / TABLE_JSON).exists() else folder / TABLE_CSV
+    if not source.exists():
+        raise InputError(f"{folder}: no {TABLE_JSON} or {TABLE_CSV}")
+    records, row_word = _read_records(source)
+    table = normalise_table(records, str(source), row_word)
+    return BenchmarkResults(name or folder.name, folder, source, table, read_json_file(folder / MANIFEST))
+
+
+def find_key(doc: Any, keys: Iterable[str], accept) -> Any:
+    """The first value under one of ``keys`` (in order) that ``accept`` takes, searching ``doc``'s ``experiment``
+    first, then the whole document, each breadth-first (nested dicts such as ``config`` included); None when none.
+    Shallow keys win over deep ones, so ``experiment.rescale_k`` beats a ``k`` nested deeper."""
+    keys = tuple(keys)
+    roots = [doc.get("experiment"), doc] if isinstance(doc, dict) else []
+    for root in roots:
+        queue = [root]
+        while queue:
+            node = queue.pop(0)
+            if not isinstance(node, dict):
+                continue
+            for key in keys:
+                if key in node and accept(node[key]):
+                    return node[key]
+            queue.extend(v for v in node.values() if isinstance(v, dict))
+    return None
+
+
+def _is_k(value: Any) -> bool:
+    try:
+        return not isinstance(value, bool) and math.isfinite(float(value)) and float(value) > 0
+    except (TypeError, ValueError):
+        return False
+
+
+def _is_name(value: Any) -> bool:
+    return isinstance(value, str) and bool(value.strip())
+
+
+@dataclass
+class TrainingRun:
+    """One training run: its log (one row per step, sorted by step), manifest, backbone and rescaling k.
+
+    ``replaced_steps`` counts log lines whose step a later line logged again (a resumed run): the later one is
+    kept. ``blank_lines`` counts empty lines skipped.
+    """
+
+    name: str
+    path: Path
+    log: pd.DataFrame
+    manifest: dict[str, Any] | None
+    backbone: str | None
+    k: float | None
+    lines: int = 0
+    blank_lines: int = 0
+    replaced_steps: int = 0
+    notes: list[str] = field(default_factory=list)
+
+
+def read_log(path: Path) -> tuple[pd.DataFrame, int, int, int]:
+    """``log.jsonl`` as a frame sorted by ``step`` (a record without ``step`` gets its position among the
+    records, from 0), the last line kept for a repeated step; returns (frame, lines read, blank lines, replaced
+    steps)."""
+    records = []
+    lines = blank = 0
+    with open(path, encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            lines += 1
+            if not line.strip():
+                blank += 1
+                continue
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise InputError(f"{path} line {n}: not valid JSON ({e})") from None
+            if not isinstance(rec, dict):
+                raise InputError(f"{path} line {n}: expected a JSON object")
+            rec.setdefault("step", len(records))
+            if not _is_number(rec["step"]):
+                raise InputError(f"{path} line {n}: step {rec['step']!r} is not a number")
+            records.append(rec)
+    frame = pd.DataFrame(records)
+    if frame.empty:
+        return pd.DataFrame({"step": pd.Series(dtype="float64")}), lines, blank, 0
+    before = len(frame)
+    frame = frame.drop_duplicates("step", keep="last").sort_values("step", kind="stable").reset_index(drop=True)
+    return frame, lines, blank, before - len(frame)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def load_training_run(folder: str | Path) -> TrainingRun:
+    """Read ``folder/log.jsonl`` and ``folder/manifest.json``; backbone and k come from the manifest
+    (:data:`BACKBONE_KEYS`, :data:`K_KEYS`, see :func:`find_key`)."""
+    folder = Path(folder)
+    log, lines, blank, replaced = read_log(folder / TRAIN_LOG)
+    manifest = read_json_file(folder / MANIFEST)
+    notes = []
+    k = find_key(manifest, K_KEYS, _is_k) if manifest else None
+    backbone = find_key(manifest, BACKBONE_KEYS, _is_name) if manifest else None
+    if manifest is None:
+        notes.append(f"{folder.name}: no {MANIFEST}, backbone and k unknown")
+    else:
+        if k is None:
+            notes.append(f"{folder.name}: no rescaling k in {MANIFEST} (keys {', '.join(K_KEYS)})")
+        if backbone is None:
+            notes.append(f"{folder.name}: no backbone in {MANIFEST} (keys {', '.join(BACKBONE_KEYS)})")
+    return TrainingRun(folder.name, folder, log, manifest, backbone, float(k) if k is not None else None,
+                       lines, blank, replaced, notes)
+
+
+@dataclass
+class Results:
+    """A results folder: its benchmarks and training runs, by folder name."""
+
+    root: Path
+    benchmarks: dict[str, BenchmarkResults]
+    training: dict[str, TrainingRun]
+
+    def combined(self) -> pd.DataFrame:
+        """All benchmark rows in one table (see :func:`combine`)."""
+        return combine(self.benchmarks.values())
+
+
+def _same_numbers(a: pd.Series, b: pd.Series, columns: list[str]) -> bool:
+    """Whether two rows agree on every column both have a number in (``k`` included)."""
+    for c in columns:
+        x, y = a.get(c, math.nan), b.get(c, math.nan)
+        if not (math.isnan(x) or math.isnan(y)) and x != y:
+            return False
+    return True
+
+
+def combine(benchmarks: Iterable[BenchmarkResults]) -> pd.DataFrame:
+    """The rows of several benchmarks with a ``benchmark`` column.
+
+    A (dataset, system) found in more than one benchmark gives one row: the first with status "ok" (else the
+    first), its empty numbers filled from the other "ok" rows (which agree with it wherever both have a number);
+    ``attrs["merged"]`` says which rows were merged away. Two "ok" rows whose numbers differ raise, naming both
+    files, since a report cannot choose between them.
+    """
+    frames = [b.table.assign(benchmark=b.name, _source=str(b.source)) for b in benchmarks]
+    if not frames:
+        empty = pd.DataFrame(columns=[*REQUIRED_COLUMNS, "model", "status", "baseline", "benchmark"])
+        return empty.assign(k=pd.Series(dtype="float64"))
+    frame = pd.concat(frames, ignore_index=True)
+    numbers = ["k"] + [c for c in frame.columns if c in EFFICIENCY_COLUMNS or c in measure_columns(frame.columns)]
+    for c in numbers:
+        frame[c] = frame[c].astype("float64")
+    for c in frame.columns:
+        if c in TEXT_COLUMNS or str(c).endswith(SIG_SUFFIX):
+            frame[c] = frame[c].fillna("")  # a column only some benchmarks have
+    groups: dict[tuple[str, str], list[int]] = {}
+    for i in frame.index:
+        groups.setdefault((frame.at[i, "dataset"], frame.at[i, "system"]), []).append(i)
+    merged, kept = [], []
+    for (dataset, system), rows in groups.items():
+        ok = [i for i in rows if frame.at[i, "status"] == "ok"]
+        first = (ok or rows)[0]
+        for i in ok[1:]:
+            if not _same_numbers(frame.loc[first], frame.loc[i], numbers):
+                raise InputError(f"({dataset}, {system}) has different results in {frame.at[first, '_source']} "
+                                 f"and {frame.at[i, '_source']}; keep one of them in the results folder")
+            for c in numbers + [c for c in frame.columns if str(c).endswith(SIG_SUFFIX)] + ["model", "baseline"]:
+                empty = frame.at[first, c] == "" if c in ("model", "baseline") or str(c).endswith(SIG_SUFFIX) \
+                    else math.isnan(frame.at[first, c])
+                if empty:
+                    frame.at[first, c] = frame.at[i, c]
+        kept.append(first)
+        merged += [f"({dataset}, {system}) of {frame.at[i, 'benchmark']} merged into the row of "
+                   f"{frame.at[first, 'benchmark']}" for i in rows if i != first]
+    out = frame.loc[sorted(kept)].drop(columns="_source").reset_index(drop=True)
+    out.attrs["merged"] = merged
+    return out
+
+
+def is_benchmark(folder: Path) -> bool:
+    return (folder / TABLE_JSON).is_file() or (folder / TABLE_CSV).is_file()
+
+
+def load_results(root: str | Path) -> Results:
+    """Every benchmark folder directly under ``root`` (or ``root`` itself when it holds a table) and every
+    training run under ``root/train``; raises when there is neither."""
+    root = Path(root)
+    if not root.is_dir():
+        raise InputError(f"results folder {root} does not exist")
+    folders = [root] if is_benchmark(root) else []
+    folders += sorted(p for p in root.iterdir() if p.is_dir() and p.name != TRAIN_DIR and is_benchmark(p))
+    benchmarks = {f.name: load_benchmark(f) for f in folders}
+    train = root / TRAIN_DIR
+    runs = sorted(p for p in train.iterdir() if (p / TRAIN_LOG).is_file()) if train.is_dir() else []
+    training = {p.name: load_training_run(p) for p in runs}
+    if not benchmarks and not training:
+        raise InputError(f"{root}: no benchmark folder (<name>/{TABLE_JSON} or {TABLE_CSV}) and no training run "
+                         f"({TRAIN_DIR}/<run>/{TRAIN_LOG})")
+    return Results(root, benchmarks, training)
+

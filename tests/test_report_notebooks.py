@@ -1,0 +1,51 @@
+"""The notebooks in notebooks/ run top to bottom on the committed synthetic results and save their figures."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+DATA = REPO / "tests" / "data" / "report"
+NOTEBOOKS = {
+    "tables_and_tradeoffs.ipynb": {"flops-msmarco-dev.png", "latency-msmarco-dev.png", "flops-scifact.png",
+                                   "latency-scifact.png"},
+    "training_and_best_k.ipynb": {"training-loss.png", "training-active_dims_q.png", "training-active_dims_d.png",
+                                  "head-norm-best-k.png"},
+}
+
+
+def _nbclient():
+    try:
+        import nbclient
+        import nbformat
+    except ImportError:
+        if os.environ.get("CI"):
+            raise
+        pytest.skip("nbclient/nbformat/ipykernel not installed (pip install -e '.[test]')")
+    return nbclient, nbformat
+
+
+@pytest.mark.parametrize("name", sorted(NOTEBOOKS))
+def test_notebook_runs(name, tmp_path, monkeypatch):
+    nbclient, nbformat = _nbclient()
+    monkeypatch.setenv("LSR_EVAL_RESULTS", str(DATA))
+    monkeypatch.setenv("LSR_EVAL_REPORT_OUT", str(tmp_path))
+    nb = nbformat.read(REPO / "notebooks" / name, as_version=4)
+    assert all(not c.get("outputs") for c in nb.cells if c.cell_type == "code"), "commit notebooks without outputs"
+    nbclient.NotebookClient(nb, timeout=120, kernel_name="python3",
+                            resources={"metadata": {"path": str(REPO / "notebooks")}}).execute()
+    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
+    assert not [o for o in outputs if o.output_type == "error"]
+    images = [o for o in outputs if "image/png" in o.get("data", {})]
+    assert len(images) == len(NOTEBOOKS[name])
+    written = {p.name for p in tmp_path.iterdir()}
+    assert NOTEBOOKS[name] <= written
+    assert {n.replace(".png", ".pdf") for n in NOTEBOOKS[name]} <= written
+    markdown = "".join(o["data"].get("text/markdown", "") for o in outputs if "data" in o)
+    if name == "tables_and_tradeoffs.ipynb":
+        assert "| sentence-transformers/all-MiniLM-L6-v2 | 4 | 0.3456† |" in markdown
+    else:
+        assert "| minilm-k4 | sentence-transformers/all-MiniLM-L6-v2 | 4 | 45 | 41 | 3 | 1 |" in markdown
