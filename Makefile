@@ -11,7 +11,7 @@ install:
 	$(PIP) install --quiet --disable-pip-version-check -e '.[test]'
 
 quickstart: install
-	$(PYTHON) -m lsr_eval.cli bm25 $(SHARED)/beir/scifact --split test --out $(OUT)/bm25-scifact --overwrite
+	SHARED=$(SHARED) OUT=$(OUT) bash pipelines/quickstart.sh
 
 test: install
 	$(PYTHON) -m pytest -q

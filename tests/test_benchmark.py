@@ -57,12 +57,14 @@ def test_benchmark_table_and_resume(tmp_path, capsys):
     assert {"nDCG@10_sig", "baseline"} <= set(table.columns)
     wsum = json.loads((tmp_path / "results" / "runs" / "wsum" / "tiny" / "manifest.json").read_text())
     assert wsum["tuning"]["counts"] and wsum["tuning"]["params"]["weights"]
-    # tuning runs were made on the train split, apart from the reported ones
-    assert (tmp_path / "results" / "runs" / "bm25" / "tiny@train" / "run.trec").exists()
+    # tuning runs were made on the train split, apart from the reported ones, and runs stay in the work folder
+    assert (tmp_path / "work" / "benchmarks" / "tiny" / "runs" / "bm25" / "tiny@train" / "run.trec").exists()
+    assert not list((tmp_path / "results").rglob("run.trec"))
     # a second run resumes: every run is reused, the table is the same
-    before = (tmp_path / "results" / "runs" / "splade" / "tiny" / "manifest.json").stat().st_mtime
+    run_manifest = tmp_path / "work" / "benchmarks" / "tiny" / "runs" / "splade" / "tiny" / "manifest.json"
+    before = run_manifest.stat().st_mtime
     assert main(["benchmark", path, "--work-dir", str(tmp_path / "work"), "--threads", "1"]) == 0
-    assert (tmp_path / "results" / "runs" / "splade" / "tiny" / "manifest.json").stat().st_mtime == before
+    assert run_manifest.stat().st_mtime == before
     again = pd.read_csv(tmp_path / "results" / "table.csv")
     assert again["nDCG@10"].tolist() == table["nDCG@10"].tolist()
 

@@ -1,8 +1,13 @@
 """Run a benchmark: every system on every dataset (each run reused when already done), fusion with weights tuned
 on another split, significance against a baseline, efficiency; one table (CSV + JSON) with a manifest.
 
-Layout of ``out``: ``runs/<system>/<dataset>/`` (run.trec, metrics.json, manifest.json; tuning runs under
-``runs/<system>/<dataset>@<split>/``), ``table.csv``, ``table.json``, ``manifest.json``.
+Runs (``run.trec``, query vectors) are large: they live in the work folder, ``<work>/benchmarks/<name>/runs/<system>/
+<dataset>/`` (tuning runs under ``<dataset>@<split>``). ``out`` (committed under ``results/``) gets ``table.csv``,
+``table.json``, ``manifest.json`` and, per run, copies of its small files (``metrics.json``, ``manifest.json``,
+``efficiency.json``) under ``runs/<system>/<dataset>/``.
+
+Significance markers (``<measure>_sig``): ``†`` significantly better than the baseline, ``↓`` significantly worse
+(after Bonferroni correction over the table's comparisons).
 """
 
 from __future__ import annotations
@@ -10,6 +15,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import shutil
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -125,11 +131,22 @@ def _efficiency(system: SystemEntry, dataset: Dataset, run_dir: Path, cfg, threa
     return row
 
 
+SMALL_FILES = ("metrics.json", "manifest.json", "efficiency.json")
+
+
+def _copy_small(run_dir: Path, dest: Path) -> None:
+    dest.mkdir(parents=True, exist_ok=True)
+    for name in SMALL_FILES:
+        if (run_dir / name).exists():
+            shutil.copyfile(run_dir / name, dest / name)
+
+
 def run_benchmark(cfg: BenchmarkConfig, work: Path, threads: int = 2):
     """Run (or resume) the benchmark; returns the results table (pandas)."""
     import pandas as pd
 
     out = Path(cfg.out)
+    run_root = work / "benchmarks" / _slug(cfg.name) / "runs"
     rows: list[dict[str, Any]] = []
     for entry in expand_datasets(cfg.datasets):
         try:
@@ -144,19 +161,24 @@ def run_benchmark(cfg: BenchmarkConfig, work: Path, threads: int = 2):
         runs: dict[str, Any] = {}
         by_name: dict[str, dict[str, Any]] = {}
         for system in cfg.systems:
-            run_dir = out / "runs" / system.name / label
+            run_dir = run_root / system.name / label
             row = {"dataset": label, "system": system.name, "model": system.params.get("model", ""),
                    "k": system.params.get("rescale_k"), "status": "ok"}
             try:
                 row.update(run_system(system, dataset, run_dir, work, threads))
-                if cfg.efficiency:
-                    row.update(_efficiency(system, dataset, run_dir, cfg.efficiency, threads))
                 from lsr_eval.runs.trec import read_run
 
                 runs[system.name] = read_run(run_dir / "run.trec")
             except LsrEvalError as e:
                 log.error("%s on %s failed: %s", system.name, label, e)
                 row["status"] = f"failed: {e}"
+            if cfg.efficiency and system.name in runs:
+                try:
+                    row.update(_efficiency(system, dataset, run_dir, cfg.efficiency, threads))
+                except (LsrEvalError, KeyError, OSError) as e:  # the run stands; its efficiency cells say why
+                    log.error("efficiency of %s on %s failed: %s", system.name, label, e)
+                    row["efficiency_status"] = f"failed: {e}"
+            _copy_small(run_dir, out / "runs" / system.name / label)
             rows.append(row)
             by_name[system.name] = row
         tune_runs = tune_qrels = None
@@ -167,7 +189,7 @@ def run_benchmark(cfg: BenchmarkConfig, work: Path, threads: int = 2):
 
             tune_runs = {}
             for system in cfg.systems:
-                d = out / "runs" / system.name / f"{label}@{entry.tune_split}"
+                d = run_root / system.name / f"{label}@{entry.tune_split}"
                 run_system(system, tune_ds, d, work, threads)
                 tune_runs[system.name] = read_run(d / "run.trec")
         for f in cfg.fusion:
@@ -178,10 +200,11 @@ def run_benchmark(cfg: BenchmarkConfig, work: Path, threads: int = 2):
             else:
                 try:
                     row.update(_fuse(f, runs, tune_runs, dataset.qrels(), tune_qrels, measures,
-                                     out / "runs" / f.name / label))
+                                     run_root / f.name / label))
                     from lsr_eval.runs.trec import read_run
 
-                    runs[f.name] = read_run(out / "runs" / f.name / label / "run.trec")
+                    runs[f.name] = read_run(run_root / f.name / label / "run.trec")
+                    _copy_small(run_root / f.name / label, out / "runs" / f.name / label)
                 except LsrEvalError as e:
                     row["status"] = f"failed: {e}"
             rows.append(row)
@@ -194,7 +217,7 @@ def run_benchmark(cfg: BenchmarkConfig, work: Path, threads: int = 2):
                               alpha=sig.alpha)
             for rec in df.to_dict("records"):
                 r = by_name[rec["system"]]
-                r[f"{rec['measure']}_sig"] = rec["marker"]
+                r[f"{rec['measure']}_sig"] = ("" if not rec["significant"] else "†" if rec["difference"] > 0 else "↓")
                 r[f"{rec['measure']}_p"] = rec["p_corrected"]
                 r["baseline"] = sig.baseline
     table = pd.DataFrame(rows)
@@ -202,7 +225,8 @@ def run_benchmark(cfg: BenchmarkConfig, work: Path, threads: int = 2):
     table.to_csv(out / "table.csv", index=False)
     table.to_json(out / "table.json", orient="records", indent=2)
     write_manifest(out, "benchmark", {"config": cfg.source, "name": cfg.name},
-                   config=json.loads(json.dumps(asdict(cfg), default=str)),
+                   config=json.loads(json.dumps(asdict(cfg), default=str)), runs_dir=str(run_root),
+                   significance_markers={"†": "significantly better than the baseline", "↓": "significantly worse"},
                    counts={"rows": len(table), "failed": int(table["status"].str.startswith("failed").sum())},
                    outputs=["table.csv", "table.json", "runs/"])
     return table

@@ -115,6 +115,11 @@ class Dataset(ABC):
     def corpus_key(self) -> dict[str, Any]:
         """What identifies the corpus (for caching indexes and encodings across splits)."""
 
+    def corpus_label(self) -> str:
+        """A readable name of the corpus (the same for every split), for cache folder names."""
+        key = self.corpus_key()
+        return Path(key["path"]).parent.name if "path" in key else str(key.get("docs_id", self.name))
+
     def docs(self) -> Iterator[Document]:
         """Validated document stream; counts land in ``self.doc_stats`` (reset at each pass)."""
         self.doc_stats = CorpusStats()

@@ -40,7 +40,7 @@ def ensure_bm25_index(dataset: Dataset, work: Path, threads: int = 2) -> tuple[P
     from lsr_eval.anserini.jvm import info
 
     key = {"kind": "bm25-flat", "corpus": dataset.corpus_key()}
-    slot = cache_slot(work, "indexes", key, f"bm25-flat-{dataset.name}")
+    slot = cache_slot(work, "indexes", key, f"bm25-flat-{dataset.corpus_label()}")
     manifest = cached(slot, key)
     if manifest is not None:
         log.info("reusing BM25 index %s (%d documents)", slot, manifest["counts"]["total_indexed"])

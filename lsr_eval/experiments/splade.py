@@ -81,7 +81,7 @@ def ensure_impact_index(dataset: Dataset, model, s: SpladeSettings, work: Path, 
     fingerprint = {"model": model_fingerprint(s.model), "document_encoder": model.document.describe(),
                    "bf16": s.bf16}
     enc_key = {"stage": "encode", "encoder": fingerprint, "corpus": dataset.corpus_key()}
-    label = f"{Path(s.model).name}-{dataset.name}"
+    label = f"{Path(s.model).name}-{dataset.corpus_label()}"
     enc_slot = cache_slot(work, "encodings", enc_key, label)
     summary = encode_corpus(dataset.docs(), SpladeTextEncoder(model.document), enc_slot, enc_key,
                             encoder_info=fingerprint, shard_size=s.shard_size, batch_size=s.batch_size)

@@ -68,6 +68,7 @@ class SpladeEncoder(nn.Module):
         self.bf16 = bool(bf16)
         self.head_init = head_init
         self._terms: list[str] | None = None
+        self.train(mlm.training)  # a new nn.Module is in training mode; follow the backbone (eval when loaded)
 
     @classmethod
     def from_pretrained(cls, path: str | os.PathLike, max_length: int, *, head_init: HeadInitRule = "auto",

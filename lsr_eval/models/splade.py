@@ -52,6 +52,7 @@ class SpladeModel(nn.Module):
         if not (isinstance(quantization_scale, (int, float)) and quantization_scale > 0):
             raise ConfigError(f"quantization_scale={quantization_scale!r}: expected a number > 0")
         self.quantization_scale = float(quantization_scale)
+        self.train(document.training)
 
     @property
     def shared(self) -> bool:

@@ -1,0 +1,481 @@
+"""Side-by-side benchmark of the SPLADE query path, in one run, on one CPU thread: lsr-eval's
+(:class:`SpladeEncoder` -> integer weight map -> :class:`ImpactSearcher.search`) against Pyserini's own
+(``SpladeQueryEncoder`` inside ``LuceneImpactSearcher.search``), on the same impact index and the same weights;
+plus expected FLOPs, posting-list statistics and the single-thread latency report (BM25 for reference).
+
+    python pipelines/bench_query_path.py --reuse /tmp/work      # SciFact test, offline MiniLM, top-128 / top-32
+
+The only file outside ``lsr_eval/anserini/`` allowed to import pyserini (tests/test_import_boundary.py). Pyserini's
+``pyserini.encode`` builds an OpenAI client at import (a dummy ``OPENAI_API_KEY`` is set when none is), and the JVM
+is started by :mod:`lsr_eval.anserini.jvm` first, so that pyserini finds it running with lsr-eval's options.
+
+Pyserini paths (``LuceneImpactSearcher`` with a ``SpladeQueryEncoder`` built on a folder saved by
+``SpladeModel.save_pretrained``), and what differs from lsr-eval's:
+
+* ``pyserini``: the encoder as Pyserini loads it (``AutoModelForMaskedLM``). The identity head's bypassed activation
+  is not a transformers option, so BERT's GELU is back in the head: different vectors (see docs/models.md).
+* ``pyserini-same-weights``: the same encoder object with its ``model`` replaced by lsr-eval's loaded query model
+  (bypass kept): identical float vectors, so differences come from the rest of the path.
+* Both get lsr-eval's query sparsification (special tokens dropped, top-k) applied to their float weights just before
+  Pyserini's own term-dict building and quantisation (a subclass hook): Pyserini applies none, and the untrained
+  head activates ~30k terms per query, over Lucene's 1024-clause limit (counted below, not searched).
+* Pyserini quantises queries as ``round(w / 5 * 256)`` (scale 51.2), lsr-eval as ``rint(w * 100)``; Pyserini drops
+  query terms absent from the index (or in every document); it tokenises with ``max_length=256`` (lsr-eval: 64; no
+  SciFact query is that long); it runs the model without ``torch.inference_mode``, builds the id -> term table
+  (30k entries) at every query, and returns Java hits unread, whereas ``ImpactSearcher.search`` reads the k hits
+  into Python: Pyserini's time to read them is measured apart ("read") and added for the like-for-like ratio.
+
+The paths run interleaved, query by query, the order rotating at each query, so machine load drifts evenly over
+them. Ratios are Pyserini / lsr-eval (above 1: lsr-eval is faster).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import logging
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+REPO = Path(__file__).resolve().parents[1]
+STAGE = "bench-query-path"
+#: Pyserini's query quantisation: round(w / 5 * 256) (pyserini/encode/_splade.py).
+PYSERINI_SCALE = 256 / 5
+
+log = logging.getLogger("bench_query_path")
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--dataset", default="/work/shared/data/beir/scifact", help="BEIR folder or registry name")
+    p.add_argument("--split", default="test")
+    p.add_argument("--model", default="minilm", help="model folder or hub id; 'minilm' = offline all-MiniLM-L6-v2")
+    p.add_argument("--doc-top-k", type=int, default=128)
+    p.add_argument("--query-top-k", type=int, default=32)
+    p.add_argument("--max-length-q", type=int, help="query max length in tokens (default: the model's, else 64)")
+    p.add_argument("--max-length-d", type=int, help="document max length in tokens (default: the model's, else 256)")
+    p.add_argument("--scale", type=float, default=100.0, help="lsr-eval quantisation scale (documents and queries)")
+    p.add_argument("--k", type=int, default=1000, help="hits per query")
+    p.add_argument("--warmup", type=int, default=20, help="first queries run but not counted")
+    p.add_argument("--limit", type=int, help="only the first N queries (smoke test)")
+    p.add_argument("--bf16-queries", type=int, default=0,
+                   help="also time bf16 encoding on this many queries (slow on AVX2-only CPUs: keep it small)")
+    p.add_argument("--reuse", type=Path, help="a work folder searched read-only for a cached impact index or encoding")
+    p.add_argument("--work-dir", type=Path, default=REPO / "work", help="where missing indexes are built")
+    p.add_argument("--model-dir", type=Path, help="folder for the saved model (default WORK/bench_query_path/model)")
+    p.add_argument("--threads", type=int, default=2, help="threads for building missing indexes only")
+    p.add_argument("--out", type=Path, default=REPO / "results" / "bench_query_path")
+    return p.parse_args(argv)
+
+
+# ---- artefacts ------------------------------------------------------------------------------------------------
+
+def _canonical(obj: Any) -> Any:
+    return json.loads(json.dumps(obj, sort_keys=True, default=str))
+
+
+def find_by_key(root: Path | None, kind: str, key: dict) -> Path | None:
+    """A complete artefact made from ``key`` in ``root/kind/*`` (found by its manifest, whatever the folder's name;
+    read only: nothing is written or removed)."""
+    from lsr_eval.manifest import read_manifest
+
+    if root is None or not (root / kind).is_dir():
+        return None
+    want = _canonical(key)
+    for slot in sorted((root / kind).iterdir()):
+        manifest = read_manifest(slot) if slot.is_dir() else None
+        if manifest is not None and manifest.get("experiment") == want:
+            return slot
+    return None
+
+
+def impact_artefacts(dataset, model, s, reuse: Path | None, work: Path, threads: int) -> dict[str, Any]:
+    """Index and encoding folders of the impact index of ``model`` on ``dataset`` (the keys of
+    :func:`lsr_eval.experiments.splade.ensure_impact_index`): found in ``work`` or ``reuse``; else exported and
+    indexed into ``work/bench_query_path/`` from an encoding found there; else all built by ``ensure_impact_index``
+    in ``work``."""
+    import hashlib
+
+    from lsr_eval.anserini.indexer import build_index
+    from lsr_eval.errors import LsrEvalError
+    from lsr_eval.experiments.splade import ensure_impact_index, model_fingerprint
+    from lsr_eval.export.documents import COLLECTION_DIR, export_documents
+    from lsr_eval.manifest import read_manifest, write_manifest
+
+    fingerprint = {"model": model_fingerprint(s.model), "document_encoder": model.document.describe(),
+                   "bf16": s.bf16}
+    enc_key = {"stage": "encode", "encoder": fingerprint, "corpus": dataset.corpus_key()}
+    exp_key = {"stage": "export", "encoding": enc_key, "scale": s.scale}
+    idx_key = {"stage": "index", "kind": "impact", "collection": exp_key}
+    for root in (work, reuse):
+        idx, enc = find_by_key(root, "indexes", idx_key), find_by_key(root, "encodings", enc_key)
+        if idx is not None and enc is not None:
+            return {"index_dir": idx / "index", "encoding_dir": enc, "source": f"cached in {root}"}
+    own = work / "bench_query_path" / ("impact-" + hashlib.sha1(json.dumps(_canonical(idx_key)).encode())
+                                       .hexdigest()[:12])
+    enc = find_by_key(work, "encodings", enc_key) or find_by_key(reuse, "encodings", enc_key)
+    if enc is not None:
+        if (read_manifest(own) or {}).get("experiment") != _canonical(idx_key):
+            log.info("exporting and indexing the cached encoding %s into %s", enc, own)
+            shutil.rmtree(own, ignore_errors=True)
+            export_documents(enc, own / "collection", exp_key, scale=s.scale)
+            counts = build_index(own / "collection" / COLLECTION_DIR, own / "index", "impact", threads=threads)
+            exported = json.loads((own / "collection" / "manifest.json").read_text())["counts"]["documents_out"]
+            if counts.total_indexed != exported:
+                raise LsrEvalError(f"documents exported ({exported}) != documents indexed ({counts.total_indexed})")
+            shutil.rmtree(own / "collection")
+            write_manifest(own, "index", idx_key, counts=counts.to_dict(), encoding=str(enc))
+        return {"index_dir": own / "index", "encoding_dir": enc, "source": f"indexed from the encoding {enc}"}
+    log.info("no cached impact index or encoding: building both in %s", work)
+    stages = ensure_impact_index(dataset, model, s, work, threads)
+    return {"index_dir": Path(stages["index_dir"]), "encoding_dir": find_by_key(work, "encodings", enc_key),
+            "source": f"built in {work}"}
+
+
+def bm25_index(dataset, work: Path, threads: int) -> Path:
+    """The BM25 index, built or reused in ``work`` (cheap to build; a shared folder may change under us)."""
+    from lsr_eval.experiments.bm25 import ensure_bm25_index
+
+    slot, _ = ensure_bm25_index(dataset, work, threads)
+    return slot / "index"
+
+
+# ---- the query paths ------------------------------------------------------------------------------------------
+
+def ours_path(qw, searcher, k: int) -> Callable:
+    """lsr-eval: weight map, then ImpactSearcher.search (hits read into Python)."""
+
+    def run(q):
+        t0 = time.perf_counter()
+        weights = qw(q.text, q.id)
+        t1 = time.perf_counter()
+        hits = searcher.search(weights, k, qid=q.id)
+        t2 = time.perf_counter()
+        return {"encode": (t1 - t0) * 1e3, "search": (t2 - t1) * 1e3, "total": (t2 - t0) * 1e3,
+                "terms": len(weights), "hits": hits, "weights": weights}
+
+    return run
+
+
+def pyserini_encoder_class(sparsify):
+    """Pyserini's SpladeQueryEncoder with lsr-eval's sparsification applied to its float weights (before its own
+    term dicts and quantisation) and the time of each ``encode`` recorded."""
+    import torch
+    from pyserini.encode import SpladeQueryEncoder
+
+    class SparsifiedSpladeQueryEncoder(SpladeQueryEncoder):
+        last_ms = 0.0
+        last_weights: dict = {}
+
+        def _output_to_weight_dicts(self, batch_aggregated_logits):
+            w = sparsify.apply(torch.from_numpy(batch_aggregated_logits), self.tokenizer.all_special_ids)
+            return super()._output_to_weight_dicts(w.numpy())
+
+        def encode(self, text, **kwargs):
+            t0 = time.perf_counter()
+            out = super().encode(text, **kwargs)
+            self.last_ms = (time.perf_counter() - t0) * 1e3
+            self.last_weights = out
+            return out
+
+    return SparsifiedSpladeQueryEncoder
+
+
+def pyserini_path(searcher, k: int) -> Callable:
+    """Pyserini: LuceneImpactSearcher.search (encodes, filters terms by idf, searches; Java hits), then reading."""
+
+    def run(q):
+        t0 = time.perf_counter()
+        jhits = searcher.search(q.text, k)
+        t1 = time.perf_counter()
+        hits = [(h.docid, float(h.score)) for h in jhits]
+        t2 = time.perf_counter()
+        enc = searcher.query_encoder
+        searched = sum(1 for t in enc.last_weights if t in searcher.idf and searcher.idf[t] > searcher.min_idf)
+        return {"encode": enc.last_ms, "search": (t1 - t0) * 1e3 - enc.last_ms, "total": (t1 - t0) * 1e3,
+                "read": (t2 - t1) * 1e3, "total_read": (t2 - t0) * 1e3, "terms": searched, "hits": hits,
+                "weights": enc.last_weights}
+
+    return run
+
+
+def run_interleaved(queries, paths: dict[str, Callable], warmup: int) -> dict[str, list[dict]]:
+    """Every path on every query, the order rotating at each query; results of all queries (warm-up included)."""
+    names = list(paths)
+    out: dict[str, list[dict]] = {n: [] for n in names}
+    for i, q in enumerate(queries):
+        r = i % len(names)
+        for name in names[r:] + names[:r]:
+            out[name].append(paths[name](q))
+    return out
+
+
+# ---- comparisons ----------------------------------------------------------------------------------------------
+
+def top_agreement(a: list[list[tuple[str, float]]], b: list[list[tuple[str, float]]], depth: int = 10) -> dict:
+    """Per query: same top-``depth`` list (order included), same set, overlap; summarised over queries."""
+    same_list = same_set = 0
+    overlaps = []
+    for ha, hb in zip(a, b):
+        da, db = [d for d, _ in ha[:depth]], [d for d, _ in hb[:depth]]
+        same_list += da == db
+        same_set += set(da) == set(db)
+        overlaps.append(len(set(da) & set(db)) / max(1, min(depth, max(len(da), len(db)))))
+    n = len(overlaps)
+    return {"queries": n, "depth": depth, "same_ranked_list": same_list, "same_set": same_set,
+            "same_ranked_list_fraction": same_list / n, "same_set_fraction": same_set / n,
+            "mean_overlap": sum(overlaps) / n, "overlaps": overlaps}
+
+
+def to_run(queries, results, remove_query: bool) -> dict[str, dict[str, float]]:
+    return {q.id: {d: s for d, s in r["hits"] if not (remove_query and d == q.id)} for q, r in zip(queries, results)}
+
+
+def lucene_check(index_dir: Path, counts, vocab: list[str]) -> dict[str, Any]:
+    """Compare lsr-eval's posting-list lengths (from the encoding) with the index's own document frequencies."""
+    from pyserini.index.lucene import LuceneIndexReader
+
+    reader = LuceneIndexReader(str(index_dir))
+    lucene = {t.term: t.df for t in reader.terms()}
+    ours = {vocab[j]: int(counts.df[j]) for j in range(len(vocab)) if counts.df[j] > 0}
+    mismatched = sorted(t for t in set(lucene) | set(ours) if lucene.get(t) != ours.get(t))
+    stats = reader.stats()
+    return {"lucene_terms": len(lucene), "lucene_postings": sum(lucene.values()),
+            "lucene_stats": {k: int(v) for k, v in stats.items()}, "df_mismatches": len(mismatched),
+            "df_mismatch_examples": mismatched[:10], "equal": not mismatched}
+
+
+def summarise(results: list[dict], warmup: int, fields: tuple[str, ...]) -> dict[str, Any]:
+    from lsr_eval.efficiency.latency import LatencySummary
+
+    measured = results[warmup:]
+    out = {f: LatencySummary.from_ms([r[f] for r in measured]).to_dict() for f in fields}
+    out["mean_terms"] = sum(r["terms"] for r in measured) / len(measured)
+    return out
+
+
+def ratios(num: dict, den: dict, num_field: str, den_field: str) -> dict[str, float]:
+    return {"mean": num[num_field]["mean_ms"] / den[den_field]["mean_ms"],
+            "p50": num[num_field]["p50_ms"] / den[den_field]["p50_ms"]}
+
+
+# ---- main -----------------------------------------------------------------------------------------------------
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    os.environ.setdefault("OPENAI_API_KEY", "sk-dummy")  # pyserini.encode builds an OpenAI client at import
+    from lsr_eval.anserini import jvm
+
+    jvm.start()  # before pyserini: the JVM runs with lsr-eval's runtime and options, pyserini finds it running
+    from pyserini.encode import SpladeQueryEncoder
+    from pyserini.search.lucene import LuceneImpactSearcher
+
+    import torch
+
+    from lsr_eval.anserini.searcher import Bm25Searcher, ImpactSearcher
+    from lsr_eval.commands._model_args import resolve_model
+    from lsr_eval.data.datasets import load_dataset
+    from lsr_eval.efficiency.flops import count_encoding, count_matrix, count_weight_maps, flops_report
+    from lsr_eval.efficiency.latency import QueryWeights, measure_latency, torch_threads
+    from lsr_eval.efficiency.postings import posting_stats
+    from lsr_eval.encode import encode_queries, read_vocab
+    from lsr_eval.encode.splade import SpladeTextEncoder
+    from lsr_eval.evaluation import evaluate
+    from lsr_eval.experiments.splade import SpladeSettings, load_model, model_fingerprint
+    from lsr_eval.manifest import machine, prepare_output, write_manifest
+
+    t_start = time.perf_counter()
+    load_start = list(os.getloadavg())  # other processes share the CPUs: recorded with the figures
+    dataset = load_dataset(args.dataset, args.split)
+    queries = dataset.queries()[:args.limit] if args.limit else dataset.queries()
+    s = SpladeSettings(model=resolve_model(args.model), max_length_q=args.max_length_q,
+                       max_length_d=args.max_length_d, doc_top_k=args.doc_top_k, query_top_k=args.query_top_k,
+                       scale=args.scale, hits=args.k)
+    experiment = {"benchmark": STAGE, "dataset": dataset.describe(), "split": args.split, "queries": len(queries),
+                  "model": model_fingerprint(s.model), "doc_top_k": s.doc_top_k, "query_top_k": s.query_top_k,
+                  "scale": s.scale, "k": args.k, "warmup": args.warmup, "bf16_queries": args.bf16_queries}
+    out = prepare_output(args.out, experiment, overwrite=True)
+    model = load_model(s).eval()  # encode() restores the wrapper's mode: eval, so the shared MLM never trains
+    art = impact_artefacts(dataset, model, s, args.reuse, args.work_dir, args.threads)
+    bm25_dir = bm25_index(dataset, args.work_dir, args.threads)
+    log.info("impact index %s, encoding %s, BM25 index %s", art["index_dir"], art["encoding_dir"], bm25_dir)
+
+    model_dir = args.model_dir or args.work_dir / "bench_query_path" / "model"
+    model.save_pretrained(model_dir)
+    encoder_cls = pyserini_encoder_class(model.query.sparsify)
+    py_loaded = encoder_cls(str(model_dir))           # Pyserini's own loading: GELU back in the identity head
+    py_same = encoder_cls(str(model_dir))
+    py_same.model = model.query.mlm                   # lsr-eval's loaded weights: bypass kept
+    plain = SpladeQueryEncoder(str(model_dir))        # unmodified, for the term counts only
+    plain_terms = [len(plain.encode(q.text)) for q in queries[:5]]
+    del plain
+
+    qw = QueryWeights(model.query, s.scale)
+    ours_searcher = ImpactSearcher(str(art["index_dir"]))
+    ls_loaded = LuceneImpactSearcher(str(art["index_dir"]), py_loaded)
+    ls_same = LuceneImpactSearcher(str(art["index_dir"]), py_same)
+    paths = {"lsr-eval": ours_path(qw, ours_searcher, args.k), "pyserini": pyserini_path(ls_loaded, args.k),
+             "pyserini-same-weights": pyserini_path(ls_same, args.k)}
+    log.info("side by side: %d queries (%d warm-up), %d paths, 1 thread", len(queries), args.warmup, len(paths))
+    with torch_threads(1):
+        results = run_interleaved(queries, paths, args.warmup)
+    load_side_by_side = list(os.getloadavg())
+
+    # latency report of lsr-eval's path with BM25 for reference (item 3), after the side-by-side run
+    with Bm25Searcher(str(bm25_dir)) as bm25:
+        report = measure_latency(queries, model.query, ours_searcher, k=args.k, scale=s.scale, warmup=args.warmup,
+                                 bm25=bm25)
+    bf16 = None
+    if args.bf16_queries > 0:
+        sub = queries[:args.bf16_queries + 2]
+        bf16 = measure_latency(sub, model.query, ours_searcher, k=args.k, scale=s.scale, warmup=2,
+                               bf16=True).to_dict()
+
+    # agreement and effectiveness
+    ours_hits = [r["hits"] for r in results["lsr-eval"]]
+    agreement = {name: top_agreement(ours_hits, [r["hits"] for r in results[name]])
+                 for name in ("pyserini", "pyserini-same-weights")}
+    # lsr-eval's path with Pyserini's query scale and term filter: isolates the rest of the two paths
+    qw_py = QueryWeights(model.query, PYSERINI_SCALE)
+    maps_py_scale = {q.id: {t: w for t, w in qw_py(q.text, q.id).items()
+                            if t in ls_same.idf and ls_same.idf[t] > ls_same.min_idf} for q in queries}
+    run_py_scale, _ = ours_searcher.batch_search(maps_py_scale, k=args.k, threads=1)
+    agreement["lsr-eval-pyserini-scale-and-filter_vs_pyserini-same-weights"] = top_agreement(
+        [sorted(run_py_scale[q.id].items(), key=lambda x: -x[1]) for q in queries],
+        [r["hits"] for r in results["pyserini-same-weights"]])
+    same_terms = sum(set(a["weights"]) == set(b["weights"]) for a, b in
+                     zip(results["lsr-eval"], results["pyserini-same-weights"]))
+    remove_query = dataset.remove_query
+    effectiveness = {name: evaluate(dataset.qrels(), to_run(queries, res, remove_query), dataset.measures)
+                     for name, res in results.items()}
+
+    # FLOPs and posting lists
+    vocab = read_vocab(art["encoding_dir"])
+    docs_impact = count_encoding(art["encoding_dir"], "impact", s.scale)
+    docs_weight = count_encoding(art["encoding_dir"], "weight")
+    maps = {q.id: r["weights"] for q, r in zip(queries, results["lsr-eval"])}
+    q_vectors = encode_queries(queries, SpladeTextEncoder(model.query)).vectors
+    flops = {"impact": flops_report(docs_impact, count_weight_maps(maps, vocab, s.scale)).to_dict(),
+             "weight": flops_report(docs_weight, count_matrix(q_vectors.matrix, "weight")).to_dict()}
+    postings = posting_stats(docs_impact, art["index_dir"]).to_dict()
+    postings["lucene_check"] = lucene_check(art["index_dir"], docs_impact, vocab)
+    ours_searcher.close()
+
+    # summaries
+    lat = {"lsr-eval": summarise(results["lsr-eval"], args.warmup, ("encode", "search", "total"))}
+    for name in ("pyserini", "pyserini-same-weights"):
+        lat[name] = summarise(results[name], args.warmup, ("encode", "search", "total", "read", "total_read"))
+    ratio = {name: {"total_read_vs_total": ratios(lat[name], lat["lsr-eval"], "total_read", "total"),
+                    "total_vs_total": ratios(lat[name], lat["lsr-eval"], "total", "total"),
+                    "encode": ratios(lat[name], lat["lsr-eval"], "encode", "encode"),
+                    "search_read_vs_search": {
+                        "mean": (lat[name]["search"]["mean_ms"] + lat[name]["read"]["mean_ms"])
+                        / lat["lsr-eval"]["search"]["mean_ms"]}}
+             for name in ("pyserini", "pyserini-same-weights")}
+    bench = {
+        "protocol": {"queries": len(queries), "warmup": args.warmup, "measured": len(queries) - args.warmup,
+                     "k": args.k, "torch_threads": 1, "search": "one query at a time in the calling thread",
+                     "order": "interleaved, rotating per query", "ratio": "pyserini / lsr-eval",
+                     "machine": machine(), "torch_version": torch.__version__,
+                     "load_average_1_5_15min": {"start": load_start, "after_side_by_side": load_side_by_side,
+                                                "end": list(os.getloadavg())}},
+        "artefacts": {"index_dir": str(art["index_dir"]), "encoding_dir": str(art["encoding_dir"]),
+                      "bm25_index": str(bm25_dir), "source": art["source"], "model_dir": str(model_dir)},
+        "latency_ms": lat, "ratios": ratio,
+        "agreement_top10": {k: {kk: vv for kk, vv in v.items() if kk != "overlaps"} for k, v in agreement.items()},
+        "same_term_set_lsr_eval_vs_pyserini_same_weights": same_terms,
+        "pyserini_unmodified_terms_first5": plain_terms,
+        "effectiveness": effectiveness,
+        "latency_report_lsr_eval": report.to_dict(), "bf16_encoding": bf16,
+        "flops": flops, "postings": postings,
+        "seconds": time.perf_counter() - t_start,
+    }
+    with open(out / "bench.json", "w", encoding="utf-8") as f:
+        json.dump(bench, f, indent=2)
+        f.write("\n")
+    write_per_query(out / "per_query.csv", queries, results, agreement, args.warmup)
+    (out / "summary.md").write_text(summary_md(bench), encoding="utf-8")
+    write_manifest(out, STAGE, experiment, settings=s.__dict__, artefacts=bench["artefacts"],
+                   outputs=["bench.json", "per_query.csv", "summary.md"], java=jvm.info(),
+                   seconds=bench["seconds"])
+    print(summary_md(bench))
+    return 0
+
+
+def write_per_query(path: Path, queries, results, agreement, warmup: int) -> None:
+    names = list(results)
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        header = ["qid", "warmup"]
+        for n in names:
+            header += [f"{n}:{c}" for c in ("encode_ms", "search_ms", "total_ms", "read_ms", "terms")]
+        header += [f"overlap10:{n}" for n in agreement]
+        w.writerow(header)
+        for i, q in enumerate(queries):
+            row: list[Any] = [q.id, int(i < warmup)]
+            for n in names:
+                r = results[n][i]
+                row += [f"{r['encode']:.3f}", f"{r['search']:.3f}", f"{r['total']:.3f}",
+                        f"{r['read']:.3f}" if "read" in r else "", r["terms"]]
+            row += [f"{agreement[n]['overlaps'][i]:.2f}" for n in agreement]
+            w.writerow(row)
+
+
+def summary_md(b: dict) -> str:
+    p, lat = b["protocol"], b["latency_ms"]
+    lines = [f"# Query path: lsr-eval vs Pyserini ({p['measured']} measured queries, {p['warmup']} warm-up, "
+             f"k={p['k']}, 1 thread, {p['machine']['cpu']}, {p['machine']['cores']} cores)", "",
+             "Load average (1 / 5 / 15 min; other processes shared the CPUs): " + ", ".join(
+                 f"{when} {' / '.join(f'{x:.1f}' for x in v)}" for when, v in p["load_average_1_5_15min"].items()),
+             "",
+             "| path | encode mean / p50 | search mean / p50 | read hits mean | total mean / p50 / p99 | terms |",
+             "|---|---|---|---|---|---|"]
+    for name, x in lat.items():
+        tot = x.get("total_read", x["total"])
+        read = f"{x['read']['mean_ms']:.2f}" if "read" in x else "(in search)"
+        lines.append(f"| {name} | {x['encode']['mean_ms']:.2f} / {x['encode']['p50_ms']:.2f} | "
+                     f"{x['search']['mean_ms']:.2f} / {x['search']['p50_ms']:.2f} | {read} | "
+                     f"{tot['mean_ms']:.2f} / {tot['p50_ms']:.2f} / {tot['p99_ms']:.2f} | {x['mean_terms']:.1f} |")
+    lines += ["", "pyserini: Pyserini's SpladeQueryEncoder as it loads the saved model (GELU back in the identity "
+              "head); pyserini-same-weights: its model replaced by lsr-eval's (bypass kept). Both get lsr-eval's "
+              "top-k on their float weights; Pyserini quantises queries at scale 51.2 and drops terms absent from the "
+              "index, lsr-eval uses scale 100 (see pipelines/bench_query_path.py).",
+              "", "Ratios Pyserini / lsr-eval (total with hits read; as is, without reading):", ""]
+    for name, r in b["ratios"].items():
+        lines.append(f"* {name}: mean {r['total_read_vs_total']['mean']:.2f}, p50 {r['total_read_vs_total']['p50']:.2f}"
+                     f" (as is: mean {r['total_vs_total']['mean']:.2f}, p50 {r['total_vs_total']['p50']:.2f}); "
+                     f"encode mean {r['encode']['mean']:.2f}")
+    lines += ["", "Top-10 agreement with lsr-eval (queries with the same ranked list / same set / mean overlap):", ""]
+    for name, a in b["agreement_top10"].items():
+        lines.append(f"* {name}: {a['same_ranked_list']}/{a['queries']} / {a['same_set']}/{a['queries']} / "
+                     f"{a['mean_overlap']:.3f}")
+    lines += ["", "Effectiveness (k hits, query id hits removed as the dataset says):", ""]
+    for name, m in b["effectiveness"].items():
+        lines.append(f"* {name}: " + ", ".join(f"{k} {v:.4f}" for k, v in m.items()))
+    rep = b["latency_report_lsr_eval"]["latency_ms"]
+    lines += ["", "lsr-eval latency report (separate pass, ms mean / p50 / p99): " + "; ".join(
+        f"{k} {v['mean_ms']:.2f} / {v['p50_ms']:.2f} / {v['p99_ms']:.2f}" for k, v in rep.items())]
+    if b["bf16_encoding"]:
+        e = b["bf16_encoding"]["latency_ms"]
+        lines.append(f"bf16 encoding on {e['encode_bf16']['n']} queries: mean {e['encode_bf16']['mean_ms']:.1f} ms "
+                     f"vs fp32 {e['encode']['mean_ms']:.1f} ms on the same queries")
+    f, ps = b["flops"], b["postings"]
+    lines += ["", f"Expected FLOPs: {f['impact']['expected_flops']:.2f} (impacts > 0: what is indexed and searched),"
+              f" {f['weight']['expected_flops']:.2f} (float weights > 0); avg active dims: documents "
+              f"{f['impact']['documents']['avg_active_dims']:.1f}, queries "
+              f"{f['impact']['queries']['avg_active_dims']:.1f}",
+              f"Posting lists: {ps['terms_with_postings']} terms, {ps['total_postings']} postings, length mean "
+              f"{ps['mean_length']:.1f} / median {ps['median_length']:.0f} / p99 {ps['p99_length']:.0f} / max "
+              f"{ps['max_length']}; index {ps['index_bytes'] / 2**20:.2f} MiB; equal to Lucene's document "
+              f"frequencies: {ps['lucene_check']['equal']}", ""]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
