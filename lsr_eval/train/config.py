@@ -1,0 +1,485 @@
+"""Typed training configurations, read from YAML and validated before anything is loaded.
+
+A config file is a mapping of sections (``model``, ``data``, ``loss``, ``regularizer``, ``optim``, ``train``,
+``output``; ``mlm`` for middle training). Every key is checked against the dataclasses below: an unknown key, a
+missing required value, a value of the wrong type or outside its allowed choices is a :class:`ConfigError` that
+names the file and the dotted key (``model.rescale_k``), raised before any model or data is touched.
+
+``base: other.yaml`` (path relative to the file) starts from another config: its sections are merged key by key,
+the including file winning. Command-line overrides (``--set train.steps=100``) are applied the same way, their
+values parsed as YAML. Floats may be written ``5e-3`` (YAML 1.1 reads that as a string; numeric strings are
+accepted where a float is expected).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Mapping, Union, get_args, get_origin
+
+from lsr_eval.errors import ConfigError
+
+HeadInit = Literal["auto", "identity", "random", "error"]
+RescaleK = Union[float, Literal["suggested"], None]
+LossName = Literal["infonce", "margin_mse", "kl_div"]
+RegKind = Literal["none", "l1", "flops"]
+DataSource = Literal["dataset", "irds-triples"]
+Decay = Literal["linear", "constant"]
+Device = Literal["auto", "cpu", "cuda"]
+
+#: Keys that may differ between a checkpoint's config and the resuming one (they do not change the numbers).
+RESUME_FREE_KEYS = ("output", "train.checkpoint_every", "train.keep_checkpoints", "train.log_every",
+                    "train.num_threads", "train.progress")
+
+
+# -- model ------------------------------------------------------------------------------------------------------
+@dataclass
+class BuildConfig:
+    """A BERT masked LM built from scratch (random weights) on the document encoder's vocabulary and tokenizer.
+
+    Defaults are BERT-tiny (Turc et al. 2019; ``prajjwal1/bert-tiny``): 2 layers, 128 hidden, 2 heads, 512 FFN.
+    """
+
+    layers: int = 2
+    hidden: int = 128
+    heads: int = 2
+    intermediate: int = 512
+    max_positions: int = 512
+
+    def __post_init__(self) -> None:
+        for name in ("layers", "hidden", "heads", "intermediate", "max_positions"):
+            if getattr(self, name) < 1:
+                raise ConfigError(f"model.query.build.{name}={getattr(self, name)}: expected an integer >= 1")
+        if self.hidden % self.heads:
+            raise ConfigError(f"model.query.build: hidden={self.hidden} is not divisible by heads={self.heads}")
+
+
+@dataclass
+class QueryEncoderConfig:
+    """A query encoder distinct from the document encoder: a checkpoint (``path``) or built (``build``).
+
+    Either way it must use the document encoder's vocabulary (a checkpoint's tokenizer is compared to it).
+    """
+
+    path: str | None = None
+    build: BuildConfig | None = None
+    head_init: HeadInit = "auto"
+    rescale_k: RescaleK = None
+
+    def __post_init__(self) -> None:
+        if (self.path is None) == (self.build is None):
+            raise ConfigError("model.query: give exactly one of 'path' (a checkpoint) or 'build' (built from a "
+                              "config)")
+        _check_k("model.query.rescale_k", self.rescale_k)
+
+
+@dataclass
+class ModelConfig:
+    """The SPLADE model to train. ``path``: folder or hub id (``minilm``: the offline all-MiniLM-L6-v2); it is
+    the document encoder, and the query encoder too unless ``query`` is given.
+
+    ``rescale_k``: divide the MLM head by k at initialisation (:func:`lsr_eval.models.rescale_head`), a number or
+    ``suggested`` (:func:`lsr_eval.models.suggest_k` on the loaded head). Applied to each checkpoint loaded here
+    (a built query encoder has its own ``rescale_k``).
+    """
+
+    path: str
+    head_init: HeadInit = "auto"
+    rescale_k: RescaleK = None
+    scale_bias: bool = False
+    max_length_q: int = 64
+    max_length_d: int = 256
+    query: QueryEncoderConfig | None = None
+
+    def __post_init__(self) -> None:
+        _check_k("model.rescale_k", self.rescale_k)
+        for name in ("max_length_q", "max_length_d"):
+            if getattr(self, name) < 2:
+                raise ConfigError(f"model.{name}={getattr(self, name)}: expected an integer >= 2")
+
+
+# -- data -------------------------------------------------------------------------------------------------------
+@dataclass
+class DataConfig:
+    """Training examples: (query, positive, ``n_negatives`` hard negatives[, teacher scores]).
+
+    ``source: dataset``: queries, qrels and documents of ``dataset`` (BEIR folder, registry name or
+    ``irds:<id>``; ``split`` for BEIR folders, default ``train``); positives = qrels with grade > 0; hard
+    negatives from ``negatives`` (a TREC run, e.g. ``lsr-eval bm25 --split train``'s ``run.trec``, or lines
+    ``qid<TAB>docid,docid,...``): its top ``negatives_top_k`` per query minus the judged positives.
+    ``teacher_scores``: lines ``qid docid score`` for distillation; without a negatives file the negatives are
+    the teacher-scored documents that are not positives.
+
+    ``source: irds-triples``: the ir_datasets docpairs ``triples`` (MS MARCO ``triples-small``), read in file
+    order, one negative each.
+    """
+
+    source: DataSource = "dataset"
+    dataset: str | None = None
+    split: str | None = None
+    negatives: str | None = None
+    negatives_top_k: int = 100
+    n_negatives: int = 1
+    teacher_scores: str | None = None
+    triples: str = "msmarco-passage/train/triples-small"
+
+    def __post_init__(self) -> None:
+        if self.source == "dataset" and not self.dataset:
+            raise ConfigError("missing required value 'data.dataset' (source: dataset)")
+        if self.source == "irds-triples":
+            if self.n_negatives != 1:
+                raise ConfigError(f"data.n_negatives={self.n_negatives}: triples have exactly one negative")
+            if self.negatives:
+                raise ConfigError("data.negatives: triples bring their own negatives; remove the key")
+        if self.negatives_top_k < 1:
+            raise ConfigError(f"data.negatives_top_k={self.negatives_top_k}: expected an integer >= 1")
+        if self.n_negatives < 0:
+            raise ConfigError(f"data.n_negatives={self.n_negatives}: expected an integer >= 0")
+
+
+# -- objective --------------------------------------------------------------------------------------------------
+@dataclass
+class LossConfig:
+    """Ranking loss (:mod:`lsr_eval.train.losses`). ``in_batch`` (InfoNCE only): the positives and negatives of
+    the other queries of the batch, over all processes, are negatives too."""
+
+    name: LossName = "infonce"
+    in_batch: bool = True
+
+
+@dataclass
+class RegularizerConfig:
+    """Sparsity regularisers (:mod:`lsr_eval.train.regularizers`) with quadratic warm-up of their weights:
+    ``lambda_t = lambda * (min(t, T) / T)^2`` at optimizer step t (naver/splade's ``RegWeightScheduler``)."""
+
+    query: RegKind = "flops"
+    lambda_q: float = 0.0
+    warmup_q: int = 0
+    document: RegKind = "flops"
+    lambda_d: float = 0.0
+    warmup_d: int = 0
+
+    def __post_init__(self) -> None:
+        for name in ("lambda_q", "lambda_d"):
+            value = getattr(self, name)
+            if not math.isfinite(value) or value < 0:
+                raise ConfigError(f"regularizer.{name}={value}: expected a finite number >= 0")
+        for name in ("warmup_q", "warmup_d"):
+            if getattr(self, name) < 0:
+                raise ConfigError(f"regularizer.{name}={getattr(self, name)}: expected an integer >= 0")
+
+
+@dataclass
+class OptimConfig:
+    """AdamW (decoupled weight decay, not applied to biases and norm weights) with linear LR warm-up then
+    ``decay`` (:mod:`lsr_eval.train.schedule`); gradients clipped to ``max_grad_norm`` (null: no clipping)."""
+
+    lr: float = 2e-5
+    weight_decay: float = 0.01
+    adam_eps: float = 1e-8
+    warmup_steps: int = 0
+    decay: Decay = "linear"
+    max_grad_norm: float | None = 1.0
+
+    def __post_init__(self) -> None:
+        if not (math.isfinite(self.lr) and self.lr > 0):
+            raise ConfigError(f"optim.lr={self.lr}: expected a number > 0")
+        if self.warmup_steps < 0:
+            raise ConfigError(f"optim.warmup_steps={self.warmup_steps}: expected an integer >= 0")
+        if self.max_grad_norm is not None and not self.max_grad_norm > 0:
+            raise ConfigError(f"optim.max_grad_norm={self.max_grad_norm}: expected a number > 0 or null")
+
+
+@dataclass
+class TrainConfig:
+    """Loop settings. ``batch_size``: queries per micro-batch summed over all processes (each process takes
+    ``batch_size / world_size``); an optimizer step sees ``batch_size * grad_accum`` queries."""
+
+    steps: int
+    batch_size: int
+    grad_accum: int = 1
+    bf16: bool = True
+    seed: int = 123
+    device: Device = "auto"
+    checkpoint_every: int = 1000
+    keep_checkpoints: int = 2
+    log_every: int = 1
+    num_threads: int | None = None
+    progress: bool = True
+
+    def __post_init__(self) -> None:
+        for name in ("steps", "batch_size", "grad_accum", "log_every", "keep_checkpoints"):
+            if getattr(self, name) < 1:
+                raise ConfigError(f"train.{name}={getattr(self, name)}: expected an integer >= 1")
+        if self.checkpoint_every < 0:
+            raise ConfigError(f"train.checkpoint_every={self.checkpoint_every}: expected an integer >= 0 "
+                              f"(0: only the final model)")
+
+
+@dataclass
+class OutputConfig:
+    """``dir``: small outputs (``log.jsonl``, ``manifest.json``, ``config.yaml``), e.g. ``results/train/<run>``;
+    ``model_dir``: checkpoints and the final model (``model/``), e.g. under the git-ignored ``work/``."""
+
+    dir: str
+    model_dir: str
+
+
+@dataclass
+class SpladeTrainConfig:
+    """``lsr-eval train``: a SPLADE model trained on ranking examples."""
+
+    model: ModelConfig
+    data: DataConfig
+    train: TrainConfig
+    output: OutputConfig
+    loss: LossConfig = field(default_factory=LossConfig)
+    regularizer: RegularizerConfig = field(default_factory=RegularizerConfig)
+    optim: OptimConfig = field(default_factory=OptimConfig)
+    name: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.loss.name in ("margin_mse", "kl_div"):
+            if not self.data.teacher_scores:
+                raise ConfigError(f"loss.name={self.loss.name} distils teacher scores: set data.teacher_scores")
+            if self.data.n_negatives < 1:
+                raise ConfigError(f"loss.name={self.loss.name} needs data.n_negatives >= 1")
+        if self.loss.name == "infonce" and not self.loss.in_batch and self.data.n_negatives < 1:
+            raise ConfigError("loss.in_batch=false needs data.n_negatives >= 1 (no negative otherwise)")
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+# -- middle training --------------------------------------------------------------------------------------------
+@dataclass
+class MiddleModelConfig:
+    """The masked LM to middle-train (``path`` as in :class:`ModelConfig`)."""
+
+    path: str
+    head_init: HeadInit = "auto"
+    rescale_k: RescaleK = None
+    scale_bias: bool = False
+    max_length: int = 256
+
+    def __post_init__(self) -> None:
+        _check_k("model.rescale_k", self.rescale_k)
+        if self.max_length < 2:
+            raise ConfigError(f"model.max_length={self.max_length}: expected an integer >= 2")
+
+
+@dataclass
+class MiddleDataConfig:
+    """Texts to mask: the documents of ``dataset`` (``split`` for BEIR folders), at most ``max_docs``."""
+
+    dataset: str
+    split: str | None = None
+    max_docs: int | None = None
+
+
+@dataclass
+class MlmConfig:
+    """Masking (BERT's 80/10/10 rule on ``mask_prob`` of the real tokens) and the FLOPS weight on the SPLADE
+    pooling of the MLM logits, with quadratic warm-up over ``warmup_d`` steps."""
+
+    mask_prob: float = 0.15
+    lambda_d: float = 0.0
+    warmup_d: int = 0
+
+    def __post_init__(self) -> None:
+        if not 0 < self.mask_prob < 1:
+            raise ConfigError(f"mlm.mask_prob={self.mask_prob}: expected a number in (0, 1)")
+        if not (math.isfinite(self.lambda_d) and self.lambda_d >= 0):
+            raise ConfigError(f"mlm.lambda_d={self.lambda_d}: expected a finite number >= 0")
+        if self.warmup_d < 0:
+            raise ConfigError(f"mlm.warmup_d={self.warmup_d}: expected an integer >= 0")
+
+
+@dataclass
+class MiddleTrainConfig:
+    """``lsr-eval middle-train``: MLM + FLOPS middle training of a backbone (Lassance & Clinchant 2022)."""
+
+    model: MiddleModelConfig
+    data: MiddleDataConfig
+    train: TrainConfig
+    output: OutputConfig
+    mlm: MlmConfig = field(default_factory=MlmConfig)
+    optim: OptimConfig = field(default_factory=OptimConfig)
+    name: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+# -- loading ----------------------------------------------------------------------------------------------------
+def _check_k(key: str, k: RescaleK) -> None:
+    if k is not None and k != "suggested" and not (math.isfinite(k) and k > 0):
+        raise ConfigError(f"{key}={k!r}: expected a number > 0, 'suggested' or null")
+
+
+def read_yaml(path: str | os.PathLike, _seen: tuple[Path, ...] = ()) -> dict[str, Any]:
+    """The mapping in ``path`` with its ``base:`` chain merged in (the including file wins)."""
+    import yaml
+
+    p = Path(path)
+    if p.resolve() in _seen:
+        raise ConfigError(f"{p}: 'base' includes itself ({' -> '.join(map(str, _seen))})")
+    try:
+        with open(p, encoding="utf-8") as f:
+            data = yaml.safe_load(f)
+    except OSError as e:
+        raise ConfigError(f"{p}: cannot read the config: {e.strerror}") from e
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f"{p}:{mark.line + 1}" if mark is not None else str(p)
+        raise ConfigError(f"{where}: invalid YAML: {getattr(e, 'problem', e)}") from e
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{p}: a config is a mapping of sections, got {type(data).__name__}")
+    base = data.pop("base", None)
+    if base is None:
+        return data
+    if not isinstance(base, str):
+        raise ConfigError(f"{p}: 'base' must be a file name, got {base!r}")
+    parent = read_yaml(p.parent / base, _seen + (p.resolve(),))
+    return merge(parent, data)
+
+
+def merge(base: Mapping[str, Any], top: Mapping[str, Any]) -> dict[str, Any]:
+    """Deep merge of two mappings: ``top`` wins; nested mappings are merged key by key."""
+    out = dict(base)
+    for key, value in top.items():
+        if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
+            out[key] = merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
+    """Apply ``dotted.key=value`` strings (values parsed as YAML) to a raw config mapping."""
+    import yaml
+
+    out = dict(data)
+    for item in overrides:
+        key, sep, text = item.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"override {item!r}: expected KEY=VALUE with a dotted key, e.g. train.steps=100")
+        try:
+            value = yaml.safe_load(text)
+        except yaml.YAMLError as e:
+            raise ConfigError(f"override {item!r}: invalid YAML value: {e}") from e
+        nested: Any = value
+        for part in reversed(key.strip().split(".")):
+            nested = {part: nested}
+        out = merge(out, nested)
+    return out
+
+
+C = typing.TypeVar("C")
+
+
+def from_dict(cls: type[C], data: Any, source: str, prefix: str = "") -> C:
+    """Build dataclass ``cls`` from a raw mapping, checking keys and types (errors name ``source`` and the
+    dotted key)."""
+    where = prefix.rstrip(".") or "the config"
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"{source}: '{where}' must be a mapping of keys, got {type(data).__name__}")
+    hints = typing.get_type_hints(cls)
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    for key in data:
+        if key not in fields:
+            raise ConfigError(f"{source}: unknown key '{prefix}{key}' (known keys of '{where}': "
+                              f"{', '.join(fields)})")
+    kwargs = {}
+    for name, f in fields.items():
+        if name not in data:
+            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+                raise ConfigError(f"{source}: missing required value '{prefix}{name}'")
+            continue
+        kwargs[name] = _coerce(data[name], hints[name], source, f"{prefix}{name}")
+    try:
+        return cls(**kwargs)
+    except ConfigError as e:
+        raise ConfigError(f"{source}: {e}") from None
+
+
+def _coerce(value: Any, tp: Any, source: str, key: str) -> Any:
+    origin = get_origin(tp)
+    if origin in (Union, types.UnionType):
+        members = get_args(tp)
+        if value is None:
+            if type(None) in members:
+                return None
+            raise ConfigError(f"{source}: '{key}' must not be null")
+        errors = []
+        for member in members:
+            if member is type(None):
+                continue
+            try:
+                return _coerce(value, member, source, key)
+            except ConfigError as e:
+                errors.append(str(e).split(": ", 1)[-1])
+        raise ConfigError(f"{source}: {' or '.join(errors)}")
+    if origin is Literal:
+        allowed = get_args(tp)
+        if value not in allowed:
+            raise ConfigError(f"{source}: '{key}'={value!r}: expected one of {', '.join(map(str, allowed))}")
+        return value
+    if dataclasses.is_dataclass(tp):
+        return from_dict(tp, value, source, f"{key}.")
+    if value is None:
+        raise ConfigError(f"{source}: '{key}' must not be null")
+    if tp is bool:
+        if not isinstance(value, bool):
+            raise ConfigError(f"{source}: '{key}'={value!r}: expected true or false")
+        return value
+    if tp is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ConfigError(f"{source}: '{key}'={value!r}: expected an integer")
+        return value
+    if tp is float:
+        if isinstance(value, str):
+            try:
+                return float(value)
+            except ValueError:
+                pass
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ConfigError(f"{source}: '{key}'={value!r}: expected a number")
+        return float(value)
+    if tp is str:
+        if not isinstance(value, str):
+            raise ConfigError(f"{source}: '{key}'={value!r}: expected a string")
+        return value
+    raise TypeError(f"config field {key}: unsupported type {tp!r}")  # a bug in this module, not bad input
+
+
+def load_config(path: str | os.PathLike, overrides: list[str] | None = None,
+                cls: type[C] = SpladeTrainConfig) -> C:  # type: ignore[assignment]
+    """Read, merge (``base``, ``overrides``) and validate a config file into ``cls``."""
+    data = apply_overrides(read_yaml(path), list(overrides or []))
+    return from_dict(cls, data, str(path))
+
+
+def flatten(d: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """``{"a": {"b": 1}}`` -> ``{"a.b": 1}``."""
+    out: dict[str, Any] = {}
+    for k, v in d.items():
+        if isinstance(v, Mapping) and v:
+            out.update(flatten(v, f"{prefix}{k}."))
+        else:
+            out[f"{prefix}{k}"] = v
+    return out
+
+
+def result_keys(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The flattened config without :data:`RESUME_FREE_KEYS` (what must match to resume a run)."""
+    flat = flatten(config)
+    return {k: v for k, v in flat.items()
+            if not any(k == free or k.startswith(free + ".") for free in RESUME_FREE_KEYS)}

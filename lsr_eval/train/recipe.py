@@ -1,0 +1,149 @@
+"""The model a training recipe starts from: checkpoints loaded, MLM heads rescaled at initialisation, and an
+optional distinct (possibly small, built-from-config) query encoder.
+
+Rescaling (Jang et al., "Rescaling MLM-Head for Neural Sparse Retrieval", arXiv:2606.18811): the head of each
+loaded checkpoint is divided by k before the first step (:func:`lsr_eval.models.rescale_head`); ``suggested``
+takes k from :func:`lsr_eval.models.suggest_k` on the head as loaded (mean max logit on the built-in sample
+texts, :mod:`lsr_eval.models.diagnostics`).
+
+Separate encoders (Lassance & Clinchant, "An Efficiency Study for SPLADE Models", SIGIR 2022): SPLADE V uses two
+copies of one checkpoint; BT-SPLADE (VI) a BERT-tiny query encoder. A query checkpoint must have the document
+encoder's vocabulary; a built one (``model.query.build``, offline stand-in for ``prajjwal1/bert-tiny``) is a
+random BERT on the document encoder's vocabulary and tokenizer.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from torch import nn
+
+from lsr_eval.errors import ConfigError
+from lsr_eval.train.config import BuildConfig, MiddleModelConfig, ModelConfig
+
+log = logging.getLogger(__name__)
+
+#: ``model.path`` alias of the offline all-MiniLM-L6-v2 checkpoint.
+MINILM_ALIAS = "minilm"
+
+
+def resolve_path(path: str) -> str:
+    """``minilm`` -> the offline checkpoint folder; anything else unchanged."""
+    if path == MINILM_ALIAS:
+        from lsr_eval.models.offline import minilm_path
+
+        return str(minilm_path())
+    return path
+
+
+@dataclass
+class InitReport:
+    """What was done to one encoder's head at initialisation (for the manifest)."""
+
+    source: str
+    head_init: dict
+    rescale_k: float                      # 1.0 when not rescaled
+    rescale_rule: str                     # "none", "config" or "suggested"
+    head_norm_before: float
+    head_norm_after: float
+    mean_max_logit: float | None = None   # measured for "suggested"
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def head_norm(mlm: nn.Module) -> float:
+    """Frobenius norm of the MLM decoder (output embedding) weight."""
+    return float(mlm.get_output_embeddings().weight.detach().float().norm())
+
+
+def rescale_at_init(mlm: nn.Module, tokenizer, k, *, scale_bias: bool,
+                    max_length: int) -> tuple[float, str, float | None]:
+    """Divide the head of ``mlm`` by ``k`` (number, ``suggested`` or None); returns (k, rule, mean max logit)."""
+    from lsr_eval.models.diagnostics import SAMPLE_TEXTS, activation_stats, suggest_k
+    from lsr_eval.models.rescale import rescale_head
+
+    if k is None:
+        return 1.0, "none", None
+    measured = None
+    rule = "config"
+    if k == "suggested":
+        was_training = mlm.training
+        rows, _ = activation_stats(mlm, tokenizer, list(SAMPLE_TEXTS), [1.0], max_length=max_length,
+                                   scale_bias=scale_bias)
+        mlm.train(was_training)
+        measured = rows[0].mean_max_logit
+        k = float(suggest_k(measured))
+        rule = "suggested"
+        log.info("suggested k = %g (mean max logit %.2f at k=1)", k, measured)
+    if k != 1.0 or rule == "config":
+        rescale_head(mlm, float(k), scale_bias=scale_bias)
+    return float(k), rule, measured
+
+
+def _load(path: str, max_length: int, head_init: str, k, scale_bias: bool, bf16: bool):
+    from lsr_eval.models.encoder import SpladeEncoder
+
+    source = resolve_path(path)
+    enc = SpladeEncoder.from_pretrained(source, max_length, head_init=head_init, bf16=bf16)
+    before = head_norm(enc.mlm)
+    applied, rule, measured = rescale_at_init(enc.mlm, enc.tokenizer, k, scale_bias=scale_bias,
+                                              max_length=min(max_length, 256))
+    report = InitReport(source, enc.head_init.to_dict() if enc.head_init else {}, applied, rule, before,
+                        head_norm(enc.mlm), measured)
+    return enc, report
+
+
+def build_query_mlm(cfg: BuildConfig, tokenizer, vocab_size: int) -> nn.Module:
+    """A randomly initialised ``BertForMaskedLM`` of ``cfg``'s size on ``vocab_size`` terms (tied head)."""
+    from transformers import BertConfig, BertForMaskedLM
+
+    config = BertConfig(vocab_size=vocab_size, hidden_size=cfg.hidden, num_hidden_layers=cfg.layers,
+                        num_attention_heads=cfg.heads, intermediate_size=cfg.intermediate,
+                        max_position_embeddings=cfg.max_positions, pad_token_id=tokenizer.pad_token_id or 0,
+                        tie_word_embeddings=True)
+    return BertForMaskedLM(config)
+
+
+def build_model(cfg: ModelConfig, *, bf16: bool = False):
+    """``(SpladeModel, {"document": InitReport, "query": InitReport})``. Seed torch first: built encoders and
+    transformers' random heads draw from its generator."""
+    from lsr_eval.models.encoder import SpladeEncoder
+    from lsr_eval.models.splade import SpladeModel
+
+    document, d_rep = _load(cfg.path, cfg.max_length_d, cfg.head_init, cfg.rescale_k, cfg.scale_bias, bf16)
+    reports = {"document": d_rep}
+    q = cfg.query
+    if q is None:
+        query = SpladeEncoder(document.mlm, document.tokenizer, cfg.max_length_q, bf16=bf16,
+                              head_init=document.head_init)
+        reports["query"] = d_rep
+    elif q.path is not None:
+        query, q_rep = _load(q.path, cfg.max_length_q, q.head_init, q.rescale_k, cfg.scale_bias, bf16)
+        if query.tokenizer.get_vocab() != document.tokenizer.get_vocab() or query.vocab_size != document.vocab_size:
+            raise ConfigError(f"model.query.path={q.path}: its vocabulary ({query.vocab_size} rows) differs from the "
+                              f"document encoder's ({cfg.path}, {document.vocab_size} rows); SPLADE query and "
+                              f"document vectors must share one vocabulary")
+        reports["query"] = q_rep
+    else:
+        mlm = build_query_mlm(q.build, document.tokenizer, document.vocab_size)
+        before = head_norm(mlm)
+        applied, rule, measured = rescale_at_init(mlm, document.tokenizer, q.rescale_k, scale_bias=cfg.scale_bias,
+                                                  max_length=min(cfg.max_length_q, q.build.max_positions))
+        query = SpladeEncoder(mlm, document.tokenizer, cfg.max_length_q, bf16=bf16)
+        reports["query"] = InitReport("built", {}, applied, rule, before, head_norm(mlm), measured,
+                                      {"build": vars(q.build)})
+    return SpladeModel(query, document), reports
+
+
+def build_mlm(cfg: MiddleModelConfig):
+    """``(mlm, tokenizer, InitReport)`` for middle training."""
+    from lsr_eval.models.loading import load_mlm
+
+    source = resolve_path(cfg.path)
+    mlm, tokenizer, init = load_mlm(os.fspath(source), head_init=cfg.head_init)
+    before = head_norm(mlm)
+    applied, rule, measured = rescale_at_init(mlm, tokenizer, cfg.rescale_k, scale_bias=cfg.scale_bias,
+                                              max_length=min(cfg.max_length, 256))
+    return mlm, tokenizer, InitReport(source, init.to_dict(), applied, rule, before, head_norm(mlm), measured)

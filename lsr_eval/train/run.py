@@ -1,0 +1,91 @@
+"""Entry points: :func:`train` (SPLADE) and :func:`middle_train` (MLM + FLOPS), from validated configs.
+
+Both run single-process or under ``torchrun`` (one process per device, gloo on CPU, NCCL on CUDA); every process
+calls them with the same config. Order: output folders checked (before anything is loaded), seeds set, data and
+model built (heads rescaled at initialisation), then :func:`lsr_eval.train.trainer.run_training`.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from lsr_eval.train.config import MiddleTrainConfig, SpladeTrainConfig, result_keys
+from lsr_eval.train.trainer import TrainResult
+
+
+def _config_key(config: dict[str, Any]) -> dict[str, Any]:
+    """What identifies a run: the config without the keys that do not change the numbers."""
+    return dict(sorted(result_keys(config).items()))
+
+
+def _setup(train_cfg):
+    import numpy as np
+    import torch
+
+    from lsr_eval.train import distributed
+    from lsr_eval.train.trainer import pick_device
+
+    if train_cfg.num_threads:
+        torch.set_num_threads(train_cfg.num_threads)
+    wants_cuda = train_cfg.device == "cuda" or (train_cfg.device == "auto" and torch.cuda.is_available())
+    info = distributed.init_distributed("cuda" if wants_cuda else "cpu")
+    device = pick_device(train_cfg.device, info)
+    torch.manual_seed(train_cfg.seed)
+    np.random.seed(train_cfg.seed % 2**32)
+    random.seed(train_cfg.seed)
+    return info, device
+
+
+def train(cfg: SpladeTrainConfig, *, resume: bool = False, overwrite: bool = False,
+          stop_after: int | None = None) -> TrainResult:
+    """Train a SPLADE model as ``cfg`` says (see :mod:`lsr_eval.train.trainer` for outputs and resume)."""
+    from lsr_eval.train import distributed
+    from lsr_eval.train.data import build_source
+    from lsr_eval.train.ranking import RankingTask
+    from lsr_eval.train.recipe import build_model
+    from lsr_eval.train.trainer import check_outputs, reports_dict, run_training
+
+    config = cfg.to_dict()
+    key = _config_key(config)
+    check_outputs(cfg.output, key, resume=resume, overwrite=overwrite)
+    info, device = _setup(cfg.train)
+    try:
+        source = build_source(cfg.data, cfg.train.seed)
+        model, reports = build_model(cfg.model, bf16=cfg.train.bf16)
+        task = RankingTask(model, source, cfg, info, reports)
+        experiment = {"backbone": cfg.model.path, "rescale_k": reports["document"].rescale_k, "name": cfg.name,
+                      "config": key}
+        extra = {"data": source.counts, "init": reports_dict(reports),
+                 "head_norm_before": reports["document"].head_norm_before}
+        return run_training(task, stage="train", config=config, config_key=key, experiment=experiment,
+                            train=cfg.train, optim=cfg.optim, output=cfg.output, info=info, device=device,
+                            resume=resume, overwrite=overwrite, stop_after=stop_after, manifest_extra=extra)
+    finally:
+        distributed.shutdown(info)
+
+
+def middle_train(cfg: MiddleTrainConfig, *, resume: bool = False, overwrite: bool = False,
+                 stop_after: int | None = None) -> TrainResult:
+    """MLM + FLOPS middle training as ``cfg`` says; the final model is a masked LM (``MODEL_DIR/model``)."""
+    from lsr_eval.train import distributed
+    from lsr_eval.train.middle import MlmFlopsTask, load_texts
+    from lsr_eval.train.recipe import build_mlm
+    from lsr_eval.train.trainer import check_outputs, reports_dict, run_training
+
+    config = cfg.to_dict()
+    key = _config_key(config)
+    check_outputs(cfg.output, key, resume=resume, overwrite=overwrite)
+    info, device = _setup(cfg.train)
+    try:
+        texts = load_texts(cfg)
+        mlm, tokenizer, report = build_mlm(cfg.model)
+        task = MlmFlopsTask(mlm, tokenizer, texts, cfg, info, {"model": report})
+        experiment = {"backbone": cfg.model.path, "rescale_k": report.rescale_k, "name": cfg.name, "config": key}
+        extra = {"data": texts.counts, "init": reports_dict({"model": report}),
+                 "head_norm_before": report.head_norm_before}
+        return run_training(task, stage="middle-train", config=config, config_key=key, experiment=experiment,
+                            train=cfg.train, optim=cfg.optim, output=cfg.output, info=info, device=device,
+                            resume=resume, overwrite=overwrite, stop_after=stop_after, manifest_extra=extra)
+    finally:
+        distributed.shutdown(info)

@@ -1,0 +1,246 @@
+"""The training loop shared by ``lsr-eval train`` and ``lsr-eval middle-train``.
+
+Per optimizer step t (1-based): ``grad_accum`` micro-batches (forward under bf16 autocast when asked, loss outside
+it in float32; DDP gradient sync only on the last one), gradient clipping, AdamW step, LR schedule step. Then one
+JSONL line in ``OUTPUT/log.jsonl`` (every ``log_every`` steps) with every loss part, the regulariser weights,
+sparsity statistics, head norm(s), learning rate, gradient norm and step time; a checkpoint every
+``checkpoint_every`` steps (:mod:`lsr_eval.train.checkpoint`); at the end the final model in ``MODEL_DIR/model``
+and ``OUTPUT/manifest.json``.
+
+A *task* supplies the model and the objective: :class:`lsr_eval.train.ranking.RankingTask`,
+:class:`lsr_eval.train.middle.MlmFlopsTask`. It provides ``module`` (what DDP wraps), ``state_modules()``,
+``local_batch(m)``, ``compute(net, batch, m, step, autocast) -> (loss, logs)``, ``head_norms()``,
+``save_final(folder)``, ``data_state()`` / ``load_data_state()`` and ``init_reports``.
+
+Resume (``resume=True``) continues from the newest checkpoint: parameters, optimizer, schedule, generators and data
+position are restored, so the run continues exactly as if it had not stopped; ``log.jsonl`` is cut back to the
+checkpoint's step. A run whose model folder holds checkpoints is refused unless ``resume`` or ``overwrite``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import shutil
+import time
+from contextlib import nullcontext
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import nn
+
+from lsr_eval.errors import OutputExistsError
+from lsr_eval.manifest import prepare_output, read_manifest, write_manifest
+from lsr_eval.train import distributed
+from lsr_eval.train.checkpoint import list_checkpoints, load_checkpoint, save_checkpoint
+from lsr_eval.train.config import OptimConfig, OutputConfig, TrainConfig
+from lsr_eval.train.schedule import lr_lambda
+
+log = logging.getLogger(__name__)
+
+LOG_FILE = "log.jsonl"
+CONFIG_FILE = "config.yaml"
+FINAL_MODEL = "model"
+
+
+@dataclass
+class TrainResult:
+    """What a call to :func:`run_training` did."""
+
+    status: str                     # "done", "stopped" (stop_after) or "already done"
+    step: int
+    model_dir: Path
+    final_model: Path | None
+    log_file: Path
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+def pick_device(choice: str, info: distributed.DistInfo) -> torch.device:
+    if choice == "cuda" or (choice == "auto" and torch.cuda.is_available()):
+        if not torch.cuda.is_available():
+            from lsr_eval.errors import ConfigError
+
+            raise ConfigError("train.device=cuda but no CUDA device is available")
+        torch.cuda.set_device(info.local_rank)
+        return torch.device("cuda", info.local_rank)
+    return torch.device("cpu")
+
+
+def param_groups(module: nn.Module, weight_decay: float) -> list[dict[str, Any]]:
+    """AdamW groups: weight decay on matrices, none on biases and norm weights (1-D parameters)."""
+    decay, no_decay = [], []
+    for p in module.parameters():  # deduplicated: tied or shared parameters appear once
+        if p.requires_grad:
+            (decay if p.ndim >= 2 else no_decay).append(p)
+    return [{"params": decay, "weight_decay": weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
+
+
+def _truncate_log(path: Path, step: int) -> None:
+    """Keep the log lines of steps <= ``step`` (a resumed run rewrites what came after its checkpoint)."""
+    if not path.exists():
+        return
+    kept = []
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            if line.strip() and json.loads(line).get("step", 0) <= step:
+                kept.append(line)
+    tmp = path.with_suffix(".jsonl.tmp")
+    tmp.write_text("".join(kept), encoding="utf-8")
+    tmp.replace(path)
+
+
+def check_outputs(output: OutputConfig, config_key: dict[str, Any], *, resume: bool, overwrite: bool) -> None:
+    """Refuse, before anything is loaded, an output folder of another experiment or a model folder with
+    checkpoints when neither resuming nor overwriting."""
+    out, model_dir = Path(output.dir), Path(output.model_dir)
+    old = read_manifest(out) if out.exists() else None
+    if not overwrite:
+        if old is not None and old.get("experiment", {}).get("config") != json.loads(json.dumps(config_key)):
+            raise OutputExistsError(f"{out} holds another training run ({out / 'manifest.json'}); choose another "
+                                    f"output.dir or pass --overwrite")
+        if list_checkpoints(model_dir) and not resume:
+            raise OutputExistsError(f"{model_dir} holds checkpoints of a run: pass --resume to continue it or "
+                                    f"--overwrite to start again")
+        if (model_dir / FINAL_MODEL).exists() and not resume:
+            raise OutputExistsError(f"{model_dir / FINAL_MODEL} exists (a finished run); pass --overwrite to train "
+                                    f"again")
+
+
+def run_training(task, *, stage: str, config: dict[str, Any], config_key: dict[str, Any],
+                 experiment: dict[str, Any], train: TrainConfig, optim: OptimConfig, output: OutputConfig,
+                 info: distributed.DistInfo, device: torch.device, resume: bool = False, overwrite: bool = False,
+                 stop_after: int | None = None, manifest_extra: dict[str, Any] | None = None) -> TrainResult:
+    """Train ``task`` (see module docstring); every process calls this."""
+    import yaml
+    from tqdm.auto import tqdm
+
+    out, model_dir = Path(output.dir), Path(output.model_dir)
+    log_file = out / LOG_FILE
+    if info.is_main:
+        check_outputs(output, config_key, resume=resume, overwrite=overwrite)
+        prepare_output(out, experiment, overwrite=overwrite)
+        if overwrite:
+            for old in (model_dir / "checkpoints", model_dir / FINAL_MODEL):
+                if old.exists():
+                    shutil.rmtree(old)
+            log_file.unlink(missing_ok=True)
+        model_dir.mkdir(parents=True, exist_ok=True)
+        with open(out / CONFIG_FILE, "w", encoding="utf-8") as f:
+            yaml.safe_dump(config, f, sort_keys=False)
+    distributed.barrier()
+
+    module = task.module.to(device)
+    optimizer = torch.optim.AdamW(param_groups(module, optim.weight_decay), lr=optim.lr, eps=optim.adam_eps)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lr_lambda(optim.warmup_steps, train.steps, optim.decay))
+    params = [p for g in optimizer.param_groups for p in g["params"]]
+
+    start, elapsed_before, resumed_from = 0, 0.0, None
+    if resume:
+        found = list_checkpoints(model_dir)
+        if (model_dir / FINAL_MODEL).exists() and not found:
+            log.info("%s: training already finished", model_dir)
+            return TrainResult("already done", train.steps, model_dir, model_dir / FINAL_MODEL, log_file)
+        if found:
+            state = load_checkpoint(found[-1], modules=task.state_modules(), optimizer=optimizer,
+                                    scheduler=scheduler, info=info)
+            start, elapsed_before, resumed_from = int(state["step"]), float(state.get("elapsed_s", 0.0)), str(found[-1])
+            task.load_data_state(state.get("data_state", {}))
+            log.info("resumed from %s (step %d)", found[-1], start)
+            if info.is_main:
+                _truncate_log(log_file, start)
+        else:
+            log.info("%s: no checkpoint to resume from; starting at step 0", model_dir)
+    if info.is_main and start == 0:
+        log_file.unlink(missing_ok=True)
+
+    if info.is_main:
+        write_manifest(out, stage, experiment, status="running", config=config, world_size=info.world_size,
+                       **(manifest_extra or {}))
+
+    net: nn.Module = module
+    if info.world_size > 1:
+        from torch.nn.parallel import DistributedDataParallel
+
+        net = DistributedDataParallel(module, device_ids=[device.index] if device.type == "cuda" else None)
+    autocast = (lambda: torch.autocast(device.type, dtype=torch.bfloat16)) if train.bf16 else nullcontext
+    last = min(train.steps, stop_after) if stop_after else train.steps
+    bar = tqdm(total=train.steps, initial=start, disable=not (info.is_main and train.progress), desc=stage,
+               dynamic_ncols=True)
+    step_times: list[float] = []
+    t_run = time.perf_counter()
+    module.train()
+    writer = open(log_file, "a", encoding="utf-8") if info.is_main else None
+    try:
+        for step in range(start + 1, last + 1):
+            t0 = time.perf_counter()
+            optimizer.zero_grad(set_to_none=True)
+            sums: dict[str, float] = {}
+            for a in range(train.grad_accum):
+                m = (step - 1) * train.grad_accum + a
+                batch = task.local_batch(m)
+                sync = a == train.grad_accum - 1 or info.world_size == 1
+                with (nullcontext() if sync else net.no_sync()):
+                    loss, logs = task.compute(net, batch, m, step, autocast)
+                    (loss / train.grad_accum).backward()
+                for k, v in logs.items():
+                    sums[k] = sums.get(k, 0.0) + v / train.grad_accum
+            max_norm = optim.max_grad_norm if optim.max_grad_norm is not None else math.inf
+            grad_norm = float(torch.nn.utils.clip_grad_norm_(params, max_norm))
+            lr = optimizer.param_groups[0]["lr"]
+            optimizer.step()
+            scheduler.step()
+            dt = time.perf_counter() - t0
+            step_times.append(dt)
+            record = {"step": step, **sums, **task.head_norms(), "lr": lr, "grad_norm": grad_norm,
+                      "step_time": dt, "examples": step * train.grad_accum * train.batch_size}
+            if writer is not None and (step % train.log_every == 0 or step == last):
+                # strict JSON: a non-finite value (diverged loss) is written as null
+                writer.write(json.dumps({k: v if not isinstance(v, float) or math.isfinite(v) else None
+                                         for k, v in record.items()}) + "\n")
+                writer.flush()
+            bar.update(1)
+            bar.set_postfix(loss=f"{sums.get('loss', float('nan')):.4g}", q=f"{sums.get('active_dims_q', 0):.0f}",
+                            d=f"{sums.get('active_dims_d', 0):.0f}", s=f"{dt:.1f}")
+            if not math.isfinite(sums.get("loss", 0.0)):
+                log.warning("step %d: loss is %s", step, sums.get("loss"))
+            periodic = train.checkpoint_every and step % train.checkpoint_every == 0
+            if (periodic and step < train.steps) or (step == last and last < train.steps):
+                save_checkpoint(model_dir, step, modules=task.state_modules(), optimizer=optimizer,
+                                scheduler=scheduler, info=info, keep=train.keep_checkpoints,
+                                trainer_state={"micro_step": step * train.grad_accum, "data_state": task.data_state(),
+                                               "elapsed_s": elapsed_before + time.perf_counter() - t_run})
+    finally:
+        bar.close()
+        if writer is not None:
+            writer.close()
+
+    elapsed = elapsed_before + time.perf_counter() - t_run
+    timings = {"elapsed_s": round(elapsed, 3), "steps_this_run": len(step_times),
+               "mean_step_s": round(sum(step_times) / len(step_times), 4) if step_times else None,
+               "resumed_from": resumed_from}
+    if last < train.steps:
+        log.info("stopped after step %d of %d (checkpoint saved; --resume continues)", last, train.steps)
+        return TrainResult("stopped", last, model_dir, None, log_file, timings)
+
+    final = model_dir / FINAL_MODEL
+    if info.is_main:
+        if final.exists():
+            shutil.rmtree(final)
+        task.save_final(final)
+        write_manifest(out, stage, experiment, status="done", config=config, world_size=info.world_size,
+                       steps=train.steps, timings=timings,
+                       outputs={"log": str(log_file), "model": str(final), "config": str(out / CONFIG_FILE)},
+                       **(manifest_extra or {}))
+        for ckpt in list_checkpoints(model_dir):
+            shutil.rmtree(ckpt)
+        shutil.rmtree(model_dir / "checkpoints", ignore_errors=True)
+    distributed.barrier()
+    return TrainResult("done", train.steps, model_dir, final, log_file, timings)
+
+
+def reports_dict(reports: dict[str, Any]) -> dict[str, Any]:
+    """Init reports (dataclasses) as plain dicts for the manifest."""
+    return {k: asdict(v) if hasattr(v, "__dataclass_fields__") else v for k, v in reports.items()}

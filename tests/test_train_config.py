@@ -1,0 +1,151 @@
+"""Training configs: unknown keys, missing values, wrong types and bad choices fail on load, naming the key."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from lsr_eval.cli import main
+from lsr_eval.errors import ConfigError
+from lsr_eval.train.config import MiddleTrainConfig, SpladeTrainConfig, load_config, result_keys
+
+REPO = Path(__file__).resolve().parents[1]
+
+MINIMAL = {
+    "model": {"path": "minilm"},
+    "data": {"dataset": "some/beir/folder"},
+    "train": {"steps": 10, "batch_size": 4},
+    "output": {"dir": "results/train/x", "model_dir": "work/train/x"},
+}
+
+
+def write(tmp_path: Path, data: dict, name: str = "c.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(yaml.safe_dump(data), encoding="utf-8")
+    return path
+
+
+def with_(base: dict, section: str, **values) -> dict:
+    out = {k: dict(v) for k, v in base.items()}
+    out.setdefault(section, {}).update(values)
+    return out
+
+
+def test_minimal_config_gets_defaults(tmp_path):
+    cfg = load_config(write(tmp_path, MINIMAL))
+    assert isinstance(cfg, SpladeTrainConfig)
+    assert cfg.loss.name == "infonce" and cfg.loss.in_batch
+    assert cfg.regularizer.document == "flops" and cfg.regularizer.lambda_d == 0.0
+    assert cfg.train.grad_accum == 1 and cfg.train.bf16 and cfg.optim.lr == 2e-5
+
+
+@pytest.mark.parametrize("data, key", [
+    (with_(MINIMAL, "model", rescale=4), "model.rescale"),
+    (with_(MINIMAL, "train", step=4), "train.step"),
+    ({**MINIMAL, "trainer": {}}, "trainer"),
+])
+def test_unknown_key_is_named(tmp_path, data, key):
+    with pytest.raises(ConfigError, match=rf"unknown key '{key}'"):
+        load_config(write(tmp_path, data))
+
+
+@pytest.mark.parametrize("section, key", [("model", "path"), ("train", "batch_size"), ("output", "model_dir")])
+def test_missing_required_value_is_named(tmp_path, section, key):
+    data = {k: dict(v) for k, v in MINIMAL.items()}
+    del data[section][key]
+    with pytest.raises(ConfigError, match=rf"missing required value '{section}.{key}'"):
+        load_config(write(tmp_path, data))
+
+
+def test_missing_section_is_named(tmp_path):
+    data = {k: v for k, v in MINIMAL.items() if k != "train"}
+    with pytest.raises(ConfigError, match="missing required value 'train'"):
+        load_config(write(tmp_path, data))
+
+
+@pytest.mark.parametrize("section, values, message", [
+    ("train", {"steps": "ten"}, r"'train.steps'='ten': expected an integer"),
+    ("train", {"bf16": "yes"}, r"'train.bf16'='yes': expected true or false"),
+    ("loss", {"name": "hinge"}, r"'loss.name'='hinge': expected one of infonce, margin_mse, kl_div"),
+    ("regularizer", {"query": "l2"}, r"expected one of none, l1, flops"),
+    ("model", {"rescale_k": "big"}, r"'model.rescale_k'='big'"),
+    ("model", {"rescale_k": -2}, r"model.rescale_k=-2.0: expected a number > 0"),
+    ("train", {"batch_size": 0}, r"train.batch_size=0: expected an integer >= 1"),
+    ("loss", {"name": "kl_div"}, r"set data.teacher_scores"),
+    ("data", {"source": "irds-triples", "n_negatives": 2}, r"data.n_negatives=2: triples have exactly one"),
+])
+def test_bad_values_are_named(tmp_path, section, values, message):
+    with pytest.raises(ConfigError, match=message):
+        load_config(write(tmp_path, with_(MINIMAL, section, **values)))
+
+
+def test_yaml11_float_strings_and_suggested_k(tmp_path):
+    cfg = load_config(write(tmp_path, with_(with_(MINIMAL, "regularizer", lambda_d="5e-3"), "model",
+                                            rescale_k="suggested")))
+    assert cfg.regularizer.lambda_d == 0.005
+    assert cfg.model.rescale_k == "suggested"
+
+
+def test_base_and_overrides_merge_key_by_key(tmp_path):
+    write(tmp_path, MINIMAL, "base.yaml")
+    child = write(tmp_path, {"base": "base.yaml", "train": {"steps": 99}, "model": {"rescale_k": 16}})
+    cfg = load_config(child, ["train.batch_size=2", "model.query.build.layers=3", "data.n_negatives=0"])
+    assert (cfg.train.steps, cfg.train.batch_size) == (99, 2)           # child and override win, rest kept
+    assert cfg.model.path == "minilm" and cfg.model.rescale_k == 16.0
+    assert cfg.model.query.build.layers == 3 and cfg.model.query.build.hidden == 128
+    with pytest.raises(ConfigError, match="unknown key 'train.stepz'"):
+        load_config(child, ["train.stepz=1"])
+    with pytest.raises(ConfigError, match="expected KEY=VALUE"):
+        load_config(child, ["train.steps"])
+
+
+def test_query_encoder_needs_exactly_one_source(tmp_path):
+    with pytest.raises(ConfigError, match="exactly one of 'path'"):
+        load_config(write(tmp_path, with_(MINIMAL, "model", query={"head_init": "auto"})))
+    with pytest.raises(ConfigError, match="hidden=100 is not divisible by heads=3"):
+        load_config(write(tmp_path, with_(MINIMAL, "model", query={"build": {"hidden": 100, "heads": 3}})))
+
+
+def test_resume_key_ignores_output_and_logging():
+    a = {"train": {"steps": 3, "log_every": 1}, "output": {"dir": "x"}}
+    b = {"train": {"steps": 3, "log_every": 5}, "output": {"dir": "y"}}
+    assert result_keys(a) == result_keys(b) == {"train.steps": 3}
+
+
+def test_cli_reports_config_errors_before_training(tmp_path, capsys):
+    bad = write(tmp_path, with_(MINIMAL, "optim", learning_rate=1e-4))
+    assert main(["train", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("lsr-eval train: error:") and "unknown key 'optim.learning_rate'" in err
+    assert main(["train", str(write(tmp_path, MINIMAL)), "--set", "train.steps=5", "--check"]) == 0
+    assert "steps: 5" in capsys.readouterr().out
+
+
+def test_shipped_configs_validate():
+    folder = REPO / "pipelines" / "train"
+    names = sorted(p.name for p in folder.glob("*.yaml") if not p.name.endswith("base.yaml"))
+    assert len(names) >= 35 + 6 + 2 + 2
+    for name in names:
+        cls = MiddleTrainConfig if name.startswith("middle-") else SpladeTrainConfig
+        cfg = load_config(folder / name, cls=cls)
+        assert cfg.name == name[:-len(".yaml")]
+        assert cfg.output.dir == f"results/train/{cfg.name}" or name == "scifact-minilm-rescale.yaml"
+    v_small = load_config(folder / "efficient-splade-V-small.yaml")
+    assert (v_small.regularizer.query, v_small.regularizer.lambda_q) == ("l1", 5e-3)
+    assert (v_small.regularizer.document, v_small.regularizer.lambda_d) == ("flops", 5e-3)
+    assert v_small.loss.name == "kl_div" and v_small.train.steps == 250000
+    bt_large = load_config(folder / "efficient-splade-VI-BT-large.yaml")
+    assert (bt_large.regularizer.lambda_q, bt_large.regularizer.lambda_d) == (5e-4, 5e-4)
+    assert bt_large.model.query.build.layers == 2 and bt_large.model.query.build.hidden == 128
+
+
+def test_training_commands_do_not_import_torch_when_loaded():
+    code = ("import sys, argparse, lsr_eval.commands.train as t, lsr_eval.commands.middle_train as m; "
+            "t.add_arguments(argparse.ArgumentParser()); m.add_arguments(argparse.ArgumentParser()); "
+            "print('torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
