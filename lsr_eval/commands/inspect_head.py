@@ -48,7 +48,9 @@ def run(args: argparse.Namespace) -> int:
     from lsr_eval.models.diagnostics import format_diagnosis, inspect_head
 
     texts = read_texts(args.text_file) if args.text_file else None
-    d = inspect_head(args.model, args.k, texts, head_init=args.head_init, max_length=args.max_length,
+    from lsr_eval.commands._model_args import resolve_model
+
+    d = inspect_head(resolve_model(args.model), args.k, texts, head_init=args.head_init, max_length=args.max_length,
                      scale_bias=args.scale_bias)
     print(json.dumps(d.to_dict(), indent=2) if args.json else format_diagnosis(d))
     return 0
