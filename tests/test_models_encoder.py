@@ -47,13 +47,15 @@ def test_padding_does_not_change_a_vector(family):
 
 def test_encode_counts_tokens_and_truncation():
     enc = SpladeEncoder.from_pretrained(tiny_model("bert"), 16)
+    assert not enc.training and not enc.mlm.training  # loaded for inference: eval mode, no dropout
+    enc.train()
     out = enc.encode([LONG, SHORT, ""], batch_size=2)
     tok = AutoTokenizer.from_pretrained(tiny_model("bert"))
     n_short = len(tok(SHORT)["input_ids"])
     assert out.n_tokens.tolist() == [16, n_short, 2]  # "" is [CLS] [SEP]
     assert out.truncated.tolist() == [True, False, False] and out.n_truncated == 1
     assert out.weights[:, enc.special_ids].abs().max() == 0  # special tokens dropped by default
-    assert enc.training  # encode restores the mode it found
+    assert enc.training and enc.mlm.training  # encode restores the mode it found
 
 
 def test_encode_sparse_top_k_and_input_order():
