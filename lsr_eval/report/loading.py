@@ -28,6 +28,8 @@ from lsr_eval.manifest import MANIFEST
 
 TABLE_JSON = "table.json"
 TABLE_CSV = "table.csv"
+#: Sub-folder of a results folder holding benchmark folders (``results/benchmarks/<name>/``).
+BENCHMARKS_DIR = "benchmarks"
 TRAIN_LOG = "log.jsonl"
 TRAIN_DIR = "train"
 
@@ -369,13 +371,16 @@ def is_benchmark(folder: Path) -> bool:
 
 
 def load_results(root: str | Path) -> Results:
-    """Every benchmark folder directly under ``root`` (or ``root`` itself when it holds a table) and every
-    training run under ``root/train``; raises when there is neither."""
+    """Every benchmark folder directly under ``root`` or under ``root/benchmarks`` (where ``lsr-eval benchmark``
+    configs put them), or ``root`` itself when it holds a table, and every training run under ``root/train``;
+    raises when there is neither."""
     root = Path(root)
     if not root.is_dir():
         raise InputError(f"results folder {root} does not exist")
     folders = [root] if is_benchmark(root) else []
-    folders += sorted(p for p in root.iterdir() if p.is_dir() and p.name != TRAIN_DIR and is_benchmark(p))
+    for parent in (root, root / BENCHMARKS_DIR):
+        if parent.is_dir():
+            folders += sorted(p for p in parent.iterdir() if p.is_dir() and p.name != TRAIN_DIR and is_benchmark(p))
     benchmarks = {f.name: load_benchmark(f) for f in folders}
     train = root / TRAIN_DIR
     runs = sorted(p for p in train.iterdir() if (p / TRAIN_LOG).is_file()) if train.is_dir() else []
