@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-from lsr_eval.data.registry import BENCHMARKS, BEIR_MEASURES, get_benchmark
+from lsr_eval.data.registry import BENCHMARKS, BEIR_MEASURES, get_benchmark, unknown_dataset_message
 from lsr_eval.data.types import Document, Qrels, Query
 from lsr_eval.errors import InputError
 
@@ -278,8 +278,7 @@ def load_dataset(spec: str, split: str | None = None, topics: str | None = None,
     elif Path(spec).exists():
         raise InputError(f"{spec} is a file; a dataset is a registry name, irds:<id>, or a BEIR folder")
     else:
-        get_benchmark(spec)  # raises with the list of known names
-        raise AssertionError("unreachable")
+        raise InputError(unknown_dataset_message(spec))
     if split and not isinstance(ds, BeirFolder):
         raise InputError(f"--split applies to BEIR folders; {spec} names its split in its id")
     return ds.override(topics, qrels) if (topics or qrels) else ds

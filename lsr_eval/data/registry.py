@@ -64,13 +64,17 @@ def known_names() -> list[str]:
     return sorted(BENCHMARKS) + sorted(GROUPS)
 
 
+def unknown_dataset_message(name: str) -> str:
+    return (f"unknown dataset {name!r}; known: {', '.join(known_names())}; or use irds:<ir_datasets id>, "
+            "a BEIR folder (with --split), or --topics/--qrels files")
+
+
 def get_benchmark(name: str) -> Benchmark:
     """The benchmark called ``name``; the error lists the known names."""
     try:
         return BENCHMARKS[name]
     except KeyError:
-        raise InputError(f"unknown dataset {name!r}; known: {', '.join(known_names())}; or use irds:<ir_datasets id>, "
-                         "a BEIR folder (with --split), or --topics/--qrels files") from None
+        raise InputError(unknown_dataset_message(name)) from None
 
 
 def expand(name: str) -> list[str]:
