@@ -129,13 +129,13 @@ def test_efficiency_command(tmp_path, capsys):
 
     write_vectors(SparseVectors(["d0", "d1", "d2"], sp.csr_matrix(DOCS), VOCAB), tmp_path / "enc", {"t": 1})
     queries = tmp_path / "queries.jsonl"
-    queries.write_text('{"qid": "q1", "vector": {"a": 70, "c": 50}}\n{"qid": "q2", "vector": {"d": 80}}\n')
+    queries.write_text('{"id": "q1", "vector": {"a": 70, "c": 50}}\n{"id": "q2", "vector": {"d": 80}}\n')
     assert main(["efficiency", str(tmp_path / "enc"), "--queries", str(queries), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["flops"]["expected_flops"] == pytest.approx(0.5)  # as the hand computation above
     assert out["postings"]["total_postings"] == 5 and out["postings"]["index_bytes"] is None
     assert main(["efficiency", str(tmp_path / "enc"), "--queries", str(queries)]) == 0
     assert "expected FLOPs 0.5000" in capsys.readouterr().out
-    queries.write_text('{"qid": "q1", "vector": {"a": 70}}\n{"qid": "q1", "vector": {"d": 1}}\n')
+    queries.write_text('{"id": "q1", "vector": {"a": 70}}\n{"id": "q1", "vector": {"d": 1}}\n')
     assert main(["efficiency", str(tmp_path / "enc"), "--queries", str(queries)]) == 2
     assert f"{queries}:2: duplicate query id 'q1'" in capsys.readouterr().err

@@ -16,45 +16,24 @@ HELP = "Expected FLOPs (Paria et al. 2020) and posting-list statistics of an enc
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("encoding", metavar="ENCODING", help="encoded documents folder (work/encodings/...)")
     p.add_argument("--queries", help="query weight maps: the queries.jsonl written by `lsr-eval splade` "
-                                     "(OUT/queries/queries.jsonl, lines {\"qid\": ..., \"vector\": {term: impact}})")
+                                     "(OUT/queries/queries.jsonl, lines {\"id\": ..., \"vector\": {term: impact}})")
     p.add_argument("--index", help="the Lucene index folder, for its size on disk")
     p.add_argument("--scale", type=float, default=100.0, help="the export's quantisation scale (default: 100)")
     p.add_argument("--json", action="store_true", help="print JSON")
-
-
-def read_weight_maps(path: str) -> dict[str, dict[str, int]]:
-    """``{qid: {term: impact}}`` from lsr-eval's query JSON lines; errors name the file and line."""
-    maps: dict[str, dict[str, int]] = {}
-    with open(path, encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise InputError(f"{path}:{lineno}: malformed JSON ({e.msg})") from None
-            if not isinstance(obj, dict) or "qid" not in obj or not isinstance(obj.get("vector"), dict):
-                raise InputError(f"{path}:{lineno}: expected {{\"qid\": ..., \"vector\": {{term: impact}}}}")
-            qid = str(obj["qid"])
-            if qid in maps:
-                raise InputError(f"{path}:{lineno}: duplicate query id {qid!r}")
-            if not all(isinstance(w, int) and not isinstance(w, bool) for w in obj["vector"].values()):
-                raise InputError(f"{path}:{lineno}: query {qid}: impacts must be integers")
-            maps[qid] = obj["vector"]
-    return maps
 
 
 def run(args: argparse.Namespace) -> int:
     from lsr_eval.efficiency.flops import count_encoding, count_weight_maps, flops_report
     from lsr_eval.efficiency.postings import posting_stats
     from lsr_eval.encode.reader import read_vocab
+    from lsr_eval.export.queries import read_query_jsonl
 
     if not Path(args.encoding).is_dir():
         raise InputError(f"{args.encoding}: not an encoded-vectors folder")
     docs = count_encoding(args.encoding, "impact", args.scale)
     out = {"encoding": str(args.encoding), "postings": posting_stats(docs, args.index).to_dict()}
     if args.queries:
-        queries = count_weight_maps(read_weight_maps(args.queries), read_vocab(args.encoding))
+        queries = count_weight_maps(read_query_jsonl(args.queries), read_vocab(args.encoding))
         out["flops"] = flops_report(docs, queries).to_dict()
     if args.json:
         print(json.dumps(out, indent=2))
