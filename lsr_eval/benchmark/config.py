@@ -147,7 +147,7 @@ def _check_system_params(kind: str, params: dict[str, Any], where: str) -> None:
     else:
         from lsr_eval.experiments.splade import SpladeSettings
 
-        allowed = {f.name for f in dataclasses.fields(SpladeSettings)} - {"extra"}
+        allowed = {f.name for f in dataclasses.fields(SpladeSettings)}
         if "model" not in params:
             raise ConfigError(f"{where}: a splade system needs 'model'")
     unknown = sorted(set(params) - allowed)

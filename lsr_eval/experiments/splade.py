@@ -13,7 +13,7 @@ import json
 import logging
 import os
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +46,6 @@ class SpladeSettings:
     max_clauses: int = 1024
     remove_query: bool | None = None
     shard_size: int = 50_000
-    extra: dict = field(default_factory=dict)
 
 
 def model_fingerprint(path: str) -> dict[str, Any]:
