@@ -6,7 +6,7 @@ set -euo pipefail
 SHARED=${SHARED:-../shared/data}
 WORK=${WORK:-work}
 OUT=${OUT:-$WORK/quickstart}
-MODEL=${MODEL:-$WORK/checkpoints/scifact-minilm/final}
+MODEL=${MODEL:-$WORK/train/scifact-minilm/model}
 if [ ! -f "$MODEL/splade_config.json" ]; then
   echo "quickstart: no trained checkpoint at $MODEL; using the offline MiniLM (identity head, no training)"
   MODEL=minilm
