@@ -4,7 +4,8 @@
 #
 #   pipelines/train_scifact.sh                 # full run: results/train/scifact-minilm, work/train/scifact-minilm
 #   SMOKE=1 pipelines/train_scifact.sh         # 20 steps, all under work/train/scifact-minilm-smoke (step time)
-#   EVAL=1 pipelines/train_scifact.sh          # then evaluate the model on SciFact test (lsr-eval splade)
+#   EVAL=1 pipelines/train_scifact.sh          # then evaluate the model on SciFact test (lsr-eval splade; a
+#                                              # short run leaves vectors dense: DOC_TOP_K/QUERY_TOP_K cap them)
 #   pipelines/train_scifact.sh --resume        # extra arguments go to lsr-eval train (--resume, --set K=V, ...)
 #
 # Logs and manifests go under results/, checkpoints and the model under the git-ignored work/.
@@ -33,5 +34,5 @@ lsr-eval train pipelines/train/scifact-minilm.yaml "${ARGS[@]}" "$@"
 
 if [ "${EVAL:-0}" = 1 ]; then
     lsr-eval splade "work/train/$NAME/model" "$SCIFACT" --out "results/splade-scifact-$NAME" --work-dir work \
-        --max-length-q 32 --max-length-d 256
+        --max-length-q 32 --max-length-d 256 --doc-top-k "${DOC_TOP_K:-256}" --query-top-k "${QUERY_TOP_K:-64}"
 fi
