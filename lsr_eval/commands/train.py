@@ -42,15 +42,20 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_training_arguments(p)
 
 
-def run(args: argparse.Namespace) -> int:
-    from lsr_eval.train.config import SpladeTrainConfig
-    from lsr_eval.train.run import train
-
-    cfg = load(args, SpladeTrainConfig)
+def execute(args: argparse.Namespace, cls, fn) -> int:
+    """Load and validate the config as ``cls``, run ``fn`` (train or middle_train), print one line (rank 0)."""
+    cfg = load(args, cls)
     if cfg is None:
         return 0
-    result = train(cfg, resume=args.resume, overwrite=args.overwrite, stop_after=args.stop_after)
+    result = fn(cfg, resume=args.resume, overwrite=args.overwrite, stop_after=args.stop_after)
     if os.environ.get("RANK", "0") == "0":  # one line under torchrun
         print(f"{result.status}: step {result.step}; log {result.log_file}"
               + (f"; model {result.final_model}" if result.final_model else ""))
     return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    from lsr_eval.train.config import SpladeTrainConfig
+    from lsr_eval.train.run import train
+
+    return execute(args, SpladeTrainConfig, train)
