@@ -52,7 +52,7 @@ log = logging.getLogger("bench_query_path")
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--dataset", default="/work/shared/data/beir/scifact", help="BEIR folder or registry name")
+    p.add_argument("--dataset", default="../shared/data/beir/scifact", help="BEIR folder or registry name")
     p.add_argument("--split", default="test")
     p.add_argument("--model", default="minilm", help="model folder or hub id; 'minilm' = offline all-MiniLM-L6-v2")
     p.add_argument("--doc-top-k", type=int, default=128)

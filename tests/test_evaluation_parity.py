@@ -17,10 +17,10 @@ import pytest
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 
+from conftest import shared_path  # noqa: E402
 from lsr_eval.data.trec_files import read_qrels  # noqa: E402
 from lsr_eval.evaluation import evaluate  # noqa: E402
 
-BEIR = Path("/work/shared/data/beir")
 TOL = 1e-6
 
 #: our measure name -> (pytrec_eval measure, result key, relevance level, cutoff applied to the run first)
@@ -139,9 +139,7 @@ def test_parity_with_missing_and_extra_queries():
 
 @pytest.mark.parametrize("dataset", ["scifact", "msmarco-dl19-5k"])
 def test_parity_real_qrels(dataset):
-    folder = BEIR / dataset
-    if not (folder / "qrels" / "test.tsv").is_file():
-        pytest.skip(f"{folder} not available")
+    folder = shared_path("beir", dataset)
     qrels = read_qrels(folder / "qrels" / "test.tsv")
     docs = [json.loads(line)["_id"] for line in (folder / "corpus.jsonl").open(encoding="utf-8")]
     rng = random.Random(14)

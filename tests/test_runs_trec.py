@@ -137,11 +137,9 @@ def test_read_qrels_errors_name_file_and_line(tmp_path, text, message):
 
 
 def test_read_qrels_real_beir_file():
-    from pathlib import Path
+    from conftest import shared_path
 
-    path = Path("/work/shared/data/beir/scifact/qrels/test.tsv")
-    if not path.is_file():
-        pytest.skip("scifact not available")
+    path = shared_path("beir", "scifact", "qrels", "test.tsv")
     qrels = read_qrels(path)
     assert len(qrels) == 300 and sum(map(len, qrels.values())) == 339  # 340 lines - header
     assert qrels["1"] == {"31715818": 1}

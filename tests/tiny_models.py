@@ -20,7 +20,7 @@ from typing import Literal
 Family = Literal["bert", "distilbert", "albert", "roberta", "modernbert"]
 FAMILIES: tuple[Family, ...] = ("bert", "distilbert", "albert", "roberta", "modernbert")
 
-SCIFACT_CORPUS = Path("/work/shared/data/beir/scifact/corpus.jsonl")
+SCIFACT_CORPUS = Path(__file__).resolve().parents[2] / "shared" / "data" / "beir" / "scifact" / "corpus.jsonl"
 VOCAB_SIZE = 600          # tokenizer vocabulary (the trainer may stop below it)
 HIDDEN = 32
 MAX_POSITIONS = 128
