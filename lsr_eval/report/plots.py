@@ -217,11 +217,14 @@ def training_figure(runs: Iterable[TrainingRun], key: str = "loss", smooth: int 
     norm = Normalize(min(log2k, default=0), max(max(log2k, default=1), min(log2k, default=0) + 1e-9))
     cmap = colormaps["viridis"]
     for ax, backbone in zip(axes, backbones):
-        for r in sorted((r for r in drawn if (r.backbone or r.name) == backbone),
-                        key=lambda r: (r.k is None, r.k or 0)):
+        mine = sorted((r for r in drawn if (r.backbone or r.name) == backbone), key=lambda r: (r.k is None, r.k or 0))
+        ks = [r.k for r in mine]
+        for r in mine:
             y = pd.to_numeric(r.log[key], errors="coerce")
             colour = cmap(norm(math.log2(r.k)) * 0.9) if r.k is not None else "0.5"
             label = f"k={r.k:g}" if r.k is not None else f"{r.name} (k unknown)"
+            if r.k is not None and ks.count(r.k) > 1:  # several runs with this k: name them
+                label += f" ({r.name})"
             if smooth > 1:
                 ax.plot(r.log["step"], y, color=colour, alpha=0.25, linewidth=0.8)
                 ax.plot(r.log["step"], y.rolling(smooth, min_periods=1).mean(), color=colour, linewidth=1.6,
