@@ -9,21 +9,51 @@ import torch
 
 from lsr_eval.cli import main
 from lsr_eval.errors import ConfigError
-from lsr_eval.models.diagnostics import HEALTHY_MAX_LOGIT, SAMPLE_TEXTS, activation_stats, inspect_head, suggest_k
+from lsr_eval.models.diagnostics import (HEALTHY_MAX_LOGIT, HEALTHY_MEAN_SCORE, SAMPLE_TEXTS, SUGGEST_KS, KStats,
+                                        _mean_pair_score, activation_stats, inspect_head, suggest_k)
 from lsr_eval.models.encoder import SpladeEncoder
 from lsr_eval.models.loading import load_mlm
 from tiny_models import tiny_model
 
 
-@pytest.mark.parametrize("logit,k", [(11.86, 1), (HEALTHY_MAX_LOGIT, 1), (24.01, 2), (33.0, 2), (48.0, 2),
-                                     (48.1, 4), (300.0, 16), (384.0, 16), (385.0, 32), (1e6, 64), (-3.0, 1)])
-def test_suggest_k_rule(logit, k):
-    assert suggest_k(logit) == k
+def _rows(logit_at_1: float, score_at_1: float) -> list[KStats]:
+    """Statistics of a head whose logits and scores divide exactly by k (as with an untied, zero-bias head)."""
+    return [KStats(k, 1.0, 1.0, logit_at_1 / k, 10.0, 0.1, 5.0, score_at_1 / k) for k in SUGGEST_KS]
+
+
+@pytest.mark.parametrize("logit,score,k", [
+    (11.86, 100.0, 1), (HEALTHY_MAX_LOGIT, HEALTHY_MEAN_SCORE, 1), (24.01, 10.0, 2), (48.0, 10.0, 2),
+    (48.1, 10.0, 4), (384.0, 10.0, 16), (385.0, 10.0, 32), (1e6, 10.0, 64), (-3.0, 0.0, 1),
+    (10.0, HEALTHY_MEAN_SCORE * 2, 2), (10.0, HEALTHY_MEAN_SCORE * 2 + 1, 4), (30.0, HEALTHY_MEAN_SCORE * 16, 16),
+])
+def test_suggest_k_rule(logit, score, k):
+    assert suggest_k(_rows(logit, score)) == k
+
+
+def test_suggest_k_score_decides_for_dense_small_logit_heads():
+    # every term active with small logits (all-MiniLM-L6-v2's random head): the logit test passes at k=1, the
+    # score test does not
+    rows = _rows(5.8, 8 * HEALTHY_MEAN_SCORE)
+    assert suggest_k(rows) == 8
+    assert suggest_k(rows, max_score=float("inf")) == 1
+
+
+def test_suggest_k_takes_the_largest_when_none_passes():
+    assert suggest_k(_rows(1e9, 1.0)) == 64
 
 
 def test_suggest_k_rejects_nan():
-    with pytest.raises(ConfigError, match="expected a finite number"):
-        suggest_k(float("nan"))
+    with pytest.raises(ConfigError, match="expected finite numbers"):
+        suggest_k(_rows(float("nan"), 1.0))
+    with pytest.raises(ConfigError, match="at least one k"):
+        suggest_k([])
+
+
+def test_mean_pair_score_by_hand():
+    w = torch.tensor([[1.0, 0.0, 2.0], [0.5, 1.0, 0.0], [0.0, 3.0, 1.0]], dtype=torch.float64)
+    # pairs: (0,1) 0.5, (0,2) 2.0, (1,2) 3.0 -> each counted twice over 6 ordered pairs: mean 5.5 / 3
+    assert _mean_pair_score(w) == pytest.approx(5.5 / 3)
+    assert _mean_pair_score(w[:1]) == 0.0
 
 
 def _head_with_logit_scale(tmp_path, target: float):
@@ -42,10 +72,13 @@ def _head_with_logit_scale(tmp_path, target: float):
 
 @pytest.mark.parametrize("target,expected_k", [(12.0, 1), (40.0, 2), (100.0, 8), (300.0, 16)])
 def test_constructed_heads(tmp_path, target, expected_k):
-    d = inspect_head(_head_with_logit_scale(tmp_path, target), ks=[1, 2, 4, 8, 16], max_length=64)
+    d = inspect_head(_head_with_logit_scale(tmp_path, target), ks=SUGGEST_KS, max_length=64)
     assert d.head_init["applied"] == "loaded" and not d.tied
     assert d.baseline_max_logit == pytest.approx(target, rel=1e-4)
-    assert d.suggested_k == expected_k
+    # the logit test alone gives expected_k; the suggestion is the first k from there whose score passes too
+    scores = {r.k: r.mean_score for r in d.rows}
+    first = next((k for k in SUGGEST_KS if k >= expected_k and scores[k] <= HEALTHY_MEAN_SCORE), 64)
+    assert d.suggested_k == first
     base = d.rows[0]
     for row in d.rows:
         # untied head, zero bias: logits are exactly divided by k, so the active set does not move
@@ -64,6 +97,9 @@ def test_expected_flops_matches_encoded_vectors():
     p = active.mean(0)
     assert row.expected_flops == pytest.approx(float((p ** 2).sum()), rel=1e-9)
     assert row.mean_active == pytest.approx(float(active.sum(1).mean()), rel=1e-9)
+    scores = w.double() @ w.double().T
+    n = len(texts)
+    assert row.mean_score == pytest.approx(float((scores.sum() - scores.trace()) / (n * (n - 1))), rel=1e-6)
     assert n_tokens == sum(len(tok(t)["input_ids"]) for t in texts)
     assert torch.equal(model.get_output_embeddings().weight, load_mlm(tiny_model("bert"))[0]
                        .get_output_embeddings().weight)  # weights restored after the k loop
@@ -77,7 +113,7 @@ def test_cli_json_and_text(tmp_path, capsys):
     report = json.loads(capsys.readouterr().out)
     assert [r["k"] for r in report["rows"]] == [1.0, 4.0]
     assert report["n_texts"] == 2 and report["head_init"]["applied"] == "identity" and report["tied"]
-    assert report["suggested_k"] == suggest_k(report["baseline_max_logit"])
+    assert report["baseline_max_logit"] == report["rows"][0]["mean_max_logit"]
     assert main(["inspect-head", str(tiny_model("roberta")), "--k", "2"]) == 0
     out = capsys.readouterr().out
     assert "head:    loaded from the checkpoint" in out and "suggested k:" in out and "family:  roberta" in out

@@ -81,7 +81,8 @@ def test_k_recorded_and_survives_save_load(tmp_path):
     model.save_pretrained(tmp_path)
     again = AutoModelForMaskedLM.from_pretrained(tmp_path)
     assert again.config.lsr_eval["head_rescale_k"] == 16.0
-    assert again.config.lsr_eval["head_rescale"] == [{"k": 2.0, "scale_bias": False}, {"k": 8.0, "scale_bias": True}]
+    assert again.config.lsr_eval["head_rescale"] == [{"k": 2.0, "scale_bias": False, "tied_input": "divided"},
+                                               {"k": 8.0, "scale_bias": True, "tied_input": "divided"}]
     assert torch.equal(again.get_output_embeddings().weight, model.get_output_embeddings().weight)
     assert tied(again)
 
@@ -106,3 +107,50 @@ def test_generic_route_any_output_embeddings():
     assert report.family == "generic" and report.tied == tied(model)
     assert torch.equal(model.get_output_embeddings().weight, w0 / 16)
     assert model.config.lsr_eval["head_rescale_k"] == 16.0
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_tied_compensated_keeps_encoder_input(family, tmp_path):
+    """tied_input="compensated": the shared matrix is divided (tie intact) but the encoder sees the same inputs,
+    so the hidden states are unchanged and the logits (bias scaled too) are exactly divided by k."""
+    from lsr_eval.models.loading import load_mlm
+
+    model, tok = _load(family)
+    before = _logits(model, tok)
+    w0 = model.get_input_embeddings().weight.detach().clone()
+    report = rescale_head(model, 4, scale_bias=True, tied_input="compensated")
+    assert report.tied and report.tied_input == "compensated"
+    assert model.get_output_embeddings().weight is model.get_input_embeddings().weight
+    assert torch.equal(model.get_input_embeddings().weight, w0 / 4)
+    torch.testing.assert_close(_logits(model, tok), before / 4, rtol=1e-4, atol=1e-5)
+    rescale_head(model, 2, scale_bias=True, tied_input="compensated")  # factors compose, one hook
+    torch.testing.assert_close(_logits(model, tok), before / 8, rtol=1e-4, atol=1e-5)
+    assert model.config.lsr_eval["input_scale"] == 8.0
+    model.save_pretrained(tmp_path)
+    tok.save_pretrained(tmp_path)
+    loaded, ltok, _ = load_mlm(tmp_path)  # the compensation is restored from config.json
+    torch.testing.assert_close(_logits(loaded, ltok), before / 8, rtol=1e-4, atol=1e-5)
+
+
+def test_divided_tied_input_changes_bert_encoder():
+    """The paper's recipe on a tied BERT: the word embeddings shrink beside the position embeddings, so the
+    hidden states move (the reason ``compensated`` exists)."""
+    model, tok = _load("bert")
+    b = tok(TEXTS, padding=True, return_tensors="pt")
+    with torch.no_grad():
+        h0 = model.bert(**b).last_hidden_state
+        rescale_head(model, 16)
+        h1 = model.bert(**b).last_hidden_state
+    assert not torch.allclose(h0, h1, atol=1e-3)
+
+
+def test_compensated_untied_is_plain_division():
+    model, tok = _load("bert", tied_head=False)
+    report = rescale_head(model, 2, tied_input="compensated")
+    assert report.tied_input == "untied" and "input_scale" not in model.config.lsr_eval
+
+
+def test_tied_input_choice_is_checked():
+    model, _ = _load("bert")
+    with pytest.raises(ConfigError, match="tied_input='both': expected one of divided, compensated"):
+        rescale_head(model, 2, tied_input="both")

@@ -74,6 +74,8 @@ def test_missing_section_is_named(tmp_path):
     ("regularizer", {"query": "l2"}, r"expected one of none, l1, flops"),
     ("model", {"rescale_k": "big"}, r"'model.rescale_k'='big'"),
     ("model", {"rescale_k": -2}, r"model.rescale_k=-2.0: expected a number > 0"),
+    ("model", {"tied_input": "both"}, r"'model.tied_input'='both': expected one of divided, compensated"),
+    ("model", {"trust_remote_code": "maybe"}, r"'model.trust_remote_code'='maybe': expected true or false"),
     ("train", {"batch_size": 0}, r"train.batch_size=0: expected an integer >= 1"),
     ("loss", {"name": "kl_div"}, r"set data.teacher_scores"),
     ("data", {"source": "irds-triples", "n_negatives": 2}, r"data.n_negatives=2: triples have exactly one"),
@@ -138,6 +140,9 @@ def test_shipped_configs_validate():
     assert (v_small.regularizer.query, v_small.regularizer.lambda_q) == ("l1", 5e-3)
     assert (v_small.regularizer.document, v_small.regularizer.lambda_d) == ("flops", 5e-3)
     assert v_small.loss.name == "kl_div" and v_small.train.steps == 250000
+    gte = [load_config(folder / f"rescale-gte-en-mlm-base-k{k}.yaml") for k in (1, 2, 4, 8, 16)]
+    assert all(c.model.trust_remote_code for c in gte)             # the checkpoint ships its own model code
+    assert not load_config(folder / "rescale-bert-base-uncased-k1.yaml").model.trust_remote_code
     bt_large = load_config(folder / "efficient-splade-VI-BT-large.yaml")
     assert (bt_large.regularizer.lambda_q, bt_large.regularizer.lambda_d) == (5e-4, 5e-4)
     assert bt_large.model.query.build.layers == 2 and bt_large.model.query.build.hidden == 128

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from lsr_eval.errors import ConfigError
-from lsr_eval.models.diagnostics import SAMPLE_TEXTS, activation_stats, suggest_k
+from lsr_eval.models.diagnostics import SAMPLE_TEXTS, SUGGEST_KS, activation_stats, suggest_k
 from lsr_eval.models.loading import load_mlm
 from lsr_eval.models.splade import SpladeModel
 from lsr_eval.train.config import MiddleTrainConfig, ModelConfig, SpladeTrainConfig, from_dict
@@ -36,13 +36,14 @@ def test_suggested_k_comes_from_the_diagnostics(tmp_path):
         mlm.get_output_embeddings().weight.mul_(400.0)     # a head with a huge logit scale (tied: embeddings too)
     mlm.save_pretrained(tmp_path / "big")
     tok.save_pretrained(tmp_path / "big")
-    rows, _ = activation_stats(mlm, tok, list(SAMPLE_TEXTS), [1.0], max_length=24)
-    expected = suggest_k(rows[0].mean_max_logit)
+    rows, _ = activation_stats(mlm, tok, list(SAMPLE_TEXTS), SUGGEST_KS, max_length=24)
+    expected = suggest_k(rows)
     assert expected > 1
     model, reports = build_model(ModelConfig(path=str(tmp_path / "big"), rescale_k="suggested", max_length_d=24))
     rep = reports["document"]
     assert (rep.rescale_k, rep.rescale_rule) == (float(expected), "suggested")
-    assert rep.mean_max_logit == pytest.approx(rows[0].mean_max_logit, rel=1e-5)
+    assert rep.suggest_stats["at_k1"]["mean_max_logit"] == pytest.approx(rows[0].mean_max_logit, rel=1e-5)
+    assert rep.suggest_stats["at_suggested"]["k"] == float(expected)
     assert rep.head_norm_after == pytest.approx(rep.head_norm_before / expected, rel=1e-6)
 
 

@@ -12,6 +12,8 @@ def add_model_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--query-model", help="a separate query encoder (folder or hub id)")
     p.add_argument("--head-init", default="auto", help="head initialisation rule (see lsr-eval inspect-head)")
     p.add_argument("--rescale-k", type=float, help="divide the MLM head by k before use")
+    p.add_argument("--trust-remote-code", action="store_true",
+                   help="run model code shipped with the checkpoint (e.g. Alibaba-NLP/gte-en-mlm-base)")
     p.add_argument("--max-length-q", type=int)
     p.add_argument("--max-length-d", type=int)
     p.add_argument("--doc-top-k", type=int, help="keep the top-k terms per document")
@@ -39,7 +41,8 @@ def settings_from_args(args: argparse.Namespace, **extra):
 
     return SpladeSettings(
         model=resolve_model(args.model), query_model=args.query_model and resolve_model(args.query_model),
-        head_init=args.head_init, rescale_k=args.rescale_k, max_length_q=args.max_length_q,
+        head_init=args.head_init, rescale_k=args.rescale_k, trust_remote_code=args.trust_remote_code,
+        max_length_q=args.max_length_q,
         max_length_d=args.max_length_d, doc_top_k=args.doc_top_k, query_top_k=args.query_top_k,
         threshold=args.threshold, drop_special=not args.keep_special, bf16=args.bf16,
         batch_size=args.batch_size, scale=args.scale, max_clauses=args.max_clauses, **extra)

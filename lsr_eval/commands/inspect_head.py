@@ -27,6 +27,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--head-init", choices=HEAD_INIT_RULES, default="auto",
                         help="head initialisation when the checkpoint has no MLM head (%(default)s)")
     parser.add_argument("--scale-bias", action="store_true", help="divide the logits bias by k too")
+    parser.add_argument("--tied-input", choices=("divided", "compensated"), default="divided",
+                        help="tied heads: divide the input embeddings with the head, or multiply their lookup back "
+                             "by k (%(default)s)")
+    parser.add_argument("--trust-remote-code", action="store_true",
+                        help="run model code shipped with the checkpoint (e.g. Alibaba-NLP/gte-en-mlm-base)")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
 
 
@@ -51,6 +56,7 @@ def run(args: argparse.Namespace) -> int:
     from lsr_eval.commands._model_args import resolve_model
 
     d = inspect_head(resolve_model(args.model), args.k, texts, head_init=args.head_init, max_length=args.max_length,
-                     scale_bias=args.scale_bias)
+                     scale_bias=args.scale_bias, tied_input=args.tied_input,
+                     trust_remote_code=args.trust_remote_code)
     print(json.dumps(d.to_dict(), indent=2) if args.json else format_diagnosis(d))
     return 0

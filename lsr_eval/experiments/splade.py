@@ -33,6 +33,7 @@ class SpladeSettings:
     query_model: str | None = None
     head_init: str = "auto"
     rescale_k: float | None = None
+    trust_remote_code: bool = False
     max_length_q: int | None = None
     max_length_d: int | None = None
     doc_top_k: int | None = None
@@ -64,7 +65,7 @@ def load_model(s: SpladeSettings):
 
     return SpladeModel.from_pretrained(
         s.model, s.query_model, max_length_q=s.max_length_q, max_length_d=s.max_length_d, head_init=s.head_init,
-        rescale_k=s.rescale_k, bf16=s.bf16, quantization_scale=s.scale,
+        rescale_k=s.rescale_k, bf16=s.bf16, quantization_scale=s.scale, trust_remote_code=s.trust_remote_code,
         sparsify_q=Sparsify(s.query_top_k, s.threshold, s.drop_special),
         sparsify_d=Sparsify(s.doc_top_k, s.threshold, s.drop_special))
 

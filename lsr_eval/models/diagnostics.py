@@ -9,11 +9,15 @@ over sample texts, with special tokens left out of the vocabulary:
 * ``mean_active`` = mean number of terms with a positive weight per text (``active_fraction`` = / V);
 * ``expected_flops`` = sum_j p_j^2, p_j = fraction of texts in which term j is active: the expected number of
   posting-list matches of a query-document pair drawn from the sample (Paria et al., "Minimizing FLOPs to Learn
-  Efficient Sparse Representations", ICLR 2020).
+  Efficient Sparse Representations", ICLR 2020);
+* ``mean_score`` = mean over pairs of distinct texts a != b of the SPLADE score sum_j w_aj w_bj,
+  w = log(1 + ReLU(max_t z_t)): the scale of the first in-batch scores InfoNCE sees.
 
-Suggested k (:func:`suggest_k`): the smallest power of two k >= 1 with ``mean_max_logit(k=1) / k <=
-HEALTHY_MAX_LOGIT``, i.e. the factor that brings the head's initial logit scale down into the range a
-pretrained BERT head starts in. Justification and evidence: docs/models.md.
+Suggested k (:func:`suggest_k`): the smallest power of two k in [1, 64], measured with the head really divided,
+with ``mean_max_logit <= HEALTHY_MAX_LOGIT`` and ``mean_score <= HEALTHY_MEAN_SCORE``: the largest logit must be in
+the range a pretrained BERT head starts in, and the first in-batch scores small enough that InfoNCE's softmax is
+not saturated (a head that activates every term with small logits fails the second test only).
+Justification and evidence: docs/models.md.
 """
 
 from __future__ import annotations
@@ -27,11 +31,15 @@ import torch
 
 from lsr_eval.errors import ConfigError
 from lsr_eval.models.heads import head_parts, tied
+from lsr_eval.models.options import TIED_INPUT_CHOICES, TiedInput, check_choice
+from lsr_eval.models.rescale import input_scale, set_input_scale
 
 #: Upper edge of the mean max logit of a pretrained BERT MLM head on ordinary text (docs/models.md).
 HEALTHY_MAX_LOGIT = 24.0
-#: Largest k the rule suggests.
-SUGGEST_MAX_K = 64
+#: Upper edge of the mean SPLADE score between two different sample texts at initialisation (docs/models.md).
+HEALTHY_MEAN_SCORE = 300.0
+#: The factors the rule measures (powers of two keep the division exact); the largest is suggested when none passes.
+SUGGEST_KS = (1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0)
 DEFAULT_KS = (1, 2, 4, 8, 16)
 DEFAULT_MAX_LENGTH = 256
 BATCH_SIZE = 16
@@ -62,6 +70,7 @@ class KStats:
     mean_active: float
     active_fraction: float
     expected_flops: float
+    mean_score: float
 
 
 @dataclass
@@ -80,32 +89,51 @@ class HeadDiagnosis:
     max_length: int
     rows: list[KStats]
     baseline_max_logit: float
+    baseline_mean_score: float
     suggested_k: int
-    rule: str = field(default=f"smallest power of two k >= 1 with mean max logit(k=1) / k <= {HEALTHY_MAX_LOGIT:g}")
+    rule: str = field(default=f"smallest power of two k in [1, 64] with mean max logit <= {HEALTHY_MAX_LOGIT:g} "
+                              f"and mean score <= {HEALTHY_MEAN_SCORE:g}")
 
     def to_dict(self) -> dict:
         return asdict(self)
 
 
-def suggest_k(mean_max_logit: float, *, upper: float = HEALTHY_MAX_LOGIT, max_k: int = SUGGEST_MAX_K) -> int:
-    """Smallest power of two k in [1, max_k] with ``mean_max_logit / k <= upper`` (max_k when none is)."""
-    if not math.isfinite(mean_max_logit):
-        raise ConfigError(f"mean max logit {mean_max_logit!r}: expected a finite number")
-    if upper <= 0:
-        raise ConfigError(f"upper={upper!r}: expected a number > 0")
-    k = 1
-    while mean_max_logit / k > upper and k < max_k:
-        k *= 2
-    return k
+def suggest_k(rows: Sequence[KStats], *, max_logit: float = HEALTHY_MAX_LOGIT,
+              max_score: float = HEALTHY_MEAN_SCORE) -> int:
+    """Smallest ``k`` among ``rows`` with ``mean_max_logit <= max_logit`` and ``mean_score <= max_score``; the
+    largest k measured when none passes. ``rows``: :func:`activation_stats` at :data:`SUGGEST_KS`."""
+    if not rows:
+        raise ConfigError("suggest_k needs the statistics of at least one k")
+    for r in rows:
+        if not (math.isfinite(r.mean_max_logit) and math.isfinite(r.mean_score)):
+            raise ConfigError(f"k={r.k:g}: mean max logit {r.mean_max_logit!r} / mean score {r.mean_score!r}: "
+                              f"expected finite numbers")
+    ordered = sorted(rows, key=lambda r: r.k)
+    for r in ordered:
+        if r.mean_max_logit <= max_logit and r.mean_score <= max_score:
+            return int(r.k)
+    return int(ordered[-1].k)
+
+
+def measure_suggested_k(model, tokenizer, texts: Sequence[str] = SAMPLE_TEXTS, *, max_length: int,
+                        scale_bias: bool = False, tied_input: TiedInput = "divided") -> tuple[int, list[KStats]]:
+    """:func:`suggest_k` of ``model``'s head on ``texts``, with the statistics at :data:`SUGGEST_KS`."""
+    rows, _ = activation_stats(model, tokenizer, list(texts), SUGGEST_KS, max_length=max_length,
+                               scale_bias=scale_bias, tied_input=tied_input)
+    return suggest_k(rows), rows
 
 
 @torch.inference_mode()
 def activation_stats(model, tokenizer, texts: Sequence[str], ks: Sequence[float], *, max_length: int,
-                     scale_bias: bool = False, batch_size: int = BATCH_SIZE) -> tuple[list[KStats], int]:
+                     scale_bias: bool = False, tied_input: TiedInput = "divided",
+                     batch_size: int = BATCH_SIZE) -> tuple[list[KStats], int]:
     """:class:`KStats` per k for ``model`` (a ``*ForMaskedLM``) on ``texts``, and the number of real tokens.
 
-    The decoder weight (and bias with ``scale_bias``) is divided in place for each k and restored afterwards.
+    The decoder weight (and bias with ``scale_bias``) is divided in place for each k and restored afterwards; a
+    tied head with ``tied_input="compensated"`` gets its embedding lookup multiplied by k meanwhile, as
+    :func:`~lsr_eval.models.rescale.rescale_head` would.
     """
+    check_choice("tied_input", tied_input, TIED_INPUT_CHOICES)
     if not texts:
         raise ConfigError("activation statistics need at least one text")
     for k in ks:
@@ -123,14 +151,19 @@ def activation_stats(model, tokenizer, texts: Sequence[str], ks: Sequence[float]
                          return_tensors="pt") for i in range(0, len(texts), batch_size)]
     n_tokens = int(sum(int(b["attention_mask"].sum()) for b in batches))
     device = weight.device
+    scale0 = input_scale(model)
+    compensate = tied_input == "compensated" and tied(model)
     model.eval()
     rows = []
     try:
         for k in ks:
             weight.copy_(w0 / k)
+            if compensate:
+                set_input_scale(model, scale0 * k)
             if b0 is not None:
                 bias.copy_(b0 / k if scale_bias else b0)
-            max_logits, active, counts = [], [], torch.zeros(n_terms, dtype=torch.float64)
+            max_logits, active, vectors = [], [], []
+            counts = torch.zeros(n_terms, dtype=torch.float64)
             for b in batches:
                 mask = b["attention_mask"].to(device)
                 logits = model(input_ids=b["input_ids"].to(device), attention_mask=mask).logits.float().cpu()
@@ -139,38 +172,51 @@ def activation_stats(model, tokenizer, texts: Sequence[str], ks: Sequence[float]
                 on = pooled > 0
                 active.append(on.sum(1).double())
                 counts += on.sum(0).double()
+                vectors.append(torch.log1p(torch.relu(pooled)).double())
             p = counts / len(texts)
             mean_active = float(torch.cat(active).mean())
             rows.append(KStats(float(k), float(w0.float().norm()) / k, float(w0.float().norm(dim=1).mean()) / k,
                                float(torch.cat(max_logits).mean()), mean_active, mean_active / n_terms,
-                               float((p ** 2).sum())))
+                               float((p ** 2).sum()), _mean_pair_score(torch.cat(vectors))))
     finally:
         weight.copy_(w0)
+        set_input_scale(model, scale0)
         if b0 is not None:
             bias.copy_(b0)
     return rows, n_tokens
 
 
+def _mean_pair_score(w: torch.Tensor) -> float:
+    """Mean of w_a . w_b over ordered pairs of distinct rows (0.0 for a single row)."""
+    n = w.shape[0]
+    if n < 2:
+        return 0.0
+    total = w.sum(0)
+    return float(((total @ total) - (w * w).sum()) / (n * (n - 1)))
+
+
 def inspect_head(model: str | os.PathLike, ks: Sequence[float] = DEFAULT_KS, texts: Sequence[str] | None = None,
                  *, head_init: str = "auto", max_length: int = DEFAULT_MAX_LENGTH,
-                 scale_bias: bool = False) -> HeadDiagnosis:
+                 scale_bias: bool = False, tied_input: TiedInput = "divided",
+                 trust_remote_code: bool = False) -> HeadDiagnosis:
     """Load ``model`` (folder or hub id) as :func:`~lsr_eval.models.loading.load_mlm` does and diagnose its head
     on ``texts`` (default :data:`SAMPLE_TEXTS`)."""
     from lsr_eval.models.loading import load_mlm
 
-    mlm, tokenizer, report = load_mlm(model, head_init=head_init)
+    mlm, tokenizer, report = load_mlm(model, head_init=head_init, trust_remote_code=trust_remote_code)
     texts = list(SAMPLE_TEXTS if texts is None else texts)
-    all_ks = list(dict.fromkeys([1.0, *map(float, ks)]))
-    rows, n_tokens = activation_stats(mlm, tokenizer, texts, all_ks, max_length=max_length, scale_bias=scale_bias)
-    baseline = rows[0].mean_max_logit
+    all_ks = sorted({*SUGGEST_KS, *map(float, ks)})
+    rows, n_tokens = activation_stats(mlm, tokenizer, texts, all_ks, max_length=max_length, scale_bias=scale_bias,
+                                      tied_input=tied_input)
     wanted = {float(k) for k in ks}
     record = getattr(mlm.config, "lsr_eval", None) or {}
     return HeadDiagnosis(
         model=os.fspath(model), family=head_parts(mlm).family, architecture=type(mlm).__name__,
         vocab_size=int(mlm.get_output_embeddings().weight.shape[0]), tied=tied(mlm), head_init=report.to_dict(),
         rescale_k_applied=float(record.get("head_rescale_k", 1.0)), n_texts=len(texts), n_tokens=n_tokens,
-        max_length=max_length, rows=[r for r in rows if r.k in wanted], baseline_max_logit=baseline,
-        suggested_k=suggest_k(baseline))
+        max_length=max_length, rows=[r for r in rows if r.k in wanted],
+        baseline_max_logit=rows[0].mean_max_logit, baseline_mean_score=rows[0].mean_score,
+        suggested_k=suggest_k([r for r in rows if r.k in SUGGEST_KS]))
 
 
 def format_diagnosis(d: HeadDiagnosis) -> str:
@@ -196,9 +242,11 @@ def format_diagnosis(d: HeadDiagnosis) -> str:
         lines.append(f"already rescaled: k={d.rescale_k_applied:g}")
     lines += [f"sample:  {d.n_texts} texts, {d.n_tokens} tokens (max_length {d.max_length})", "",
               f"{'k':>5} {'||W||_F':>10} {'mean||W_j||':>12} {'mean max logit':>15} {'active/text':>12} "
-              f"{'active %':>9} {'E[FLOPs]':>10}"]
+              f"{'active %':>9} {'E[FLOPs]':>10} {'mean score':>11}"]
     for r in d.rows:
         lines.append(f"{r.k:>5g} {r.frobenius:>10.2f} {r.mean_row_norm:>12.4f} {r.mean_max_logit:>15.2f} "
-                     f"{r.mean_active:>12.1f} {100 * r.active_fraction:>9.2f} {r.expected_flops:>10.1f}")
-    lines += ["", f"suggested k: {d.suggested_k}  ({d.rule}; measured {d.baseline_max_logit:.2f} at k=1)"]
+                     f"{r.mean_active:>12.1f} {100 * r.active_fraction:>9.2f} {r.expected_flops:>10.1f} "
+                     f"{r.mean_score:>11.1f}")
+    lines += ["", f"suggested k: {d.suggested_k}  ({d.rule}; at k=1: mean max logit {d.baseline_max_logit:.2f}, "
+                  f"mean score {d.baseline_mean_score:.1f})"]
     return "\n".join(lines)

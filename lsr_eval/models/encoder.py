@@ -22,7 +22,7 @@ from torch import nn
 
 from lsr_eval.errors import ConfigError, InputError
 from lsr_eval.models.head_init import HeadInitReport
-from lsr_eval.models.options import HeadInitRule, IdentityHead
+from lsr_eval.models.options import HeadInitRule, IdentityHead, TiedInput
 from lsr_eval.models.sparsify import Sparsify
 from lsr_eval.models.terms import vocab_terms
 
@@ -73,16 +73,18 @@ class SpladeEncoder(nn.Module):
     @classmethod
     def from_pretrained(cls, path: str | os.PathLike, max_length: int, *, head_init: HeadInitRule = "auto",
                         identity: IdentityHead = IdentityHead(), rescale_k: float | None = None,
-                        scale_bias: bool = False, sparsify: Sparsify = Sparsify(),
-                        bf16: bool = False) -> "SpladeEncoder":
+                        scale_bias: bool = False, tied_input: TiedInput = "divided",
+                        sparsify: Sparsify = Sparsify(), bf16: bool = False,
+                        trust_remote_code: bool = False) -> "SpladeEncoder":
         """Load ``path`` (folder or hub id) with :func:`~lsr_eval.models.loading.load_mlm`, then divide the
         head by ``rescale_k`` if given (:func:`~lsr_eval.models.rescale.rescale_head`)."""
         from lsr_eval.models.loading import load_mlm
         from lsr_eval.models.rescale import rescale_head
 
-        mlm, tokenizer, report = load_mlm(path, head_init=head_init, identity=identity)
+        mlm, tokenizer, report = load_mlm(path, head_init=head_init, identity=identity,
+                                          trust_remote_code=trust_remote_code)
         if rescale_k is not None:
-            rescale_head(mlm, rescale_k, scale_bias=scale_bias)
+            rescale_head(mlm, rescale_k, scale_bias=scale_bias, tied_input=tied_input)
         return cls(mlm, tokenizer, max_length, sparsify=sparsify, bf16=bf16, head_init=report)
 
     # -- properties -------------------------------------------------------------------------------------------

@@ -18,6 +18,13 @@ HEAD_INIT_RULES: tuple[str, ...] = get_args(HeadInitRule)
 Bypass = Literal["bypass", "keep"]
 BYPASS_CHOICES: tuple[str, ...] = get_args(Bypass)
 
+#: What rescaling does to the input side of a tied head (:func:`lsr_eval.models.rescale.rescale_head`):
+#: ``divided``: the shared matrix is divided, so the input word embeddings are divided too (the paper's recipe);
+#: ``compensated``: the shared matrix is divided and the embedding lookup is multiplied back by k, so the encoder
+#: sees the same inputs as before and only the logits shrink.
+TiedInput = Literal["divided", "compensated"]
+TIED_INPUT_CHOICES: tuple[str, ...] = get_args(TiedInput)
+
 
 def check_choice(name: str, value: Any, allowed: tuple[str, ...]) -> str:
     """``value`` if it is one of ``allowed``, else a ConfigError naming the option and listing the choices."""

@@ -64,7 +64,8 @@ class SpladeModel(nn.Module):
                         head_init: HeadInitRule = "auto", identity: IdentityHead = IdentityHead(),
                         rescale_k: float | None = None, scale_bias: bool = False,
                         sparsify_q: Sparsify | None = None, sparsify_d: Sparsify | None = None,
-                        bf16: bool = False, quantization_scale: float | None = None) -> "SpladeModel":
+                        bf16: bool = False, quantization_scale: float | None = None,
+                        trust_remote_code: bool = False) -> "SpladeModel":
         """Build from a checkpoint (folder or hub id) or from a folder written by :meth:`save_pretrained`.
 
         ``path`` is the document encoder, and the query encoder too unless ``query_model`` names another.
@@ -85,7 +86,7 @@ class SpladeModel(nn.Module):
         scale = quantization_scale if quantization_scale is not None else (saved or {}).get(
             "quantization_scale", QUANTIZATION_SCALE)
         common = dict(head_init=head_init, identity=identity, rescale_k=rescale_k, scale_bias=scale_bias,
-                      bf16=bf16)
+                      bf16=bf16, trust_remote_code=trust_remote_code)
         if saved is not None and not saved.get("shared", True):
             root = Path(path)
             query = SpladeEncoder.from_pretrained(root / q_cfg.get("path", "query"), max_q, sparsify=sp_q, **common)

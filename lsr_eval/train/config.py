@@ -26,6 +26,7 @@ from lsr_eval.errors import ConfigError
 
 HeadInit = Literal["auto", "identity", "random", "error"]
 RescaleK = Union[float, Literal["suggested"], None]
+TiedInput = Literal["divided", "compensated"]
 LossName = Literal["infonce", "margin_mse", "kl_div"]
 RegKind = Literal["none", "l1", "flops"]
 DataSource = Literal["dataset", "irds-triples"]
@@ -85,13 +86,17 @@ class ModelConfig:
 
     ``rescale_k``: divide the MLM head by k at initialisation (:func:`lsr_eval.models.rescale_head`), a number or
     ``suggested`` (:func:`lsr_eval.models.suggest_k` on the loaded head). Applied to each checkpoint loaded here
-    (a built query encoder has its own ``rescale_k``).
+    (a built query encoder has its own ``rescale_k``). ``tied_input``: for tied heads, ``divided`` (the input
+    embeddings shrink with the head, the paper's recipe) or ``compensated`` (the lookup is multiplied back by k).
+    ``trust_remote_code``: run model code shipped with a checkpoint (``Alibaba-NLP/gte-en-mlm-base``).
     """
 
     path: str
     head_init: HeadInit = "auto"
     rescale_k: RescaleK = None
     scale_bias: bool = False
+    tied_input: TiedInput = "divided"
+    trust_remote_code: bool = False
     max_length_q: int = 64
     max_length_d: int = 256
     query: QueryEncoderConfig | None = None
@@ -265,6 +270,8 @@ class MiddleModelConfig:
     head_init: HeadInit = "auto"
     rescale_k: RescaleK = None
     scale_bias: bool = False
+    tied_input: TiedInput = "divided"
+    trust_remote_code: bool = False
     max_length: int = 256
 
     def __post_init__(self) -> None:

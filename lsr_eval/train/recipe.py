@@ -3,8 +3,9 @@ optional distinct (possibly small, built-from-config) query encoder.
 
 Rescaling (Jang et al., "Rescaling MLM-Head for Neural Sparse Retrieval", arXiv:2606.18811): the head of each
 loaded checkpoint is divided by k before the first step (:func:`lsr_eval.models.rescale_head`); ``suggested``
-takes k from :func:`lsr_eval.models.suggest_k` on the head as loaded (mean max logit on the built-in sample
-texts, :mod:`lsr_eval.models.diagnostics`).
+takes k from :func:`lsr_eval.models.suggest_k` on the head as loaded (mean max logit and mean initial score on
+the built-in sample texts, :mod:`lsr_eval.models.diagnostics`). ``tied_input`` says whether a tied head's input
+embeddings shrink with it (the paper) or are compensated (:func:`lsr_eval.models.rescale.rescale_head`).
 
 Separate encoders (Lassance & Clinchant, "An Efficiency Study for SPLADE Models", SIGIR 2022): SPLADE V uses two
 copies of one checkpoint; BT-SPLADE (VI) a BERT-tiny query encoder. A query checkpoint must have the document
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 import logging
 import os
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from torch import nn
@@ -49,7 +50,7 @@ class InitReport:
     rescale_rule: str                     # "none", "config" or "suggested"
     head_norm_before: float
     head_norm_after: float
-    mean_max_logit: float | None = None   # measured for "suggested"
+    suggest_stats: dict | None = None     # for "suggested": the diagnostics at k=1 and at the k chosen
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -58,10 +59,11 @@ def head_norm(mlm: nn.Module) -> float:
     return float(mlm.get_output_embeddings().weight.detach().float().norm())
 
 
-def rescale_at_init(mlm: nn.Module, tokenizer, k, *, scale_bias: bool,
-                    max_length: int) -> tuple[float, str, float | None]:
-    """Divide the head of ``mlm`` by ``k`` (number, ``suggested`` or None); returns (k, rule, mean max logit)."""
-    from lsr_eval.models.diagnostics import SAMPLE_TEXTS, activation_stats, suggest_k
+def rescale_at_init(mlm: nn.Module, tokenizer, k, *, scale_bias: bool, max_length: int,
+                    tied_input: str = "divided") -> tuple[float, str, dict | None]:
+    """Divide the head of ``mlm`` by ``k`` (number, ``suggested`` or None); returns (k, rule, the suggestion's
+    statistics or None)."""
+    from lsr_eval.models.diagnostics import measure_suggested_k
     from lsr_eval.models.rescale import rescale_head
 
     if k is None:
@@ -70,26 +72,30 @@ def rescale_at_init(mlm: nn.Module, tokenizer, k, *, scale_bias: bool,
     rule = "config"
     if k == "suggested":
         was_training = mlm.training
-        rows, _ = activation_stats(mlm, tokenizer, list(SAMPLE_TEXTS), [1.0], max_length=max_length,
-                                   scale_bias=scale_bias)
+        chosen, rows = measure_suggested_k(mlm, tokenizer, max_length=max_length, scale_bias=scale_bias,
+                                           tied_input=tied_input)
         mlm.train(was_training)
-        measured = rows[0].mean_max_logit
-        k = float(suggest_k(measured))
+        k = float(chosen)
+        pick = {r.k: r for r in rows}
+        measured = {"at_k1": asdict(pick[1.0]), "at_suggested": asdict(pick[k])}
         rule = "suggested"
-        log.info("suggested k = %g (mean max logit %.2f at k=1)", k, measured)
+        log.info("suggested k = %g (at k=1: mean max logit %.2f, mean score %.1f; at k=%g: %.2f, %.1f)", k,
+                 pick[1.0].mean_max_logit, pick[1.0].mean_score, k, pick[k].mean_max_logit, pick[k].mean_score)
     if k != 1.0 or rule == "config":
-        rescale_head(mlm, float(k), scale_bias=scale_bias)
+        rescale_head(mlm, float(k), scale_bias=scale_bias, tied_input=tied_input)
     return float(k), rule, measured
 
 
-def _load(path: str, max_length: int, head_init: str, k, scale_bias: bool, bf16: bool):
+def _load(path: str, max_length: int, head_init: str, k, scale_bias: bool, tied_input: str, bf16: bool,
+          trust_remote_code: bool = False):
     from lsr_eval.models.encoder import SpladeEncoder
 
     source = resolve_path(path)
-    enc = SpladeEncoder.from_pretrained(source, max_length, head_init=head_init, bf16=bf16)
+    enc = SpladeEncoder.from_pretrained(source, max_length, head_init=head_init, bf16=bf16,
+                                        trust_remote_code=trust_remote_code)
     before = head_norm(enc.mlm)
     applied, rule, measured = rescale_at_init(enc.mlm, enc.tokenizer, k, scale_bias=scale_bias,
-                                              max_length=min(max_length, 256))
+                                              max_length=min(max_length, 256), tied_input=tied_input)
     report = InitReport(source, enc.head_init.to_dict() if enc.head_init else {}, applied, rule, before,
                         head_norm(enc.mlm), measured)
     return enc, report
@@ -112,7 +118,9 @@ def build_model(cfg: ModelConfig, *, bf16: bool = False):
     from lsr_eval.models.encoder import SpladeEncoder
     from lsr_eval.models.splade import SpladeModel
 
-    document, d_rep = _load(cfg.path, cfg.max_length_d, cfg.head_init, cfg.rescale_k, cfg.scale_bias, bf16)
+    document, d_rep = _load(cfg.path, cfg.max_length_d, cfg.head_init, cfg.rescale_k, cfg.scale_bias,
+                            cfg.tied_input, bf16,
+                            cfg.trust_remote_code)
     reports = {"document": d_rep}
     q = cfg.query
     if q is None:
@@ -120,7 +128,8 @@ def build_model(cfg: ModelConfig, *, bf16: bool = False):
                               head_init=document.head_init)
         reports["query"] = d_rep
     elif q.path is not None:
-        query, q_rep = _load(q.path, cfg.max_length_q, q.head_init, q.rescale_k, cfg.scale_bias, bf16)
+        query, q_rep = _load(q.path, cfg.max_length_q, q.head_init, q.rescale_k, cfg.scale_bias, cfg.tied_input,
+                             bf16, cfg.trust_remote_code)
         if query.tokenizer.get_vocab() != document.tokenizer.get_vocab() or query.vocab_size != document.vocab_size:
             raise ConfigError(f"model.query.path={q.path}: its vocabulary ({query.vocab_size} rows) differs from the "
                               f"document encoder's ({cfg.path}, {document.vocab_size} rows); SPLADE query and "
@@ -130,7 +139,8 @@ def build_model(cfg: ModelConfig, *, bf16: bool = False):
         mlm = build_query_mlm(q.build, document.tokenizer, document.vocab_size)
         before = head_norm(mlm)
         applied, rule, measured = rescale_at_init(mlm, document.tokenizer, q.rescale_k, scale_bias=cfg.scale_bias,
-                                                  max_length=min(cfg.max_length_q, q.build.max_positions))
+                                                  max_length=min(cfg.max_length_q, q.build.max_positions),
+                                                  tied_input=cfg.tied_input)
         query = SpladeEncoder(mlm, document.tokenizer, cfg.max_length_q, bf16=bf16)
         reports["query"] = InitReport("built", {}, applied, rule, before, head_norm(mlm), measured,
                                       {"build": vars(q.build)})
@@ -142,8 +152,9 @@ def build_mlm(cfg: MiddleModelConfig):
     from lsr_eval.models.loading import load_mlm
 
     source = resolve_path(cfg.path)
-    mlm, tokenizer, init = load_mlm(os.fspath(source), head_init=cfg.head_init)
+    mlm, tokenizer, init = load_mlm(os.fspath(source), head_init=cfg.head_init,
+                                    trust_remote_code=cfg.trust_remote_code)
     before = head_norm(mlm)
     applied, rule, measured = rescale_at_init(mlm, tokenizer, cfg.rescale_k, scale_bias=cfg.scale_bias,
-                                              max_length=min(cfg.max_length, 256))
+                                              max_length=min(cfg.max_length, 256), tied_input=cfg.tied_input)
     return mlm, tokenizer, InitReport(source, init.to_dict(), applied, rule, before, head_norm(mlm), measured)
