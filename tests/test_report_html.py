@@ -77,11 +77,16 @@ def test_cli_writes_and_lists_every_file(report):
                  "benchmark-rescaling", "benchmarks", "training"):
         assert {f"tables/{stem}.{ext}" for ext in ("md", "tex", "csv")} <= names
     for stem in ("flops-msmarco-dev", "latency-msmarco-dev", "flops-scifact", "latency-scifact", "training-loss",
-                 "training-active_dims_q", "training-active_dims_d", "head-norm-best-k"):
+                 "training-active_dims_q", "training-active_dims_d", "head-norm-best-k", "rescaling-dl19",
+                 "rescaling-msmarco-dev"):
         assert {f"plots/{stem}.png", f"plots/{stem}.pdf"} <= names
         assert (out / "plots" / f"{stem}.png").stat().st_size > 10_000
     manifest = json.loads((out / "manifest.json").read_text())
-    assert manifest["stage"] == "report" and manifest["counts"]["figures"] == 8
+    # rescaled models on 15 datasets (more than RESCALING_FIGURES_MAX): measure-against-k figures for the in-domain
+    # datasets only
+    assert sorted(n for n in names if n.startswith("plots/rescaling-")) == [
+        f"plots/rescaling-{d}.{ext}" for d in ("dl19", "msmarco-dev") for ext in ("pdf", "png")]
+    assert manifest["stage"] == "report" and manifest["counts"]["figures"] == 10
     assert manifest["counts"]["rows"] == 93  # 89 + 8 fusion rows - 4 merged
     assert sorted(manifest["outputs"]) == sorted(n for n in names if n != "manifest.json")
 

@@ -11,7 +11,7 @@ from lsr_eval.errors import ConfigError
 from lsr_eval.report import load_results
 from lsr_eval.report.best_k import head_norm_points
 from lsr_eval.report.linking import link_training
-from lsr_eval.report.plots import (auto_smooth, head_norm_figure, save_figure, tradeoff_figure,
+from lsr_eval.report.plots import (auto_smooth, head_norm_figure, rescaling_figure, save_figure, tradeoff_figure,
                                    training_figure)
 from lsr_eval.report.tables import rescaling_table
 
@@ -99,3 +99,18 @@ def test_head_norm_figure(frame, results, tmp_path):
                           "jhu-clsp/ettin-encoder-17m: best k=16 (0.3587)"]
     assert [t.get_text() for t in ax.get_yticklabels()] == ["1", "4", "16"]
     check_files(save_figure(fig, tmp_path, "head-norm"))
+
+
+def test_rescaling_figure(frame, tmp_path):
+    fig = rescaling_figure(frame, "dl19")
+    ax = fig.axes[0]
+    assert ax.get_xscale() == "log" and ax.get_ylabel() == "nDCG@10 on dl19"
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["1", "4", "16"]
+    labels = legend(ax)
+    assert "sentence-transformers/all-MiniLM-L6-v2: splade-minilm-k4, k=4" in labels
+    minilm = [line for line in ax.lines if list(line.get_xdata()) == [1.0, 4.0, 16.0]]
+    assert len(minilm) == 1 and list(minilm[0].get_ydata()) == [0.6512, 0.6890, 0.6700]   # tests/data values
+    assert "not plotted: splade-ettin-k16" in " ".join(fig.get_supxlabel().split())   # no dl19 value
+    check_files(save_figure(fig, tmp_path, "rescaling"))
+    with pytest.raises(ConfigError, match="no model with a rescaling k"):
+        rescaling_figure(frame, "no-such-dataset")

@@ -3,11 +3,13 @@
 Layout of the output folder::
 
     tables/benchmarks.*, tables/benchmark-<name>.*, tables/rescaling.*, tables/efficiency-<dataset>.*, tables/training.*
-    plots/flops-<dataset>.*, plots/latency-<dataset>.*, plots/training-<key>.*, plots/head-norm-best-k.*
+    plots/flops-<dataset>.*, plots/latency-<dataset>.*, plots/training-<key>.*, plots/head-norm-best-k.*,
+    plots/rescaling-<dataset>.*
     index.html, manifest.json
 
 A table or figure is made only where the results hold what it needs: the rescaling table when some row has a
-rescaling k, an efficiency table and trade-off figures for each dataset with efficiency columns, training figures
+rescaling k (and a figure of the main measure against k for each dataset where such rows have it), an efficiency
+table and trade-off figures for each dataset with efficiency columns, training figures
 for the keys of :data:`TRAINING_CURVES` that some log has, the head-norm figure when training runs and the
 rescaling table both exist.
 """
@@ -24,17 +26,19 @@ from lsr_eval.report.formatting import NumberFormat
 from lsr_eval.report.html import FigureFiles, Section, render_html
 from lsr_eval.report.linking import link_training
 from lsr_eval.report.loading import Results, load_results
-from lsr_eval.report.plots import (COSTS, has_tradeoff, head_norm_figure, save_figure, tradeoff_figure,
-                                   training_figure)
+from lsr_eval.report.plots import (COSTS, has_tradeoff, head_norm_figure, rescaling_figure, save_figure,
+                                   tradeoff_figure, training_figure)
 from lsr_eval.report.summary import benchmarks_table, training_table
 from lsr_eval.report.table import Table
-from lsr_eval.report.tables import (benchmark_table, efficiency_datasets, efficiency_table, group_column, main_measure,
-                                    rescaling_table)
+from lsr_eval.report.tables import (RESCALING_COLUMNS, benchmark_table, datasets_in_order, efficiency_datasets,
+                                    efficiency_table, group_column, main_measure, rescaling_table)
 
 #: Logged quantities drawn against the training step, when some log has them.
 TRAINING_CURVES = ("loss", "active_dims_q", "active_dims_d")
 #: Costs of the trade-off figures (keys of :data:`lsr_eval.report.plots.COSTS`).
 TRADEOFF_COSTS = ("flops", "latency")
+#: More datasets than this with rescaled models: measure-against-k figures for the in-domain datasets only.
+RESCALING_FIGURES_MAX = 4
 
 
 @dataclass
@@ -50,6 +54,20 @@ class ReportFiles:
     def all(self) -> list[Path]:
         paths = [p for ps in self.tables.values() for p in ps] + self.figures
         return paths + [p for p in (self.html, self.manifest) if p is not None]
+
+
+def rescaling_figure_datasets(frame) -> list[str]:
+    """Datasets that get a measure-against-k figure: those where a model with a rescaling k has the main measure;
+    with more than :data:`RESCALING_FIGURES_MAX` of them (a BEIR-13 study), only the in-domain columns'."""
+    have = []
+    for d in datasets_in_order(frame):
+        rows = frame[(frame["dataset"] == d) & frame["k"].notna()]
+        measure = main_measure(frame, d)
+        if measure in rows.columns and rows[measure].notna().any():
+            have.append(d)
+    if len(have) > RESCALING_FIGURES_MAX:
+        have = [d for d in have if d in {c.dataset for c in RESCALING_COLUMNS}]
+    return have
 
 
 def write_report(results: str | Path | Results, out: str | Path, *, fmt: NumberFormat = NumberFormat(),
@@ -89,6 +107,9 @@ def write_report(results: str | Path | Results, out: str | Path, *, fmt: NumberF
                                       "BEIR-13 nDCG@10.")
         rt = table(rescaling_table(frame, fmt=fmt))
         resc.tables.append(rt)
+        for d in rescaling_figure_datasets(frame):
+            resc.figures.append(figure(rescaling_figure(frame, d), f"rescaling-{d}",
+                                       f"{main_measure(frame, d)} against the rescaling k on {d}"))
         if results.training:
             try:
                 points = head_norm_points(rt, results.training, best_k_by)

@@ -4,7 +4,8 @@ it works headless and inside notebooks alike) and saved as PNG and PDF.
 - :func:`tradeoff_figure`: a dataset's main measure against a cost (FLOPs on a log axis, or latency in ms), one
   marker per model, the Pareto front drawn (:func:`lsr_eval.report.pareto.pareto_front`);
 - :func:`training_figure`: a logged quantity (the loss) against the step, one panel per backbone, one colour per k;
-- :func:`head_norm_figure`: the backbone's head norm against its best k (:mod:`lsr_eval.report.best_k`).
+- :func:`head_norm_figure`: the backbone's head norm against its best k (:mod:`lsr_eval.report.best_k`);
+- :func:`rescaling_figure`: a dataset's main measure against the rescaling k, one marker per model.
 
 Points and runs that cannot be drawn are named in a note under the axes, with the reason.
 """
@@ -158,6 +159,48 @@ def tradeoff_figure(frame: pd.DataFrame, dataset: str, cost: str = "flops", meas
         ax.legend(fontsize=7, loc="best")
     else:
         ax.text(0.5, 0.5, "no system has both values", transform=ax.transAxes, ha="center")
+    _note(fig, [f"not plotted: {'; '.join(skipped)}"] if skipped else [])
+    return fig
+
+
+def rescaling_figure(frame: pd.DataFrame, dataset: str, measure: str | None = None,
+                     title: str | None = None) -> "Figure":
+    """``measure`` (default: the dataset's main measure) of each model with a rescaling k on ``dataset`` against
+    k (log2 axis): colour per backbone (as in the trade-off figures), a line through each backbone's models when
+    they have distinct k, every model labelled with its system name."""
+    rows = frame[(frame["dataset"] == dataset) & frame["k"].notna()]
+    measure = measure or main_measure(frame, dataset)
+    if rows.empty or measure is None or measure not in rows.columns:
+        raise ConfigError(f"no model with a rescaling k and a {measure!r} value on {dataset!r}")
+    fig = _figure()
+    ax = fig.add_subplot()
+    group_col = group_column(frame)
+    groups = list(dict.fromkeys(frame[group_col]))
+    colours = _colours(len(groups))
+    ok = rows[rows[measure].notna()]
+    skipped = [f"{r['system']} ({why_missing(r['status'])})" for _, r in rows[rows[measure].isna()].iterrows()]
+    for group, mine in ok.groupby(group_col, sort=False):
+        mine = mine.sort_values("k")
+        colour = colours[groups.index(group)]
+        if mine["k"].is_unique and len(mine) > 1:
+            ax.plot(mine["k"], mine[measure], color=colour, linewidth=1, alpha=0.6, zorder=2)
+        for i, (_, r) in enumerate(mine.iterrows()):
+            ax.scatter(r["k"], r[measure], s=60, marker=MARKERS[i % len(MARKERS)], color=colour,
+                       edgecolor="black", linewidth=0.5, zorder=3, label=f"{group}: {point_label(r)}")
+    ks = sorted(set(ok["k"]))
+    ax.set_xscale("log", base=2)
+    if ks:
+        from matplotlib.ticker import FixedLocator, NullLocator
+
+        ax.xaxis.set_major_locator(FixedLocator(ks))
+        ax.xaxis.set_minor_locator(NullLocator())
+        ax.set_xticklabels([f"{k:g}" for k in ks])
+        ax.set_xlim(ks[0] / 1.5, ks[-1] * 1.5)
+        ax.legend(fontsize=7, loc="best")
+    ax.set_xlabel("MLM-head rescaling k (log2 scale)")
+    ax.set_ylabel(f"{measure} on {dataset}")
+    ax.set_title(title or f"{measure} against the rescaling k on {dataset}")
+    ax.grid(True, which="both", alpha=0.3)
     _note(fig, [f"not plotted: {'; '.join(skipped)}"] if skipped else [])
     return fig
 
