@@ -34,5 +34,5 @@ lsr-eval train pipelines/train/scifact-minilm.yaml "${ARGS[@]}" "$@"
 
 if [ "${EVAL:-0}" = 1 ]; then
     lsr-eval splade "work/train/$NAME/model" "$SCIFACT" --out "results/splade-scifact-$NAME" --work-dir work \
-        --max-length-q 32 --max-length-d 256 --doc-top-k "${DOC_TOP_K:-256}" --query-top-k "${QUERY_TOP_K:-64}"
+        --max-length-q 32 --max-length-d 256 --doc-top-k "${DOC_TOP_K:-1024}" --query-top-k "${QUERY_TOP_K:-256}"
 fi

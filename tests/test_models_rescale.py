@@ -132,16 +132,18 @@ def test_tied_compensated_keeps_encoder_input(family, tmp_path):
     torch.testing.assert_close(_logits(loaded, ltok), before / 8, rtol=1e-4, atol=1e-5)
 
 
-def test_divided_tied_input_changes_bert_encoder():
+def test_divided_tied_input_changes_bert_encoder(caplog):
     """The paper's recipe on a tied BERT: the word embeddings shrink beside the position embeddings, so the
-    hidden states move (the reason ``compensated`` exists)."""
+    hidden states move (the reason ``compensated`` exists), and a warning says so."""
     model, tok = _load("bert")
     b = tok(TEXTS, padding=True, return_tensors="pt")
     with torch.no_grad():
         h0 = model.bert(**b).last_hidden_state
-        rescale_head(model, 16)
+        with caplog.at_level("WARNING", logger="lsr_eval.models.rescale"):
+            rescale_head(model, 16)
         h1 = model.bert(**b).last_hidden_state
     assert not torch.allclose(h0, h1, atol=1e-3)
+    assert "tied_input='compensated' keeps it" in caplog.text
 
 
 def test_compensated_untied_is_plain_division():

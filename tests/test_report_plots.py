@@ -5,6 +5,7 @@ from __future__ import annotations
 import struct
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from lsr_eval.errors import ConfigError
@@ -114,3 +115,19 @@ def test_rescaling_figure(frame, tmp_path):
     check_files(save_figure(fig, tmp_path, "rescaling"))
     with pytest.raises(ConfigError, match="no model with a rescaling k"):
         rescaling_figure(frame, "no-such-dataset")
+
+
+def test_training_figure_log_axis_and_styles_for_shared_k(tmp_path):
+    from lsr_eval.report.loading import TrainingRun
+
+    def run(name, k, losses):
+        log = pd.DataFrame({"step": range(1, len(losses) + 1), "loss": losses})
+        return TrainingRun(name=name, path=tmp_path / name, log=log, manifest=None, backbone="minilm", k=k)
+
+    runs = [run("k1", 1.0, [330.0, 600.0, 200.0]), run("a", 16.0, [7.0, 3.0, 2.8]), run("b", 16.0, [8.0, 4.0, 2.5])]
+    ax = training_figure(runs, "loss", smooth=1).axes[0]
+    assert ax.get_yscale() == "log"                       # 2.5 .. 600: a ratio above LOG_Y_ABOVE
+    assert [line.get_linestyle() for line in ax.lines] == ["-", "-", "--"]
+    assert legend(ax) == ["k=1", "k=16 (a)", "k=16 (b)"]
+    flat = training_figure([run("c", 1.0, [3.0, 2.0, 1.5])], "loss", smooth=1).axes[0]
+    assert flat.get_yscale() == "linear"

@@ -36,6 +36,9 @@ from lsr_eval.models.options import TIED_INPUT_CHOICES, TiedInput, check_choice
 log = logging.getLogger(__name__)
 
 CONFIG_KEY = "lsr_eval"
+#: Families whose word embedding is added to position embeddings before the embedding LayerNorm: dividing a tied
+#: head there changes the encoder's input (all-MiniLM-L6-v2 at k = 16 collapsed in training, docs/training.md).
+ADDITIVE_POSITION_FAMILIES = ("bert", "distilbert", "albert", "roberta")
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +124,10 @@ def rescale_head(model: nn.Module, k: float, *, scale_bias: bool = False,
         record["input_scale"] = scale
         set_input_scale(model, scale)
     report = RescaleReport(float(k), total, parts.family, is_tied, mode, bias_scaled, before, after)
+    if mode == "divided" and k != 1.0 and parts.family in ADDITIVE_POSITION_FAMILIES:
+        log.warning("%s: the tied input word embeddings are divided by k=%g beside unchanged position embeddings, "
+                    "so the encoder's input changes; tied_input='compensated' keeps it (docs/models.md)",
+                    parts.family, k)
     log.info("MLM head (%s) divided by k=%g: Frobenius norm %.4g -> %.4g%s%s", parts.family, k, before, after,
              {"divided": "; decoder tied to the input embeddings, which are divided too",
               "compensated": "; decoder tied to the input embeddings, whose lookup is multiplied back by k",

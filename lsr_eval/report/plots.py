@@ -67,6 +67,10 @@ NOTE_WRAP = 110
 SMOOTH_POINTS = 50
 #: Ratio max/min of a log axis's values below which its minor ticks are labelled.
 LABEL_MINOR_BELOW = 30.0
+#: Line styles cycled over the runs of a panel that share a k.
+LINE_STYLES = ("-", "--", ":", "-.")
+#: A training panel whose positive values span more than this ratio max/min gets a log y axis.
+LOG_Y_ABOVE = 100.0
 #: Figure size in inches (width, height) of a single-panel figure.
 FIG_SIZE = (8.0, 5.0)
 
@@ -262,18 +266,25 @@ def training_figure(runs: Iterable[TrainingRun], key: str = "loss", smooth: int 
     for ax, backbone in zip(axes, backbones):
         mine = sorted((r for r in drawn if (r.backbone or r.name) == backbone), key=lambda r: (r.k is None, r.k or 0))
         ks = [r.k for r in mine]
+        seen: dict = {}
+        values = []
         for r in mine:
             y = pd.to_numeric(r.log[key], errors="coerce")
+            values += [v for v in y.dropna()]
             colour = cmap(norm(math.log2(r.k)) * 0.9) if r.k is not None else "0.5"
+            style = LINE_STYLES[seen.get(r.k, 0) % len(LINE_STYLES)]   # runs sharing a k: one style each
+            seen[r.k] = seen.get(r.k, 0) + 1
             label = f"k={r.k:g}" if r.k is not None else f"{r.name} (k unknown)"
             if r.k is not None and ks.count(r.k) > 1:  # several runs with this k: name them
                 label += f" ({r.name})"
             if smooth > 1:
-                ax.plot(r.log["step"], y, color=colour, alpha=0.25, linewidth=0.8)
+                ax.plot(r.log["step"], y, color=colour, alpha=0.25, linewidth=0.8, linestyle=style)
                 ax.plot(r.log["step"], y.rolling(smooth, min_periods=1).mean(), color=colour, linewidth=1.6,
-                        label=label)
+                        label=label, linestyle=style)
             else:
-                ax.plot(r.log["step"], y, color=colour, linewidth=1.4, label=label)
+                ax.plot(r.log["step"], y, color=colour, linewidth=1.4, label=label, linestyle=style)
+        if values and min(values) > 0 and max(values) / min(values) > LOG_Y_ABOVE:
+            ax.set_yscale("log")
         ax.set_title(backbone, fontsize=9)
         ax.set_xlabel("training step")
         ax.set_ylabel(TRAINING_LABELS.get(key, key))
