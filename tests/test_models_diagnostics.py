@@ -88,6 +88,12 @@ def test_constructed_heads(tmp_path, target, expected_k):
         assert row.mean_active == base.mean_active and row.expected_flops == base.expected_flops
 
 
+def test_baseline_is_k1_even_with_smaller_k(tmp_path):
+    d = inspect_head(_head_with_logit_scale(tmp_path, 12.0), ks=[0.5, 1, 2], max_length=64)
+    assert [r.k for r in d.rows] == [0.5, 1.0, 2.0]
+    assert d.baseline_max_logit == pytest.approx(12.0, rel=1e-4) == d.rows[1].mean_max_logit
+
+
 def test_expected_flops_matches_encoded_vectors():
     model, tok, _ = load_mlm(tiny_model("bert"))
     texts = list(SAMPLE_TEXTS)

@@ -180,7 +180,8 @@ def activation_stats(model, tokenizer, texts: Sequence[str], ks: Sequence[float]
                                float((p ** 2).sum()), _mean_pair_score(torch.cat(vectors))))
     finally:
         weight.copy_(w0)
-        set_input_scale(model, scale0)
+        if compensate:
+            set_input_scale(model, scale0)
         if b0 is not None:
             bias.copy_(b0)
     return rows, n_tokens
@@ -209,13 +210,14 @@ def inspect_head(model: str | os.PathLike, ks: Sequence[float] = DEFAULT_KS, tex
     rows, n_tokens = activation_stats(mlm, tokenizer, texts, all_ks, max_length=max_length, scale_bias=scale_bias,
                                       tied_input=tied_input)
     wanted = {float(k) for k in ks}
+    at_1 = next(r for r in rows if r.k == 1.0)   # SUGGEST_KS holds 1; asked-for k < 1 sort before it
     record = getattr(mlm.config, "lsr_eval", None) or {}
     return HeadDiagnosis(
         model=os.fspath(model), family=head_parts(mlm).family, architecture=type(mlm).__name__,
         vocab_size=int(mlm.get_output_embeddings().weight.shape[0]), tied=tied(mlm), head_init=report.to_dict(),
         rescale_k_applied=float(record.get("head_rescale_k", 1.0)), n_texts=len(texts), n_tokens=n_tokens,
         max_length=max_length, rows=[r for r in rows if r.k in wanted],
-        baseline_max_logit=rows[0].mean_max_logit, baseline_mean_score=rows[0].mean_score,
+        baseline_max_logit=at_1.mean_max_logit, baseline_mean_score=at_1.mean_score,
         suggested_k=suggest_k([r for r in rows if r.k in SUGGEST_KS]))
 
 
