@@ -80,15 +80,15 @@ class QueryEncoderConfig:
 
 
 @dataclass
-class ModelConfig:
-    """The SPLADE model to train. ``path``: folder or hub id (``minilm``: the offline all-MiniLM-L6-v2); it is
-    the document encoder, and the query encoder too unless ``query`` is given.
+class BackboneConfig:
+    """A checkpoint to start from and what is done to its MLM head. ``path``: folder or hub id (``minilm``: the
+    offline all-MiniLM-L6-v2).
 
     ``rescale_k``: divide the MLM head by k at initialisation (:func:`lsr_eval.models.rescale_head`), a number or
-    ``suggested`` (:func:`lsr_eval.models.suggest_k` on the loaded head). Applied to each checkpoint loaded here
-    (a built query encoder has its own ``rescale_k``). ``tied_input``: for tied heads, ``divided`` (the input
-    embeddings shrink with the head, the paper's recipe) or ``compensated`` (the lookup is multiplied back by k).
-    ``trust_remote_code``: run model code shipped with a checkpoint (``Alibaba-NLP/gte-en-mlm-base``).
+    ``suggested`` (:func:`lsr_eval.models.suggest_k` on the loaded head). ``tied_input``: for tied heads,
+    ``divided`` (the input embeddings shrink with the head, the paper's recipe) or ``compensated`` (the lookup is
+    multiplied back by k). ``trust_remote_code``: run model code shipped with a checkpoint
+    (``Alibaba-NLP/gte-en-mlm-base``).
     """
 
     path: str
@@ -97,12 +97,23 @@ class ModelConfig:
     scale_bias: bool = False
     tied_input: TiedInput = "divided"
     trust_remote_code: bool = False
+
+    def __post_init__(self) -> None:
+        _check_k("model.rescale_k", self.rescale_k)
+
+
+@dataclass
+class ModelConfig(BackboneConfig):
+    """The SPLADE model to train: the backbone (:class:`BackboneConfig`) is the document encoder, and the query
+    encoder too unless ``query`` is given. Rescaling applies to each checkpoint loaded here (a built query encoder
+    has its own ``rescale_k``)."""
+
     max_length_q: int = 64
     max_length_d: int = 256
     query: QueryEncoderConfig | None = None
 
     def __post_init__(self) -> None:
-        _check_k("model.rescale_k", self.rescale_k)
+        super().__post_init__()
         for name in ("max_length_q", "max_length_d"):
             if getattr(self, name) < 2:
                 raise ConfigError(f"model.{name}={getattr(self, name)}: expected an integer >= 2")
@@ -263,19 +274,13 @@ class SpladeTrainConfig:
 
 # -- middle training --------------------------------------------------------------------------------------------
 @dataclass
-class MiddleModelConfig:
-    """The masked LM to middle-train (``path`` as in :class:`ModelConfig`)."""
+class MiddleModelConfig(BackboneConfig):
+    """The masked LM to middle-train (:class:`BackboneConfig`)."""
 
-    path: str
-    head_init: HeadInit = "auto"
-    rescale_k: RescaleK = None
-    scale_bias: bool = False
-    tied_input: TiedInput = "divided"
-    trust_remote_code: bool = False
     max_length: int = 256
 
     def __post_init__(self) -> None:
-        _check_k("model.rescale_k", self.rescale_k)
+        super().__post_init__()
         if self.max_length < 2:
             raise ConfigError(f"model.max_length={self.max_length}: expected an integer >= 2")
 
