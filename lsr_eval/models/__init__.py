@@ -13,7 +13,7 @@ Public names are imported lazily (torch and transformers load on first use, not 
 
 from __future__ import annotations
 
-import importlib
+from lsr_eval._lazy import lazy_getattr
 
 _EXPORTS = {
     "SpladeModel": "splade", "read_splade_config": "splade",
@@ -31,10 +31,4 @@ _EXPORTS = {
 
 __all__ = sorted(_EXPORTS)
 
-
-def __getattr__(name: str):
-    if name not in _EXPORTS:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(__name__, _EXPORTS)

@@ -14,7 +14,7 @@ See docs/training.md.
 
 from __future__ import annotations
 
-import importlib
+from lsr_eval._lazy import lazy_getattr
 
 _EXPORTS = {
     "load_config": "config", "SpladeTrainConfig": "config", "MiddleTrainConfig": "config",
@@ -29,10 +29,4 @@ _EXPORTS = {
 
 __all__ = sorted(_EXPORTS)
 
-
-def __getattr__(name: str):
-    if name not in _EXPORTS:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(__name__, _EXPORTS)

@@ -8,7 +8,7 @@ model built (heads rescaled at initialisation), then :func:`lsr_eval.train.train
 from __future__ import annotations
 
 import random
-from typing import Any
+from typing import Any, Callable
 
 from lsr_eval.train.config import MiddleTrainConfig, SpladeTrainConfig, result_keys
 from lsr_eval.train.trainer import TrainResult
@@ -37,13 +37,11 @@ def _setup(train_cfg):
     return info, device
 
 
-def train(cfg: SpladeTrainConfig, *, resume: bool = False, overwrite: bool = False,
-          stop_after: int | None = None) -> TrainResult:
-    """Train a SPLADE model as ``cfg`` says (see :mod:`lsr_eval.train.trainer` for outputs and resume)."""
+def _run(cfg: SpladeTrainConfig | MiddleTrainConfig, stage: str, build: Callable[[Any], tuple[Any, dict, Any]], *,
+         resume: bool, overwrite: bool, stop_after: int | None) -> TrainResult:
+    """Shared by both entry points: outputs checked, process group and seeds set up, ``build(info)`` ->
+    ``(task, init reports, data counts)`` (the first report is the main encoder's), training, teardown."""
     from lsr_eval.train import distributed
-    from lsr_eval.train.data import build_source
-    from lsr_eval.train.ranking import RankingTask
-    from lsr_eval.train.recipe import build_model
     from lsr_eval.train.trainer import check_outputs, reports_dict, run_training
 
     config = cfg.to_dict()
@@ -51,41 +49,42 @@ def train(cfg: SpladeTrainConfig, *, resume: bool = False, overwrite: bool = Fal
     check_outputs(cfg.output, key, resume=resume, overwrite=overwrite)
     info, device = _setup(cfg.train)
     try:
-        source = build_source(cfg.data, cfg.train.seed)
-        model, reports = build_model(cfg.model, bf16=cfg.train.bf16)
-        task = RankingTask(model, source, cfg, info, reports)
-        experiment = {"backbone": cfg.model.path, "rescale_k": reports["document"].rescale_k, "name": cfg.name,
-                      "config": key}
-        extra = {"data": source.counts, "init": reports_dict(reports),
-                 "head_norm_before": reports["document"].head_norm_before}
-        return run_training(task, stage="train", config=config, config_key=key, experiment=experiment,
+        task, reports, counts = build(info)
+        main = next(iter(reports.values()))
+        experiment = {"backbone": cfg.model.path, "rescale_k": main.rescale_k, "name": cfg.name, "config": key}
+        extra = {"data": counts, "init": reports_dict(reports), "head_norm_before": main.head_norm_before}
+        return run_training(task, stage=stage, config=config, config_key=key, experiment=experiment,
                             train=cfg.train, optim=cfg.optim, output=cfg.output, info=info, device=device,
                             resume=resume, overwrite=overwrite, stop_after=stop_after, manifest_extra=extra)
     finally:
         distributed.shutdown(info)
+
+
+def train(cfg: SpladeTrainConfig, *, resume: bool = False, overwrite: bool = False,
+          stop_after: int | None = None) -> TrainResult:
+    """Train a SPLADE model as ``cfg`` says (see :mod:`lsr_eval.train.trainer` for outputs and resume)."""
+    def build(info):
+        from lsr_eval.train.data import build_source
+        from lsr_eval.train.ranking import RankingTask
+        from lsr_eval.train.recipe import build_model
+
+        source = build_source(cfg.data, cfg.train.seed)
+        model, reports = build_model(cfg.model, bf16=cfg.train.bf16)   # "document" first
+        return RankingTask(model, source, cfg, info, reports), reports, source.counts
+
+    return _run(cfg, "train", build, resume=resume, overwrite=overwrite, stop_after=stop_after)
 
 
 def middle_train(cfg: MiddleTrainConfig, *, resume: bool = False, overwrite: bool = False,
                  stop_after: int | None = None) -> TrainResult:
     """MLM + FLOPS middle training as ``cfg`` says; the final model is a masked LM (``MODEL_DIR/model``)."""
-    from lsr_eval.train import distributed
-    from lsr_eval.train.middle import MlmFlopsTask, load_texts
-    from lsr_eval.train.recipe import build_mlm
-    from lsr_eval.train.trainer import check_outputs, reports_dict, run_training
+    def build(info):
+        from lsr_eval.train.middle import MlmFlopsTask, load_texts
+        from lsr_eval.train.recipe import build_mlm
 
-    config = cfg.to_dict()
-    key = _config_key(config)
-    check_outputs(cfg.output, key, resume=resume, overwrite=overwrite)
-    info, device = _setup(cfg.train)
-    try:
         texts = load_texts(cfg)
         mlm, tokenizer, report = build_mlm(cfg.model)
-        task = MlmFlopsTask(mlm, tokenizer, texts, cfg, info, {"model": report})
-        experiment = {"backbone": cfg.model.path, "rescale_k": report.rescale_k, "name": cfg.name, "config": key}
-        extra = {"data": texts.counts, "init": reports_dict({"model": report}),
-                 "head_norm_before": report.head_norm_before}
-        return run_training(task, stage="middle-train", config=config, config_key=key, experiment=experiment,
-                            train=cfg.train, optim=cfg.optim, output=cfg.output, info=info, device=device,
-                            resume=resume, overwrite=overwrite, stop_after=stop_after, manifest_extra=extra)
-    finally:
-        distributed.shutdown(info)
+        reports = {"model": report}
+        return MlmFlopsTask(mlm, tokenizer, texts, cfg, info, reports), reports, texts.counts
+
+    return _run(cfg, "middle-train", build, resume=resume, overwrite=overwrite, stop_after=stop_after)
