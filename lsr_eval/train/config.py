@@ -81,8 +81,8 @@ class QueryEncoderConfig:
 
 @dataclass
 class BackboneConfig:
-    """A checkpoint to start from and what is done to its MLM head. ``path``: folder or hub id (``minilm``: the
-    offline all-MiniLM-L6-v2).
+    """A checkpoint to start from and what is done to its MLM head. ``path``: folder, hub id or offline alias
+    (``splade-tiny``, ``minilm``: :data:`lsr_eval.models.offline.OFFLINE_MODELS`).
 
     ``rescale_k``: divide the MLM head by k at initialisation (:func:`lsr_eval.models.rescale_head`), a number or
     ``suggested`` (:func:`lsr_eval.models.suggest_k` on the loaded head). ``tied_input``: for tied heads,

@@ -27,17 +27,11 @@ from lsr_eval.train.config import BuildConfig, MiddleModelConfig, ModelConfig
 
 log = logging.getLogger(__name__)
 
-#: ``model.path`` alias of the offline all-MiniLM-L6-v2 checkpoint.
-MINILM_ALIAS = "minilm"
-
-
 def resolve_path(path: str) -> str:
-    """``minilm`` -> the offline checkpoint folder; anything else unchanged."""
-    if path == MINILM_ALIAS:
-        from lsr_eval.models.offline import minilm_path
+    """An offline alias (:data:`lsr_eval.models.offline.OFFLINE_MODELS`) -> its folder; anything else unchanged."""
+    from lsr_eval.models.offline import resolve_model
 
-        return str(minilm_path())
-    return path
+    return resolve_model(path)
 
 
 @dataclass
