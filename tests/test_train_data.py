@@ -72,8 +72,9 @@ def test_query_set_from_dataset_counts_what_it_drops(beir, tmp_path, caplog):
     assert qs.pools["q1"] == ["d2", "d5"] and qs.pools["q3"] == ["d5", "d6"]
     c = qs.counts
     assert c["dropped_no_negative"] == 1 and c["queries_without_positive"] == 1
-    assert c["negatives"]["unknown_queries"] == 1 and c["negatives"]["unknown_query_ids"] == ["q9"]
-    assert c["negatives"]["judged_positives_removed"] == 3            # d1 for q1; d2, d3 for q2
+    (n,) = c["negatives"]
+    assert n["unknown_queries"] == 1 and n["unknown_query_ids"] == ["q9"]
+    assert n["judged_positives_removed"] == 3                         # d1 for q1; d2, d3 for q2
     assert c["unknown_documents"] == 1 and c["unknown_document_ids"] == ["dX"]
     assert c["queries_with_fewer_negatives_than_n"] == 1              # q5 has one negative for n = 2
     assert "q9" in caplog.text and "dX" in caplog.text
@@ -81,6 +82,19 @@ def test_query_set_from_dataset_counts_what_it_drops(beir, tmp_path, caplog):
     assert ex.query == "query 1" and ex.pos_id == "d1" and ex.pos_text == "T1 text of document 1"
     assert sorted(ex.neg_ids) == ["d2", "d5"] and ex.positives == {"d1"}
     assert qs.example(2, epoch=0).neg_ids == ("d1", "d1")             # sampled with replacement
+
+
+def test_negatives_from_several_files_are_the_union_of_their_top_k(beir, tmp_path):
+    bm25, own = tmp_path / "bm25.tsv", tmp_path / "own.tsv"
+    bm25.write_text("q1\td2,d5,d6\nq3\td5\n")
+    own.write_text("q1\td6,d1,d3\nq3\td6\n")
+    cfg = DataConfig(dataset=str(beir), negatives=[str(bm25), str(own)], negatives_top_k=2, n_negatives=1)
+    qs = build_query_set(cfg, seed=0)
+    # q1: bm25 top-2 d2, d5; own top-2 d6, d1 -> d1 is q1's positive; d6 new.  q3: d5 then d6.
+    assert qs.pools["q1"] == ["d2", "d5", "d6"] and qs.pools["q3"] == ["d5", "d6"]
+    first, second = qs.counts["negatives"]
+    assert (first["new_in_pools"], second["new_in_pools"]) == (3, 2)
+    assert second["judged_positives_removed"] == 1
 
 
 def test_examples_are_a_function_of_seed_epoch_and_step(beir, tmp_path):

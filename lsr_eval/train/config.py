@@ -127,7 +127,8 @@ class DataConfig:
     ``source: dataset``: queries, qrels and documents of ``dataset`` (BEIR folder, registry name or
     ``irds:<id>``; ``split`` for BEIR folders, default ``train``); positives = qrels with grade > 0; hard
     negatives from ``negatives`` (a TREC run, e.g. ``lsr-eval bm25 --split train``'s ``run.trec``, or lines
-    ``qid<TAB>docid,docid,...``): its top ``negatives_top_k`` per query minus the judged positives.
+    ``qid<TAB>docid,docid,...``), or a list of such files (e.g. BM25's and the model's own run; the pool is the
+    union of each file's top ``negatives_top_k``): its top ``negatives_top_k`` per query minus the judged positives.
     ``teacher_scores``: lines ``qid docid score`` for distillation; without a negatives file the negatives are
     the teacher-scored documents that are not positives.
 
@@ -138,7 +139,7 @@ class DataConfig:
     source: DataSource = "dataset"
     dataset: str | None = None
     split: str | None = None
-    negatives: str | None = None
+    negatives: str | list[str] | None = None
     negatives_top_k: int = 100
     n_negatives: int = 1
     teacher_scores: str | None = None
@@ -469,6 +470,11 @@ def _coerce(value: Any, tp: Any, source: str, key: str) -> Any:
         if not isinstance(value, str):
             raise ConfigError(f"{source}: '{key}'={value!r}: expected a string")
         return value
+    if origin is list:
+        if not isinstance(value, list) or not value:
+            raise ConfigError(f"{source}: '{key}'={value!r}: expected a non-empty list")
+        (item,) = get_args(tp)
+        return [_coerce(v, item, source, f"{key}[{i}]") for i, v in enumerate(value)]
     raise TypeError(f"config field {key}: unsupported type {tp!r}")  # a bug in this module, not bad input
 
 

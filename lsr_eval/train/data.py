@@ -140,21 +140,28 @@ def build_query_set(cfg: DataConfig, seed: int) -> QuerySet:
 
     pools: dict[str, list[str]] = {q: [] for q in positives}
     named: set[str] = set()          # every docid the files name (checked against the corpus)
-    if cfg.negatives:
-        negatives = read_hard_negatives(cfg.negatives, cfg.negatives_top_k)
+    files = [cfg.negatives] if isinstance(cfg.negatives, str) else list(cfg.negatives or [])
+    if files:
+        counts["negatives"] = []
+    for path in files:
+        negatives = read_hard_negatives(path, cfg.negatives_top_k)
         unknown_q = set(negatives) - set(queries)
-        removed = 0
+        removed = added = 0
         for qid, docids in negatives.items():
             named.update(docids)
             if qid in pools:
                 keep = [d for d in docids if d not in positives[qid]]
                 removed += len(docids) - len(keep)
-                pools[qid] = keep
-        counts["negatives"] = {"file": str(cfg.negatives), "queries": len(negatives),
-                               "unknown_queries": len(unknown_q), "unknown_query_ids": _listed(unknown_q),
-                               "judged_positives_removed": removed, "top_k": cfg.negatives_top_k}
+                seen = set(pools[qid])
+                new = [d for d in keep if d not in seen]
+                added += len(new)
+                pools[qid].extend(new)     # union over files, each file's best first
+        counts["negatives"].append({
+            "file": str(path), "queries": len(negatives), "unknown_queries": len(unknown_q),
+            "unknown_query_ids": _listed(unknown_q), "judged_positives_removed": removed, "new_in_pools": added,
+            "top_k": cfg.negatives_top_k})
         if unknown_q:
-            log.warning("%s: %d queries unknown to %s (first: %s)", cfg.negatives, len(unknown_q), ds.name,
+            log.warning("%s: %d queries unknown to %s (first: %s)", path, len(unknown_q), ds.name,
                         ", ".join(_listed(unknown_q)))
 
     teacher = read_teacher_scores(cfg.teacher_scores) if cfg.teacher_scores else None
