@@ -3,6 +3,12 @@
 Every stage writes one beside its outputs so that any later stage can be rerun alone. The ``experiment`` part
 identifies the outputs (dataset, model, parameters); a folder holding a different experiment is refused unless the
 caller asks to overwrite it.
+
+Provenance: a manifest under a repository's ``results/`` folder (the committed results) is written only by a clean
+checkout, so that its ``commit`` names code that is in history. "Clean" means no tracked change and no untracked,
+non-ignored file outside ``results/`` (results being written are not code). Elsewhere (the work folder, tests) a
+``-dirty`` commit is recorded as before. To produce committed results while the main tree has changes, commit, then
+run from a clean ``git worktree`` (``.git`` is a file there; both work).
 """
 
 from __future__ import annotations
@@ -19,9 +25,20 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from lsr_eval import __version__
-from lsr_eval.errors import OutputExistsError
+from lsr_eval.errors import LsrEvalError, OutputExistsError
 
 MANIFEST = "manifest.json"
+
+
+class ProvenanceError(LsrEvalError):
+    """Results would be written under a repository's ``results/`` by code that is not committed."""
+
+
+#: Top-level folder of a repository that holds committed results: writing a manifest there needs a clean checkout.
+RESULTS_DIR = "results"
+
+#: The lsr-eval checkout whose code runs (its git state is what a manifest records).
+SOURCE_ROOT = Path(__file__).resolve().parent.parent
 
 #: Packages whose versions are recorded in every manifest.
 TRACKED_PACKAGES = (
@@ -41,19 +58,64 @@ def package_versions() -> dict[str, str | None]:
     return out
 
 
-def git_commit() -> str | None:
-    """Commit of the lsr-eval checkout that runs (with ``-dirty`` when it has uncommitted changes), or None."""
-    src = Path(__file__).resolve().parent.parent
-    if not (src / ".git").exists() or shutil.which("git") is None:
+def _git(src: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(src), *args], capture_output=True, text=True, check=True,
+                          timeout=30).stdout
+
+
+def git_state(src: Path | None = None) -> tuple[str, list[str]] | None:
+    """``(HEAD commit, changed paths)`` of the checkout ``src`` (default: the running lsr-eval), or None when it is
+    not a git checkout. Changed paths: tracked changes anywhere and untracked, non-ignored files, both outside
+    ``results/`` (``git status --porcelain`` lines)."""
+    src = SOURCE_ROOT if src is None else Path(src)
+    if not (src / ".git").exists() or shutil.which("git") is None:  # .git: a folder, or a file in a worktree
         return None
     try:
-        head = subprocess.run(["git", "-C", str(src), "rev-parse", "HEAD"], capture_output=True, text=True,
-                              check=True, timeout=10).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(src), "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True, check=True, timeout=10).stdout.strip()
+        head = _git(src, "rev-parse", "HEAD").strip()
+        status = _git(src, "status", "--porcelain", "--untracked-files=all", "--", ".",
+                      f":(exclude){RESULTS_DIR}")
     except (subprocess.SubprocessError, OSError):
         return None
-    return head + ("-dirty" if dirty else "")
+    return head, [line for line in status.splitlines() if line.strip()]
+
+
+def git_commit(src: Path | None = None) -> str | None:
+    """Commit of the lsr-eval checkout that runs (with ``-dirty`` when it has changes, see :func:`git_state`), or
+    None."""
+    state = git_state(src)
+    if state is None:
+        return None
+    head, changed = state
+    return head + ("-dirty" if changed else "")
+
+
+def results_root(folder: str | os.PathLike) -> Path | None:
+    """The ``results/`` folder of a repository (a folder with ``.git``) that ``folder`` lies in, or None."""
+    path = Path(folder).resolve()
+    for parent in (path, *path.parents):
+        if parent.name == RESULTS_DIR and (parent.parent / ".git").exists():
+            return parent
+    return None
+
+
+def check_provenance(folder: str | os.PathLike, src: Path | None = None) -> None:
+    """Refuse to write into a repository's ``results/`` from a checkout with uncommitted code (see module doc):
+    raises :class:`ProvenanceError` naming the changed files. Anywhere else, does nothing."""
+    root = results_root(folder)
+    if root is None:
+        return
+    state = git_state(src)
+    src = SOURCE_ROOT if src is None else Path(src)
+    if state is None:
+        raise ProvenanceError(f"{folder} is under {root}, which holds committed results, but the running lsr-eval "
+                              f"({src}) is not a git checkout, so its commit cannot be recorded; run from a clone")
+    head, changed = state
+    if changed:
+        shown = "; ".join(line.strip() for line in changed[:10]) + (" ..." if len(changed) > 10 else "")
+        raise ProvenanceError(
+            f"{folder} is under {root}, which holds committed results, but {src} has {len(changed)} uncommitted "
+            f"change(s) outside {RESULTS_DIR}/ ({shown}): the manifest could not name the code that made the "
+            f"results. Commit, then run from a clean worktree (git worktree add ../wt HEAD), or write elsewhere")
 
 
 def machine() -> dict[str, Any]:
@@ -85,9 +147,12 @@ def _canonical(obj: Any) -> Any:
 def prepare_output(folder: str | os.PathLike, experiment: Mapping[str, Any], overwrite: bool = False) -> Path:
     """Create ``folder`` for ``experiment``; refuse one that holds a different experiment unless ``overwrite``.
 
-    A folder with no manifest but other files is refused too: it may hold someone's results.
+    A folder with no manifest but other files is refused too: it may hold someone's results. A folder under a
+    repository's ``results/`` is refused when the code has uncommitted changes (:func:`check_provenance`), before
+    any work is done.
     """
     path = Path(folder)
+    check_provenance(path)
     if path.exists() and any(path.iterdir()) and not overwrite:
         old = read_manifest(path)
         if old is None:
@@ -103,7 +168,9 @@ def prepare_output(folder: str | os.PathLike, experiment: Mapping[str, Any], ove
 
 def write_manifest(folder: str | os.PathLike, stage: str, experiment: Mapping[str, Any], **sections: Any) -> Path:
     """Write ``folder/manifest.json``: stage, experiment, the given sections (counts, parameters, outputs, timings...),
-    versions, commit, machine, command line and time."""
+    versions, commit, machine, command line and time. Under a repository's ``results/``, only from a clean checkout
+    (:func:`check_provenance`)."""
+    check_provenance(folder)
     doc: dict[str, Any] = {
         "stage": stage,
         "experiment": dict(experiment),

@@ -24,7 +24,7 @@ from lsr_eval.benchmark.config import BenchmarkConfig, DatasetEntry, FusionEntry
 from lsr_eval.data.datasets import Dataset, load_dataset
 from lsr_eval.data.registry import GROUPS, expand
 from lsr_eval.errors import LsrEvalError
-from lsr_eval.manifest import read_manifest, write_manifest
+from lsr_eval.manifest import check_provenance, read_manifest, write_manifest
 
 log = logging.getLogger(__name__)
 
@@ -146,6 +146,7 @@ def run_benchmark(cfg: BenchmarkConfig, work: Path, threads: int = 2):
     import pandas as pd
 
     out = Path(cfg.out)
+    check_provenance(out)  # refuse uncommitted code before the runs, not after them
     run_root = work / "benchmarks" / _slug(cfg.name) / "runs"
     rows: list[dict[str, Any]] = []
     for entry in expand_datasets(cfg.datasets):
