@@ -1,0 +1,99 @@
+"""The committed results agree with themselves: every benchmark table row equals the per-run files it was made from
+(``table.csv`` = ``table.json`` = ``runs/<system>/<dataset>/metrics.json`` = that run's ``manifest.json``
+metrics, efficiency columns = ``efficiency.json``), and the report tables regenerate byte for byte."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+RESULTS = Path(__file__).resolve().parents[1] / "results"
+BENCHMARKS = sorted(p.parent for p in (RESULTS / "benchmarks").glob("*/table.csv"))
+#: pandas' ``to_json`` (as the benchmark calls it) keeps 10 decimals; table.csv keeps every digit.
+JSON_DECIMALS = 10
+#: The stage each kind of row's run manifest records.
+STAGES = {"bm25": "bm25", "splade": "splade", "fusion": "fusion"}
+
+
+def _same(a, b) -> bool:
+    """Equal values, NaN/None/"" all meaning an empty cell."""
+    empty = lambda v: v is None or v == "" or (isinstance(v, float) and math.isnan(v))  # noqa: E731
+    if empty(a) or empty(b):
+        return empty(a) and empty(b)
+    return a == b
+
+
+def _measure_columns(table: pd.DataFrame, manifest: dict) -> list[str]:
+    measures = {m for d in manifest["config"]["datasets"] for m in d["measures"]}
+    return [c for c in table.columns if c in measures]
+
+
+def test_there_are_committed_benchmarks():
+    assert BENCHMARKS, f"no results/benchmarks/*/table.csv under {RESULTS}"
+
+
+@pytest.mark.parametrize("bench", BENCHMARKS, ids=lambda p: p.name)
+def test_table_rows_equal_their_run_files(bench: Path):
+    table = pd.read_csv(bench / "table.csv", keep_default_na=True)
+    as_json = pd.DataFrame(json.loads((bench / "table.json").read_text()))
+    manifest = json.loads((bench / "manifest.json").read_text())
+    assert list(as_json.columns) == list(table.columns) and len(as_json) == len(table) == manifest["counts"]["rows"]
+    for col in table.columns:
+        for i, (a, b) in enumerate(zip(table[col], as_json[col])):
+            numbers = isinstance(a, float) and isinstance(b, (int, float)) and not math.isnan(a)
+            assert (abs(a - b) <= 0.5 * 10 ** -JSON_DECIMALS * (1 + 1e-6) if numbers else _same(a, b)), \
+                f"{bench.name} row {i} column {col}: csv {a!r} != json {b!r}"
+    kinds = {s["name"]: s["kind"] for s in manifest["config"]["systems"]}
+    kinds.update({f["name"]: "fusion" for f in manifest["config"]["fusion"]})
+    assert set(table["system"]) <= set(kinds), "table systems not in the benchmark config"
+    measures = _measure_columns(table, manifest)
+    assert measures
+    checked = 0
+    for row in table.to_dict("records"):
+        run = bench / "runs" / row["system"] / row["dataset"]
+        if row["status"] != "ok":
+            continue
+        metrics = json.loads((run / "metrics.json").read_text())
+        run_manifest = json.loads((run / "manifest.json").read_text())
+        where = f"{bench.name}: {row['system']} on {row['dataset']}"
+        assert run_manifest["stage"] == STAGES[kinds[row["system"]]], where
+        assert run_manifest["metrics"] == metrics, f"{where}: manifest metrics != metrics.json"
+        assert set(metrics) == {m for m in measures if not _same(row[m], None)}, where
+        for m in metrics:
+            assert row[m] == metrics[m], f"{where}: table {m} {row[m]!r} != metrics.json {metrics[m]!r}"
+            checked += 1
+        if (run / "efficiency.json").exists():
+            eff = json.loads((run / "efficiency.json").read_text())
+            total = eff["latency"]["latency_ms"]["total"]
+            assert (row["flops"], row["avg_d_dims"], row["avg_q_dims"]) == (
+                eff["flops"]["expected_flops"], eff["flops"]["documents"]["avg_active_dims"],
+                eff["flops"]["queries"]["avg_active_dims"]), where
+            assert (row["latency_mean_ms"], row["latency_p50_ms"], row["latency_p99_ms"]) == (
+                total["mean_ms"], total["p50_ms"], total["p99_ms"]), where
+    assert checked
+
+
+def test_single_runs_agree_with_their_manifest():
+    """Result folders holding one run (``metrics.json`` + ``manifest.json``) outside the benchmarks."""
+    singles = [p.parent for p in RESULTS.glob("*/metrics.json")]
+    for folder in singles:
+        manifest = json.loads((folder / "manifest.json").read_text())
+        assert manifest["metrics"] == json.loads((folder / "metrics.json").read_text()), folder
+
+
+def test_report_tables_regenerate_byte_for_byte(tmp_path: Path):
+    from lsr_eval.report.build import write_report
+
+    committed = RESULTS / "report" / "tables"
+    if not committed.is_dir():
+        pytest.skip("no committed report")
+    files = write_report(RESULTS, tmp_path / "report")
+    made = tmp_path / "report" / "tables"
+    assert sorted(p.name for p in made.iterdir()) == sorted(p.name for p in committed.iterdir())
+    for p in sorted(committed.iterdir()):
+        assert (made / p.name).read_bytes() == p.read_bytes(), f"{p} differs from a regenerated report"
+    assert files.manifest is not None
