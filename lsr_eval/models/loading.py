@@ -28,6 +28,7 @@ def load_mlm(path: str | os.PathLike, *, head_init: HeadInitRule = "auto",
     from transformers import AutoModelForMaskedLM, AutoTokenizer
 
     source = os.fspath(path)
+    _check_local_folder(source)
     trust = bool(trust_remote_code) or _saved_trust_remote_code(source)
     try:
         tokenizer = AutoTokenizer.from_pretrained(source, trust_remote_code=trust)
@@ -49,6 +50,26 @@ def load_mlm(path: str | os.PathLike, *, head_init: HeadInitRule = "auto",
         report = apply_head_init(model, info.get("missing_keys", ()), head_init, identity, source=source)
     model.eval()
     return model, tokenizer, report
+
+
+#: Files of which a local model folder needs at least one, per part (what transformers reads).
+LOCAL_FILES = {
+    "config": ("config.json",),
+    "weights": ("model.safetensors", "pytorch_model.bin", "model.safetensors.index.json",
+                "pytorch_model.bin.index.json"),
+    "tokenizer": ("tokenizer.json", "vocab.txt", "tokenizer_config.json", "spiece.model", "sentencepiece.bpe.model",
+                  "vocab.json"),
+}
+
+
+def _check_local_folder(source: str) -> None:
+    """A local folder lacking a config, weights or tokenizer: say which part is missing and what was looked for
+    (a hub id, or a path that is no folder, is left to transformers)."""
+    if not os.path.isdir(source):
+        return
+    for part, names in LOCAL_FILES.items():
+        if not any(os.path.isfile(os.path.join(source, n)) for n in names):
+            raise InputError(f"{source}: no {part} (looked for {', '.join(names)} in that folder)")
 
 
 def _saved_trust_remote_code(source: str) -> bool:

