@@ -6,14 +6,15 @@
 # Logs and manifests go under results/train/, the model under the git-ignored work/.
 #
 #   pipelines/finetune_splade_tiny.sh [--overwrite]      # extra arguments go to lsr-eval train
+#   NAME=scifact-splade-tiny-bt pipelines/finetune_splade_tiny.sh   # the BT-SPLADE-style pair (separate encoders)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SHARED=${SHARED:-../shared/data}
 SCIFACT=$SHARED/beir/scifact
 WORK=${WORK:-work}
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
-CONFIG=pipelines/train/scifact-splade-tiny.yaml
-NAME=scifact-splade-tiny
+NAME=${NAME:-scifact-splade-tiny}
+CONFIG=pipelines/train/$NAME.yaml
 
 # 1. dev split: 100 of the 809 train queries (seed 0); training reads the other 709 ('fit')
 [ -f "$WORK/scifact-dev/qrels/dev.tsv" ] || lsr-eval carve-dev "$SCIFACT" --n 100 --seed 0 --out "$WORK/scifact-dev"
