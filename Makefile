@@ -1,7 +1,6 @@
 # All set-up happens here, so that a fresh machine needs only `make quickstart` or `make test`.
 PYTHON ?= python3
 PIP ?= $(PYTHON) -m pip
-SHARED ?= ../shared/data
 OUT ?= work/quickstart
 
 .PHONY: install quickstart test
@@ -11,7 +10,7 @@ install:
 	$(PIP) install --quiet --disable-pip-version-check -e '.[test]'
 
 quickstart: install
-	SHARED=$(SHARED) OUT=$(OUT) bash pipelines/quickstart.sh
+	OUT=$(OUT) bash pipelines/quickstart.sh
 
 test: install
 	$(PYTHON) -m pytest -q

@@ -12,6 +12,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("config", metavar="CONFIG", help="benchmark YAML (see pipelines/)")
     p.add_argument("--work-dir", help="cache for indexes, encodings, collections (default ./work)")
     p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--out", help="results folder (default: the YAML's 'out'), e.g. to keep a quickstart out of results/")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -20,6 +21,10 @@ def run(args: argparse.Namespace) -> int:
     from lsr_eval.experiments.workdir import work_dir
 
     cfg = load_config(args.config)
+    if args.out:
+        import dataclasses
+
+        cfg = dataclasses.replace(cfg, out=args.out)
     table = run_benchmark(cfg, work_dir(args.work_dir), threads=args.threads)
     import pandas as pd
 
