@@ -182,12 +182,28 @@ def write_manifest(folder: str | os.PathLike, stage: str, experiment: Mapping[st
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
     }
     path = Path(folder) / MANIFEST
+    _write_json(path, doc)
+    return path
+
+
+def update_manifest(folder: str | os.PathLike, **sections: Any) -> dict[str, Any]:
+    """Replace some sections of an existing ``folder/manifest.json``, keeping the rest (above all the commit and time
+    of the code that made the outputs); returns the new manifest. Same provenance rule as :func:`write_manifest`."""
+    check_provenance(folder)
+    doc = read_manifest(folder)
+    if doc is None:
+        raise FileNotFoundError(f"{Path(folder) / MANIFEST} does not exist: nothing to update")
+    doc.update(sections)
+    _write_json(Path(folder) / MANIFEST, doc)
+    return doc
+
+
+def _write_json(path: Path, doc: Mapping[str, Any]) -> None:
     tmp = path.with_suffix(".json.tmp")
     with open(tmp, "w", encoding="utf-8") as f:
         json.dump(_canonical(doc), f, indent=2)
         f.write("\n")
     os.replace(tmp, path)
-    return path
 
 
 def completed(folder: str | os.PathLike, experiment: Mapping[str, Any]) -> dict[str, Any] | None:

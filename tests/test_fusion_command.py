@@ -125,3 +125,32 @@ def test_param_option(files, tmp_path, capsys):
     assert "--param 'gamma': expected NAME=VALUE" in capsys.readouterr().err
     assert main([*base, str(tmp_path / "h"), "--param", "sigma=1"]) == 2
     assert "gmnz takes no parameter sigma; its parameters: gamma" in capsys.readouterr().err
+
+
+def test_without_qrels_the_fused_run_is_written_not_evaluated(files, tmp_path, capsys):
+    out = tmp_path / "plain"
+    assert main(["fuse", files["a"], files["b"], "--out", str(out)]) == 0
+    expected = fuse([TEST_A, TEST_B], "rrf")
+    fused = read_run(out / "run.trec")
+    assert fused.keys() == expected.run.keys() == {"s1", "s2", "s3"}
+    for q in fused:
+        assert fused[q] == pytest.approx(expected.run[q], rel=1e-15)
+    assert not (out / "metrics.json").exists()
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["evaluated"] is False and "metrics" not in manifest and manifest["experiment"]["qrels"] is None
+    assert manifest["counts"]["run_lines"] == 5 and manifest["outputs"] == ["run.trec"]
+    assert "not evaluated" in capsys.readouterr().out
+    assert main(["fuse", files["a"], files["b"], "--measures", "RR@10", "--out", str(tmp_path / "m")]) == 2
+    assert "--measures applies with --qrels" in capsys.readouterr().err
+
+
+def test_without_qrels_tuning_refuses_the_fused_queries(files, tmp_path, capsys):
+    out = tmp_path / "tuned"
+    assert main(["fuse", files["a"], files["b"], "--method", "wsum", "--tune-on", files["beir"], "--tune-split",
+                 "train", "--tune-runs", files["ta"], files["tb"], "--out", str(out)]) == 0
+    assert json.loads((out / "manifest.json").read_text())["tuning"] is not None
+    # tuning runs on the queries being fused: refused even without qrels
+    assert main(["fuse", files["a"], files["b"], "--method", "wsum", "--tune-on", files["qrels"], "--tune-runs",
+                 files["a"], files["b"], "--out", str(tmp_path / "bad")]) == 2
+    assert "reported queries" in capsys.readouterr().err
+    assert not (tmp_path / "bad").exists()

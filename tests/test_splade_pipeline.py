@@ -30,12 +30,21 @@ def _common(model):
             "--batch-size", "4"]
 
 
-def test_splade_chain_counts_and_awkward_documents(setup):
+@pytest.fixture(scope="module")
+def chain(setup):
+    """``lsr-eval splade`` on the tiny data: (its command line, its output folder), shared by the tests that
+    compare with it (each test may run alone)."""
     root, data, model = setup
     out = root / "chain"
     argv = ["splade", *_common(model), str(data), "--out", str(out), "--work-dir", str(root / "work"),
             "--threads", "1"]
     assert main(argv) == 0
+    return argv, out
+
+
+def test_splade_chain_counts_and_awkward_documents(setup, chain):
+    root, data, model = setup
+    argv, out = chain
     manifest = json.loads((out / "manifest.json").read_text())
     counts = manifest["counts"]
     n_docs = len(TINY_DOCS) + len(AWKWARD)
@@ -46,6 +55,7 @@ def test_splade_chain_counts_and_awkward_documents(setup):
     assert counts["export"]["empty_vectors"] == counts["index"]["empty"] == counts["index"]["empty_appended"]
     assert counts["search"]["queries"] == len(TINY_QUERIES)
     assert manifest["quantization"]["scale"] == 100
+    assert len(manifest["evaluation"]["sources_sha256"]) == 64  # which evaluation code computed the metrics
     assert set(json.loads((out / "metrics.json").read_text())) == {"nDCG@10", "R@100", "R@1000"}
     # a second run reuses every cached stage and gives the same run
     again = root / "chain2"
@@ -53,15 +63,13 @@ def test_splade_chain_counts_and_awkward_documents(setup):
     assert (again / "run.trec").read_text() == (out / "run.trec").read_text()
 
 
-def test_single_stage_commands_match_the_chain(setup):
+def test_single_stage_commands_match_the_chain(setup, chain):
     root, data, model = setup
+    _, chain = chain
     s = root / "stages"
     assert main(["encode", *_common(model), str(data), "--out", str(s / "enc")]) == 0
     assert main(["export", str(s / "enc"), "--out", str(s / "coll")]) == 0
     assert main(["index", str(s / "coll"), "--out", str(s / "idx"), "--threads", "1"]) == 0
-    chain = root / "chain"
-    if not chain.exists():
-        pytest.skip("needs test_splade_chain_counts_and_awkward_documents")
     assert main(["search", str(s / "idx"), str(chain / "queries" / "queries.jsonl"), "--out", str(s / "run"),
                  "--remove-query", "--dataset", str(data)]) == 0
     assert (s / "run" / "run.trec").read_text().replace("impact", "splade") == (chain / "run.trec").read_text()
@@ -86,3 +94,24 @@ def test_invalid_option_is_a_clear_error(setup, capsys):
     assert main(["splade", str(model), str(data), "--out", str(root / "bad"), "--head-init", "magic"]) == 2
     err = capsys.readouterr().err
     assert "magic" in err and "identity" in err
+
+
+def test_reused_run_gets_metrics_recomputed(setup, chain):
+    """A finished output folder is reused (no retrieval), but its metrics come from its run.trec again, computed by
+    the evaluation code that runs now (recorded by hash), not from the old manifest."""
+    argv, out = chain
+    truth = json.loads((out / "metrics.json").read_text())
+    manifest = json.loads((out / "manifest.json").read_text())
+    stale = {m: v / 2 for m, v in truth.items()}  # as if computed by an evaluation since fixed
+    (out / "manifest.json").write_text(json.dumps({**manifest, "metrics": stale}))
+    (out / "metrics.json").write_text(json.dumps(stale))
+    run_before = (out / "run.trec").stat().st_mtime_ns
+    assert main(argv) == 0
+    assert (out / "run.trec").stat().st_mtime_ns == run_before  # reused, not searched again
+    again = json.loads((out / "manifest.json").read_text())
+    assert json.loads((out / "metrics.json").read_text()) == again["metrics"] == truth
+    assert again["previous_metrics"] == stale
+    assert again["commit"] == manifest["commit"] and again["created"] == manifest["created"]  # who made the run
+    from lsr_eval.evaluation.provenance import sources_sha256
+
+    assert again["evaluation"]["sources_sha256"] == sources_sha256() and again["evaluation"]["reused_run"]

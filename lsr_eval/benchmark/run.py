@@ -70,6 +70,7 @@ def _fuse(entry: FusionEntry, runs: dict[str, Any], tune_runs: dict[str, Any] | 
     params = dict(entry.params)
     tuning = None
     if entry.tune:
+    from lsr_eval.evaluation.provenance import evaluation_code
         if tune_runs is None:
             raise LsrEvalError(f"fusion {entry.name} asks to tune but the dataset has no tune_split")
         tuning = tune_weights([tune_runs[r] for r in entry.runs], tune_qrels, entry.method, entry.norm,
@@ -82,7 +83,7 @@ def _fuse(entry: FusionEntry, runs: dict[str, Any], tune_runs: dict[str, Any] | 
     (out / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
     write_manifest(out, "fusion", {"fusion": asdict(entry), "inputs": list(entry.runs)},
                    settings=fused.settings(), counts=fused.counts.to_dict(),
-                   tuning=tuning.to_dict() if tuning else None, metrics=metrics)
+                   tuning=tuning.to_dict() if tuning else None, metrics=metrics, evaluation=evaluation_code())
     return metrics
 
 

@@ -1,5 +1,6 @@
-"""``lsr-eval fuse RUN RUN ...``: fuse runs with ranx (RRF, weighted sum, ...), evaluate the fused run, and optionally
-tune the fusion on training queries disjoint from the reported ones."""
+"""``lsr-eval fuse RUN RUN ...``: fuse runs with ranx (RRF, weighted sum, ...), evaluate the fused run when given
+``--qrels`` (without them, the fused run is written and not evaluated, as Pyserini's ``pyserini.fusion``), and
+optionally tune the fusion on training queries disjoint from the reported ones."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from typing import Any
 from lsr_eval.errors import ConfigError
 
 NAME = "fuse"
-HELP = "Fuse TREC runs with ranx (rrf, wsum, ...), evaluate, optionally tune on a train/dev split."
+HELP = "Fuse TREC runs with ranx (rrf, wsum, ...), evaluate (with --qrels), optionally tune on a train/dev split."
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -19,9 +20,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     from lsr_eval.fusion.methods import DEFAULT_WEIGHT_STEP, METHODS, NORMALISATIONS
 
     p.add_argument("runs", metavar="RUN", nargs="+", help="TREC runs to fuse (two or more)")
-    p.add_argument("--qrels", required=True, metavar="DATASET_OR_QRELS",
+    p.add_argument("--qrels", metavar="DATASET_OR_QRELS",
                    help="qrels of the reported split: a qrels file (TREC or BEIR TSV) or a dataset (registry name, "
-                        "irds:<id>, BEIR folder)")
+                        "irds:<id>, BEIR folder); without it the fused run is written, not evaluated")
     p.add_argument("--split", help="split of a BEIR folder given as --qrels (default: test)")
     p.add_argument("--method", default="rrf", help=f"fusion method (default rrf): {', '.join(METHODS)}")
     p.add_argument("--norm", help=f"score normalisation: {', '.join(NORMALISATIONS)} (default: min-max for "
@@ -87,6 +88,7 @@ def run(args: argparse.Namespace) -> int:
     from dataclasses import asdict
 
     from lsr_eval.evaluation import count_queries, evaluate, parse_measure, parse_measures
+    from lsr_eval.evaluation.provenance import evaluation_code
     from lsr_eval.fusion import check_disjoint, fuse, tune_weights
     from lsr_eval.evaluation.measures import DEFAULT_MEASURES
     from lsr_eval.fusion.fuse import jsonable
@@ -115,8 +117,14 @@ def run(args: argparse.Namespace) -> int:
         settings = Settings.make(method.name, args.norm, params, len(args.runs))
         norm, given = settings.norm, jsonable(settings.params)
 
-    qrels, qrels_desc, dataset_measures = resolve_qrels(args.qrels, args.split, "--qrels")
-    measures = parse_measures(args.measures or dataset_measures or DEFAULT_MEASURES)
+    if args.qrels is None:
+        for option, value in (("--measures", args.measures), ("--split", args.split)):
+            if value is not None:
+                raise ConfigError(f"{option} applies with --qrels (without --qrels the fused run is not evaluated)")
+        qrels, qrels_desc, measures = None, None, []
+    else:
+        qrels, qrels_desc, dataset_measures = resolve_qrels(args.qrels, args.split, "--qrels")
+        measures = parse_measures(args.measures or dataset_measures or DEFAULT_MEASURES)
     names = [m.name for m in measures]
     inputs = [str(Path(r).resolve()) for r in args.runs]
     experiment = {
@@ -126,22 +134,32 @@ def run(args: argparse.Namespace) -> int:
             "on": args.tune_on, "split": args.tune_split, "runs": [str(Path(r).resolve()) for r in args.tune_runs],
             "metric": args.tune_metric, "step": args.tune_step},
     }
+    runs = [read_run(r) for r in args.runs]
+    # The reported queries: those of the qrels, else every query of the fused runs.
+    reported = qrels if qrels is not None else {q for r in runs for q in r}
     tune_qrels = None
     if tuning_asked:
         tune_qrels, _, _ = resolve_qrels(args.tune_on, args.tune_split, "--tune-on")
-        check_disjoint(tune_qrels, qrels)  # before anything is written
+        check_disjoint(tune_qrels, reported)  # before anything is written
     out = prepare_output(args.out, experiment, args.overwrite)
-    runs = [read_run(r) for r in args.runs]
 
     tuning = None
     if tune_qrels is not None:
         tuning = tune_weights([read_run(r) for r in args.tune_runs], tune_qrels, method.name, args.norm,
-                              args.tune_metric, reported=qrels, step=args.tune_step, depth=args.depth)
+                              args.tune_metric, reported=reported, step=args.tune_step, depth=args.depth)
         params = tuning.params
     fusion = fuse(runs, method.name, args.norm, params, args.depth)
 
     tag = args.tag or f"fusion-{method.name}"
     lines = write_run(fusion.run, out / "run.trec", tag=tag)
+    if qrels is None:
+        write_manifest(out, "fuse", experiment, fusion=fusion.settings(),
+                       counts={"fusion": fusion.counts.to_dict(), "run_lines": lines},
+                       tuning=tuning.to_dict() if tuning else None, inputs=[{"path": p} for p in inputs],
+                       outputs=["run.trec"], evaluated=False)
+        print(f"fused {len(runs)} runs ({fusion.norm}; {_short(fusion.settings()['params'], method.trained)}): "
+              f"{len(fusion.run)} queries, {lines} lines -> {out / 'run.trec'} (not evaluated: no --qrels)")
+        return 0
     metrics = evaluate(qrels, fusion.run, measures)
     with open(out / "metrics.json", "w", encoding="utf-8") as f:
         json.dump(metrics, f, indent=2)
@@ -153,7 +171,8 @@ def run(args: argparse.Namespace) -> int:
                            "run_lines": lines},
                    tuning=tuning.to_dict() if tuning else None,
                    inputs=[{"path": p, "metrics": m} for p, m in zip(inputs, input_metrics)],
-                   outputs=["run.trec", "metrics.json"], metrics=metrics, measures=names)
+                   outputs=["run.trec", "metrics.json"], metrics=metrics, measures=names,
+                   evaluation=evaluation_code())
     label = f"{tag} ({fusion.norm}; {_short(fusion.settings()['params'], method.trained)})"
     files = [Path(p).name for p in args.runs]
     labels = files if len(set(files)) == len(files) else list(args.runs)  # file names if they tell runs apart

@@ -66,13 +66,15 @@ def run_bm25(dataset: Dataset, out: str | Path, work: Path, settings: Bm25Settin
     """Index (or reuse), search every query, evaluate; writes run.trec, metrics.json and manifest.json to ``out``."""
     from lsr_eval.anserini.searcher import Bm25Searcher
     from lsr_eval.evaluation import count_queries, evaluate
+    from lsr_eval.evaluation.provenance import evaluation_code
+    from lsr_eval.experiments.reuse import reevaluate, write_metrics
     from lsr_eval.runs.trec import write_run
 
     params = settings.resolved(dataset)
     experiment = {"method": "bm25-flat", "dataset": dataset.describe(), **params}
     if not overwrite and (done := completed(out, experiment)):
-        log.info("%s already holds this experiment: reused", out)
-        return done["metrics"]
+        log.info("%s already holds this experiment: run reused, metrics recomputed", out)
+        return reevaluate(out, dataset.qrels(), dataset.measures, done)
     out = prepare_output(out, experiment, overwrite)
     slot, index_manifest = ensure_bm25_index(dataset, work, threads)
     queries = dataset.queries()
@@ -90,10 +92,8 @@ def run_bm25(dataset: Dataset, out: str | Path, work: Path, settings: Bm25Settin
     write_run(run, out / "run.trec", tag="bm25-flat")
     metrics = evaluate(dataset.qrels(), run, dataset.measures)
     eval_counts = asdict(count_queries(dataset.qrels(), run))
-    with open(out / "metrics.json", "w", encoding="utf-8") as f:
-        json.dump(metrics, f, indent=2)
-        f.write("\n")
-    write_manifest(out, "bm25", experiment,
+    write_metrics(out, metrics)
+    write_manifest(out, "bm25", experiment, evaluation=evaluation_code(),
                    counts={"index": index_manifest["counts"], "topics": topic_counts, "search": search_counts.to_dict(),
                            "evaluation": eval_counts},
                    index={"path": str(slot / "index"), "manifest": index_manifest.get("created")},

@@ -141,8 +141,10 @@ def run_splade(dataset: Dataset, out: str | os.PathLike, work: Path, s: SpladeSe
     experiment = {"method": "splade", "dataset": dataset.describe(), "settings": asdict(s),
                   "model": model_fingerprint(s.model), "remove_query": remove_query}
     if not overwrite and (done := completed(out, experiment)):
-        log.info("%s already holds this experiment: reused", out)
-        return done["metrics"]
+        log.info("%s already holds this experiment: run reused, metrics recomputed", out)
+        from lsr_eval.experiments.reuse import reevaluate
+
+        return reevaluate(out, dataset.qrels(), dataset.measures, done)
     out = prepare_output(out, experiment, overwrite)
     t0 = time.perf_counter()
     model = load_model(s)
@@ -169,8 +171,10 @@ def run_splade(dataset: Dataset, out: str | os.PathLike, work: Path, s: SpladeSe
         json.dump(metrics, f, indent=2)
         f.write("\n")
     enc = stages["encoding"]
+    from lsr_eval.evaluation.provenance import evaluation_code
+
     write_manifest(
-        out, "splade", experiment,
+        out, "splade", experiment, evaluation=evaluation_code(),
         model=model.config_dict(),
         counts={"encoding": enc.get("counts"), "export": stages["export"]["counts"],
                 "index": stages["index"]["counts"], "topics": topic_counts, "queries": encoded.counts(),

@@ -1,0 +1,54 @@
+"""Reusing a finished run: its ranking is kept, its metrics are not. They are recomputed from ``run.trec`` with
+the evaluation code that runs now (cheap beside retrieval), so a fix to the evaluation reaches cached rows too;
+``metrics.json`` and the manifest's ``metrics``, ``counts.evaluation`` and ``evaluation`` (which code computed them,
+:func:`lsr_eval.evaluation.provenance.evaluation_code`) are rewritten, the rest of the manifest (the commit that
+made the run) is kept. Changed values are logged and kept in the manifest as ``previous_metrics``."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import logging
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any, Mapping
+
+from lsr_eval.data.types import Qrels
+from lsr_eval.errors import LsrEvalError
+
+log = logging.getLogger(__name__)
+
+RUN_FILE = "run.trec"
+METRICS_FILE = "metrics.json"
+
+
+def write_metrics(folder: Path, metrics: Mapping[str, float]) -> None:
+    with open(folder / METRICS_FILE, "w", encoding="utf-8") as f:
+        json.dump(dict(metrics), f, indent=2)
+        f.write("\n")
+
+
+def reevaluate(folder: str | Path, qrels: Qrels, measures, done: Mapping[str, Any]) -> dict[str, float]:
+    """Metrics of the finished run in ``folder`` (its manifest ``done``), recomputed from its ``run.trec``."""
+    from lsr_eval.evaluation import count_queries, evaluate
+    from lsr_eval.evaluation.provenance import evaluation_code
+    from lsr_eval.manifest import update_manifest
+    from lsr_eval.runs.trec import read_run
+
+    folder = Path(folder)
+    if not (folder / RUN_FILE).exists():
+        raise LsrEvalError(f"{folder} has a finished manifest but no {RUN_FILE}: rerun with --overwrite")
+    run = read_run(folder / RUN_FILE)
+    metrics = evaluate(qrels, run, measures)
+    old = dict(done.get("metrics") or {})
+    changed = {m: [old.get(m), v] for m, v in metrics.items() if old.get(m) != v}
+    if changed:
+        log.warning("%s: metrics recomputed from the reused run differ from its manifest's: %s", folder,
+                    ", ".join(f"{m} {a} -> {b}" for m, (a, b) in changed.items()))
+    write_metrics(folder, metrics)
+    counts = {**(done.get("counts") or {}), "evaluation": asdict(count_queries(qrels, run))}
+    update_manifest(folder, metrics=metrics, counts=counts,
+                    evaluation={**evaluation_code(), "reused_run": True,
+                                "evaluated": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")},
+                    previous_metrics=old if changed else done.get("previous_metrics"))
+    return metrics
