@@ -63,6 +63,7 @@ def run_system(system: SystemEntry, dataset: Dataset, out: Path, work: Path, thr
 def _fuse(entry: FusionEntry, runs: dict[str, Any], tune_runs: dict[str, Any] | None, qrels, tune_qrels,
           measures, out: Path) -> dict[str, float]:
     from lsr_eval.evaluation import evaluate
+    from lsr_eval.evaluation.provenance import evaluation_code
     from lsr_eval.fusion.fuse import fuse
     from lsr_eval.fusion.tune import tune_weights
     from lsr_eval.runs.trec import write_run
@@ -70,7 +71,6 @@ def _fuse(entry: FusionEntry, runs: dict[str, Any], tune_runs: dict[str, Any] | 
     params = dict(entry.params)
     tuning = None
     if entry.tune:
-    from lsr_eval.evaluation.provenance import evaluation_code
         if tune_runs is None:
             raise LsrEvalError(f"fusion {entry.name} asks to tune but the dataset has no tune_split")
         tuning = tune_weights([tune_runs[r] for r in entry.runs], tune_qrels, entry.method, entry.norm,
