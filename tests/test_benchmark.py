@@ -105,3 +105,95 @@ def test_committed_benchmark_configs_are_valid():
 
     for path in sorted(Path(__file__).resolve().parents[1].glob("pipelines/benchmarks/*.yaml")):
         load_config(path)
+
+
+def test_sweep_reuses_one_encoding_and_costs_every_system(tmp_path):
+    path = _config(tmp_path, sweep=[{"system": "splade", "doc_top_k": [2, 5, 20]}, {"system": "splade",
+                                                                                      "query_top_k": [2]}],
+                   fusion=[{"name": "rrf", "method": "rrf", "runs": ["bm25", "splade"]},
+                           {"name": "rrf-d5", "method": "rrf", "runs": ["bm25", "splade-d5"]}],
+                   significance=None)
+    work = tmp_path / "work"
+    assert main(["benchmark", path, "--work-dir", str(work), "--threads", "1"]) == 0
+    table = pd.read_csv(tmp_path / "results" / "table.csv").set_index("system")
+    assert list(table.index) == ["bm25", "splade", "splade-d2", "splade-d5", "splade-d20", "splade-q2", "rrf",
+                                 "rrf-d5"]
+    assert (table["status"] == "ok").all()
+    assert len(list((work / "encodings").iterdir())) == 1  # one encoding for every point
+    assert table.loc["splade-d2", "sweep"] == "splade:doc_top_k" and table.loc["splade-d2", "point"] == "d2"
+    assert table.loc["splade-d2", "doc_top_k"] == 2 and table.loc["splade-q2", "query_top_k"] == 2
+    assert table.loc["splade-d2", "avg_d_dims"] <= 2 < table.loc["splade", "avg_d_dims"]
+    assert table.loc["splade-d5", "postings"] == pytest.approx(table.loc["splade-d5", "avg_d_dims"] * len(TINY_DOCS))
+    assert table.loc["splade-q2", "avg_q_dims"] <= 2
+    # pruning to the encoding's own cap changes nothing
+    assert table.loc["splade-d20", "nDCG@10"] == table.loc["splade", "nDCG@10"]
+    assert table.loc["splade-d20", "postings"] == table.loc["splade", "postings"]
+    assert table.loc["splade-d2", "flops"] < table.loc["splade-d5", "flops"] <= table.loc["splade", "flops"]
+    # BM25 FLOPs over its own index; a fusion costs its parts
+    assert table.loc["bm25", "flops"] > 0 and table.loc["bm25", "postings"] > 0
+    assert table.loc["rrf", "flops"] == pytest.approx(table.loc["bm25", "flops"] + table.loc["splade", "flops"])
+    assert table.loc["rrf-d5", "flops"] == pytest.approx(table.loc["bm25", "flops"] + table.loc["splade-d5", "flops"])
+    assert table.loc["rrf", "latency_mean_ms"] == pytest.approx(
+        table.loc["bm25", "latency_mean_ms"] + table.loc["splade", "latency_mean_ms"])
+    assert table.loc["rrf", "latency_parallel_mean_ms"] >= max(table.loc["bm25", "latency_mean_ms"],
+                                                              table.loc["splade", "latency_mean_ms"])
+    assert table.loc["rrf", "kind"] == "fusion" and table.loc["bm25", "kind"] == "bm25"
+    manifest = json.loads((tmp_path / "results" / "manifest.json").read_text())
+    assert "splade-d2" in [s["name"] for s in manifest["config"]["systems"]]
+    assert "_latency_samples_ms" not in table.columns
+
+
+@pytest.mark.parametrize("over, message", [
+    ({"fusion": [{"name": "f", "method": "rff", "runs": ["bm25", "splade"]}]}, "unknown fusion method 'rff'.*rrf"),
+    ({"fusion": [{"name": "f", "method": "wsum", "norm": "minmax", "runs": ["bm25", "splade"]}]},
+     "unknown normalisation 'minmax'.*min-max"),
+    ({"fusion": [{"name": "f", "method": "wsum", "runs": ["bm25", "splade"]}]}, "needs one weight per run"),
+    ({"fusion": [{"name": "f", "method": "rrf", "runs": ["bm25", "splade"], "metric": "nDCG@x"}]}, "metric"),
+    ({"significance": {"baseline": "bm25", "test": "wilcoxon"}}, "test 'wilcoxon'; allowed: t-test, randomisation"),
+    ({"significance": {"baseline": "bm25", "measures": ["nDCG@ten"]}}, "significance"),
+    ({"sweep": [{"system": "splade", "doc_top_k": [5, 40]}]}, r"doc_top_k \[40\] above the 20 terms"),
+    ({"sweep": [{"system": "bm25", "doc_top_k": [5]}]}, "non-splade system 'bm25'; splade systems: splade"),
+    ({"sweep": [{"system": "splade", "doc_top_k": [0]}]}, "expected integers >= 1"),
+    ({"sweep": [{"system": "splade", "query_threshold": [-0.1]}]}, "expected finite numbers >= 0"),
+    ({"sweep": [{"system": "splade", "doc_top_k": [5, 5]}]}, "repeats a value"),
+    ({"sweep": [{"system": "splade"}]}, "nothing to sweep; give one or more of doc_top_k"),
+    ({"sweep": [{"system": "splade", "top_k": [5]}]}, "unknown key 'top_k'; allowed: doc_threshold, doc_top_k"),
+    ({"efficiency": {"latency_queries": 0}}, "latency_queries=0"),
+])
+def test_config_is_validated_before_anything_runs(tmp_path, over, message):
+    path = _config(tmp_path, **over)
+    with pytest.raises(ConfigError, match=message):
+        load_config(path)
+
+
+def test_bad_datasets_measures_and_settings_are_refused(tmp_path):
+    path = _config(tmp_path)
+    import yaml
+
+    cfg = yaml.safe_load(open(path))
+    cases = [
+        (lambda c: c["datasets"][0].update(measures=["nDCG@ten"]), "datasets\\[0\\]: measures"),
+        (lambda c: c["systems"][1].update(doc_top_k="many"), "doc_top_k='many'"),
+        (lambda c: c["systems"][0].update(b=2), "0 <= b <= 1"),
+        (lambda c: c["datasets"][0].pop("tune_split"), "tune: true needs a tune_split"),
+    ]
+    for change, message in cases:
+        c = json.loads(json.dumps(cfg))
+        change(c)
+        bad = tmp_path / "bad.yaml"
+        bad.write_text(yaml.safe_dump(c))
+        with pytest.raises(ConfigError, match=message):
+            load_config(bad)
+
+
+def test_missing_model_folder_is_refused_before_any_run(tmp_path):
+    from lsr_eval.benchmark.config import check_on_disk
+
+    path = _config(tmp_path, systems=[{"name": "bm25", "kind": "bm25"},
+                                      {"name": "s", "kind": "splade", "model": "work/train/nothing/model"}],
+                   fusion=None, significance=None)
+    cfg = load_config(path)  # a folder a training step may still write: valid as a config
+    with pytest.raises(ConfigError, match="'work/train/nothing/model' is not a folder here.*splade-tiny"):
+        check_on_disk(cfg)
+    assert main(["benchmark", path, "--work-dir", str(tmp_path / "work")]) != 0
+    assert not (tmp_path / "work" / "benchmarks").exists()  # nothing ran

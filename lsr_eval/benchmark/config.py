@@ -1,9 +1,21 @@
-"""The benchmark YAML file, validated before anything runs (an unknown key or a missing value names itself)."""
+"""The benchmark YAML file, validated completely before anything runs: unknown keys, missing values, system
+settings, fusion methods, normalisations and parameters, measures, model paths, significance tests and sweep
+values each fail with a message naming the file, the entry and the allowed values.
+
+A ``sweep`` entry turns one SPLADE system into a curve of sparsity settings that reuse its one encoding: document
+budgets (``doc_top_k``) and thresholds (``doc_threshold``) prune the encoded vectors at export
+(:mod:`lsr_eval.export.prune`), query budgets (``query_top_k``) and thresholds (``query_threshold``) set the query
+encoder's sparsification (queries are encoded per run anyway). Every combination of the listed values is a point,
+run as a system named ``<system>-d<k>`` (``-q<k>``, ``-dt<t>``, ``-qt<t>``); fusions may name points.
+"""
 
 from __future__ import annotations
 
 import dataclasses
+import itertools
+import math
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, get_args
@@ -33,6 +45,8 @@ class SystemEntry:
     name: str
     kind: SystemKind
     params: dict[str, Any] = field(default_factory=dict)
+    sweep: str | None = None  #: the sweep this system is a point of (``<system>:<keys>``)
+    point: str | None = None  #: its short label on a curve (``d64``)
 
 
 @dataclass(frozen=True)
@@ -61,6 +75,42 @@ class EfficiencyEntry:
     hits: int = 1000
 
 
+#: Sweep keys -> (SpladeSettings field, point-label prefix, value type).
+SWEEP_KEYS: dict[str, tuple[str, str, type]] = {
+    "doc_top_k": ("prune_doc_top_k", "d", int),
+    "doc_threshold": ("prune_doc_threshold", "dt", float),
+    "query_top_k": ("query_top_k", "q", int),
+    "query_threshold": ("query_threshold", "qt", float),
+}
+
+
+@dataclass(frozen=True)
+class SweepEntry:
+    """Sparsity settings of one SPLADE ``system``, every combination of the listed values a point."""
+
+    system: str
+    doc_top_k: tuple[int, ...] = ()
+    doc_threshold: tuple[float, ...] = ()
+    query_top_k: tuple[int, ...] = ()
+    query_threshold: tuple[float, ...] = ()
+
+    @property
+    def keys(self) -> list[str]:
+        return [k for k in SWEEP_KEYS if getattr(self, k)]
+
+    @property
+    def name(self) -> str:
+        return f"{self.system}:{'+'.join(self.keys)}"
+
+    def points(self, base: SystemEntry) -> list[SystemEntry]:
+        out = []
+        for values in itertools.product(*(getattr(self, k) for k in self.keys)):
+            label = "-".join(f"{SWEEP_KEYS[k][1]}{v:g}" for k, v in zip(self.keys, values))
+            params = {**base.params, **{SWEEP_KEYS[k][0]: v for k, v in zip(self.keys, values)}}
+            out.append(SystemEntry(f"{base.name}-{label}", base.kind, params, self.name, label))
+        return out
+
+
 @dataclass(frozen=True)
 class BenchmarkConfig:
     name: str
@@ -71,6 +121,12 @@ class BenchmarkConfig:
     significance: SignificanceEntry | None = None
     efficiency: EfficiencyEntry | None = None
     source: str = ""
+    sweep: tuple[SweepEntry, ...] = ()
+
+    def all_systems(self) -> list[SystemEntry]:
+        """The declared systems, then every sweep point."""
+        by_name = {s.name: s for s in self.systems}
+        return [*self.systems, *(p for w in self.sweep for p in w.points(by_name[w.system]))]
 
 
 def _build(cls, data: Any, where: str):
@@ -98,15 +154,15 @@ def load_config(path: str | os.PathLike) -> BenchmarkConfig:
     except (OSError, yaml.YAMLError) as e:
         raise ConfigError(f"{where}: {e}") from None
     _build(BenchmarkConfig, raw, where)
+    for key in ("datasets", "systems"):
+        if not isinstance(raw[key], list) or not raw[key]:
+            raise ConfigError(f"{where}: {key!r} must be a non-empty list")
     datasets = []
     for i, d in enumerate(raw["datasets"]):
-        d = _build(DatasetEntry, d if isinstance(d, dict) else {"spec": d}, f"{where}: datasets[{i}]")
-        if d.get("measures"):
-            from lsr_eval.evaluation.measures import parse_measures
-
-            parse_measures(d["measures"])
-        datasets.append(DatasetEntry(**{**d, "measures": tuple(d.get("measures") or ())}))
-    datasets = tuple(datasets)
+        w = f"{where}: datasets[{i}]"
+        d = _build(DatasetEntry, d if isinstance(d, dict) else {"spec": d}, w)
+        measures = _measures(d.get("measures"), f"{w}: measures")
+        datasets.append(DatasetEntry(**{**d, "measures": measures}))
     systems = []
     for i, s in enumerate(raw["systems"]):
         s = dict(s) if isinstance(s, dict) else s
@@ -117,29 +173,164 @@ def load_config(path: str | os.PathLike) -> BenchmarkConfig:
             raise ConfigError(f"{w}: kind {s['kind']!r}; allowed: {', '.join(get_args(SystemKind))}")
         params = {k: v for k, v in s.items() if k not in ("name", "kind")}
         _check_system_params(s["kind"], params, w)
-        systems.append(SystemEntry(s["name"], s["kind"], params))
+        systems.append(SystemEntry(str(s["name"]), s["kind"], params))
     names = [s.name for s in systems]
     if len(set(names)) != len(names):
         raise ConfigError(f"{where}: duplicate system names {names}")
+    sweeps = tuple(_sweep(w, {s.name: s for s in systems}, f"{where}: sweep[{i}]")
+                   for i, w in enumerate(raw.get("sweep") or []))
+    cfg = BenchmarkConfig(raw["name"], raw["out"], tuple(datasets), tuple(systems), (), None, None, where, sweeps)
+    all_names = [s.name for s in cfg.all_systems()]
+    clash = sorted({n for n in all_names if all_names.count(n) > 1})
+    if clash:
+        raise ConfigError(f"{where}: sweep points named like other systems or points: {', '.join(clash)}")
     fusion = []
     for i, f in enumerate(raw.get("fusion") or []):
-        f = _build(FusionEntry, f, f"{where}: fusion[{i}]")
-        unknown_runs = [r for r in f["runs"] if r not in names]
-        if unknown_runs:
-            raise ConfigError(f"{where}: fusion[{i}] fuses unknown systems {unknown_runs}; systems: {names}")
-        fusion.append(FusionEntry(**{**f, "runs": tuple(f["runs"])}))
+        fusion.append(_fusion(f, all_names, datasets, f"{where}: fusion[{i}]"))
+    fusion_names = [f.name for f in fusion]
+    taken = sorted(set(fusion_names) & set(all_names)) or sorted({n for n in fusion_names if fusion_names.count(n) > 1})
+    if taken:
+        raise ConfigError(f"{where}: fusion names must differ from each other and from systems: {', '.join(taken)}")
     sig = raw.get("significance")
     if sig is not None:
-        sig = SignificanceEntry(**{**_build(SignificanceEntry, sig, f"{where}: significance"),
-                                   "measures": tuple(sig.get("measures", ()))})
-        if sig.baseline not in names + [f.name for f in fusion]:
-            raise ConfigError(f"{where}: significance baseline {sig.baseline!r} is not a system")
+        sig = _build(SignificanceEntry, sig, f"{where}: significance")
+        sig = SignificanceEntry(**{**sig, "measures": _measures(sig.get("measures"), f"{where}: significance")})
+        if sig.baseline not in all_names + fusion_names:
+            raise ConfigError(f"{where}: significance baseline {sig.baseline!r} is not a system; systems: "
+                              f"{', '.join(all_names + fusion_names)}")
+        from lsr_eval.significance.compare import TESTS
+
+        if sig.test not in TESTS:
+            raise ConfigError(f"{where}: significance test {sig.test!r}; allowed: {', '.join(TESTS)}")
+        if not _number(sig.alpha) or not 0 < sig.alpha < 1:
+            raise ConfigError(f"{where}: significance alpha={sig.alpha!r}; expected a number in (0, 1)")
     eff = raw.get("efficiency")
-    eff = EfficiencyEntry(**_build(EfficiencyEntry, eff, f"{where}: efficiency")) if eff is not None else None
-    return BenchmarkConfig(raw["name"], raw["out"], datasets, tuple(systems), tuple(fusion), sig, eff, where)
+    if eff is not None:
+        eff = EfficiencyEntry(**_build(EfficiencyEntry, eff, f"{where}: efficiency"))
+        for name, low in (("latency_queries", 1), ("warmup", 0), ("hits", 1)):
+            value = getattr(eff, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < low:
+                raise ConfigError(f"{where}: efficiency {name}={value!r}; expected an integer >= {low}")
+    return dataclasses.replace(cfg, fusion=tuple(fusion), significance=sig, efficiency=eff)
+
+
+def _number(x: Any) -> bool:
+    return not isinstance(x, bool) and isinstance(x, (int, float)) and math.isfinite(x)
+
+
+def _measures(names: Any, where: str) -> tuple[str, ...]:
+    """Measure names as given, each checked by :func:`lsr_eval.evaluation.measures.parse_measure`."""
+    if not names:
+        return ()
+    if isinstance(names, str) or not isinstance(names, list):
+        raise ConfigError(f"{where}: measures must be a list of names (e.g. [nDCG@10, R@1000]), got {names!r}")
+    from lsr_eval.errors import LsrEvalError
+    from lsr_eval.evaluation.measures import parse_measure
+
+    for m in names:
+        try:
+            parse_measure(m)
+        except LsrEvalError as e:
+            raise ConfigError(f"{where}: {e}") from None
+    return tuple(names)
+
+
+def _fusion(f: Any, systems: list[str], datasets: list[DatasetEntry], where: str) -> FusionEntry:
+    """A fusion entry with its method, normalisation, parameters and metric checked against the fusion registry."""
+    from lsr_eval.errors import LsrEvalError
+    from lsr_eval.fusion.methods import check_norm, get_method, resolve_params
+
+    f = _build(FusionEntry, f, where)
+    if not isinstance(f["runs"], list) or len(f["runs"]) < 2:
+        raise ConfigError(f"{where}: runs must list at least two systems, got {f['runs']!r}")
+    unknown_runs = [r for r in f["runs"] if r not in systems]
+    if unknown_runs:
+        raise ConfigError(f"{where}: fuses unknown systems {unknown_runs}; systems: {systems}")
+    try:
+        method = get_method(f["method"])
+        if f.get("norm") is not None:
+            check_norm(f["norm"])
+        if not f.get("tune"):
+            resolve_params(method, f.get("params"), len(f["runs"]))
+    except LsrEvalError as e:
+        raise ConfigError(f"{where} ({f['name']}): {e}") from None
+    if f.get("tune"):
+        untuned = [d.label or d.spec for d in datasets if not d.tune_split]
+        if untuned:
+            raise ConfigError(f"{where} ({f['name']}): tune: true needs a tune_split on every dataset; none on "
+                              f"{', '.join(untuned)}")
+    metric = f.get("metric", "nDCG@10")
+    _measures([metric], f"{where}: metric")
+    return FusionEntry(**{**f, "runs": tuple(f["runs"])})
+
+
+def _sweep(raw: Any, systems: dict[str, SystemEntry], where: str) -> SweepEntry:
+    """A sweep entry: a SPLADE system, and for each key a non-empty list of distinct valid values."""
+    data = _build(SweepEntry, raw, where)
+    base = systems.get(data["system"])
+    if base is None or base.kind != "splade":
+        splade = [n for n, s in systems.items() if s.kind == "splade"]
+        raise ConfigError(f"{where}: sweeps a {'non-splade' if base else 'unknown'} system {data['system']!r}; "
+                          f"splade systems: {', '.join(splade) or 'none'}")
+    values: dict[str, tuple] = {}
+    for key, (_, _, kind) in SWEEP_KEYS.items():
+        given = data.get(key)
+        if given is None:
+            continue
+        if not isinstance(given, list) or not given:
+            raise ConfigError(f"{where}: {key} must be a non-empty list of values, got {given!r}")
+        for v in given:
+            if kind is int and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
+                raise ConfigError(f"{where}: {key} value {v!r}; expected integers >= 1")
+            if kind is float and (not _number(v) or v < 0):
+                raise ConfigError(f"{where}: {key} value {v!r}; expected finite numbers >= 0")
+        if len(set(given)) != len(given):
+            raise ConfigError(f"{where}: {key} repeats a value: {given}")
+        values[key] = tuple(given)
+    if not values:
+        raise ConfigError(f"{where}: nothing to sweep; give one or more of {', '.join(SWEEP_KEYS)}")
+    cap = base.params.get("doc_top_k")
+    over = [v for v in values.get("doc_top_k", ()) if cap is not None and v > cap]
+    if over:
+        raise ConfigError(f"{where}: doc_top_k {over} above the {cap} terms per document that {base.name}'s "
+                          f"encoding keeps (its doc_top_k): pruning cannot add terms; raise its doc_top_k")
+    floor = base.params.get("threshold", 0.0)
+    under = [v for v in values.get("doc_threshold", ()) if v < floor]
+    if under:
+        raise ConfigError(f"{where}: doc_threshold {under} below {base.name}'s threshold {floor}: pruning cannot "
+                          "add terms")
+    return SweepEntry(data["system"], **values)
+
+
+#: A hub id: ``name`` or ``org/name`` (letters, digits, ``-_.``), not a relative or absolute path.
+_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
+
+
+def check_model(name: Any, where: str, on_disk: bool = False) -> None:
+    """A model name is a non-empty string; with ``on_disk`` (before running, on this machine) it must be an offline
+    alias, an existing folder, or shaped like a hub id (``name`` or ``org/name``), else a ConfigError naming the
+    aliases. (Without ``on_disk`` a config may name a folder that an earlier step, e.g. training, writes.)"""
+    from lsr_eval.models.offline import OFFLINE_MODELS
+
+    if not isinstance(name, str) or not name:
+        raise ConfigError(f"{where}: model must be a folder, a hub id or an alias, got {name!r}")
+    if not on_disk or name in OFFLINE_MODELS or Path(name).is_dir():
+        return
+    if Path(name).exists() or not _HUB_ID.match(name) or name.count("/") > 1:
+        raise ConfigError(f"{where}: model {name!r} is not a folder here (nor an offline alias: "
+                          f"{', '.join(sorted(OFFLINE_MODELS))}; nor a hub id org/name)")
+
+
+def check_on_disk(cfg: BenchmarkConfig) -> None:
+    """What only this machine can tell, checked before anything runs: every model folder exists."""
+    for i, s in enumerate(cfg.systems):
+        for key in ("model", "query_model"):
+            if s.kind == "splade" and s.params.get(key) is not None:
+                check_model(s.params[key], f"{cfg.source}: systems[{i}] ({s.name}): {key}", on_disk=True)
 
 
 def _check_system_params(kind: str, params: dict[str, Any], where: str) -> None:
+    """Known keys for the kind, and values its settings accept (model path, term budgets, BM25 parameters)."""
     if kind == "bm25":
         from lsr_eval.experiments.bm25 import Bm25Settings
 
@@ -153,3 +344,24 @@ def _check_system_params(kind: str, params: dict[str, Any], where: str) -> None:
     unknown = sorted(set(params) - allowed)
     if unknown:
         raise ConfigError(f"{where}: unknown key {unknown[0]!r} for a {kind} system; allowed: {', '.join(sorted(allowed))}")
+    if kind == "bm25":
+        k1, b = params.get("k1", 0.9), params.get("b", 0.4)
+        if not (_number(k1) and _number(b)) or k1 < 0 or not 0 <= b <= 1:
+            raise ConfigError(f"{where}: BM25 needs k1 >= 0 and 0 <= b <= 1, got k1={k1!r}, b={b!r}")
+        return
+    for key in ("model", "query_model"):
+        if params.get(key) is not None:
+            check_model(params[key], f"{where}: {key}")
+    for key in ("doc_top_k", "query_top_k", "prune_doc_top_k", "max_length_q", "max_length_d"):
+        v = params.get(key)
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
+            raise ConfigError(f"{where}: {key}={v!r}; expected an integer >= 1 (or leave it out)")
+    for key in ("batch_size", "hits", "max_clauses", "shard_size"):
+        v = params.get(key)
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
+            raise ConfigError(f"{where}: {key}={v!r}; expected an integer >= 1")
+    for key in ("threshold", "prune_doc_threshold", "query_threshold", "rescale_k", "scale"):
+        v = params.get(key)
+        if v is not None and (not _number(v) or v < 0 or (key in ("rescale_k", "scale") and v == 0)):
+            raise ConfigError(f"{where}: {key}={v!r}; expected a finite number "
+                              f"{'> 0' if key in ('rescale_k', 'scale') else '>= 0'}")

@@ -8,6 +8,13 @@ Runs (``run.trec``, query vectors) are large: they live in the work folder, ``<w
 
 Significance markers (``<measure>_sig``): ``†`` significantly better than the baseline, ``↓`` significantly worse
 (after Bonferroni correction over the table's comparisons).
+
+Efficiency columns (with ``efficiency:``): ``flops`` (expected FLOPs, :mod:`lsr_eval.efficiency.flops` for SPLADE,
+:mod:`lsr_eval.efficiency.term_flops` for BM25 over its own index), ``postings`` (posting entries in the index),
+``postings_per_query`` (entries a query touches on average: FLOPs x documents), ``avg_q_dims``/``avg_d_dims``,
+``index_bytes``, single-thread latency (``latency_{mean,p50,p99}_ms``); a fusion gets its parts' cost
+(:mod:`lsr_eval.efficiency.fusion_cost`: FLOPs summed, latency summed per query, and ``latency_parallel_*`` the max).
+Each row has ``kind`` (``bm25``, ``splade``, ``fusion``); sweep points have ``sweep``, ``point`` and their values.
 """
 
 from __future__ import annotations
@@ -20,7 +27,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from lsr_eval.benchmark.config import BenchmarkConfig, DatasetEntry, FusionEntry, SystemEntry
+from lsr_eval.benchmark.config import SWEEP_KEYS, BenchmarkConfig, DatasetEntry, FusionEntry, SystemEntry, check_on_disk
 from lsr_eval.data.datasets import Dataset, load_dataset
 from lsr_eval.data.registry import GROUPS, expand
 from lsr_eval.errors import LsrEvalError
@@ -87,8 +94,12 @@ def _fuse(entry: FusionEntry, runs: dict[str, Any], tune_runs: dict[str, Any] | 
     return metrics
 
 
+#: Row key holding a system's per-query latency samples (ms) until its fusions are costed; never written out.
+SAMPLES = "_latency_samples_ms"
+
+
 def _efficiency(system: SystemEntry, dataset: Dataset, run_dir: Path, cfg, threads: int) -> dict[str, Any]:
-    """FLOPs, active dimensions, index size and single-thread latency of one system on one dataset."""
+    """FLOPs, postings, active dimensions, index size and single-thread latency of one system on one dataset."""
     from lsr_eval.anserini.searcher import Bm25Searcher, ImpactSearcher
     from lsr_eval.efficiency.postings import folder_bytes
 
@@ -96,39 +107,77 @@ def _efficiency(system: SystemEntry, dataset: Dataset, run_dir: Path, cfg, threa
     queries = dataset.queries()[: cfg.latency_queries + cfg.warmup]
     row: dict[str, Any] = {}
     if system.kind == "bm25":
+        from lsr_eval.anserini.term_stats import TermStats
         from lsr_eval.efficiency.latency import LatencySummary, timed
+        from lsr_eval.efficiency.term_flops import term_flops
 
         index = manifest["index"]["path"]
         row["index_bytes"] = folder_bytes(index)
+        with TermStats(index) as stats:
+            terms = [stats.analyze(q.text) for q in dataset.queries()]
+            report = term_flops(terms, stats.doc_freqs(t for q in terms for t in q), stats.documents)
+            documents, postings = stats.documents, stats.postings
+        row.update(flops=report.flops, postings=postings, postings_per_query=report.postings_per_query,
+                   avg_q_dims=report.mean_query_terms, avg_d_dims=postings / documents)
         with Bm25Searcher(index) as s:
             ms, _ = timed(lambda q: s.search(q.text, cfg.hits), queries, cfg.warmup)
         lat = LatencySummary.from_ms(ms)
         row.update(latency_mean_ms=lat.mean_ms, latency_p50_ms=lat.p50_ms, latency_p99_ms=lat.p99_ms)
+        row[SAMPLES] = ms
+        flops = {**report.to_dict(), "documents": {"vectors": documents, "active_entries": postings,
+                                                   "avg_active_dims": row["avg_d_dims"]},
+                 "queries": {"vectors": report.queries, "empty_vectors": report.empty_queries,
+                             "avg_active_dims": report.mean_query_terms}}
+        (run_dir / "efficiency.json").write_text(json.dumps({"flops": flops, "latency": {
+            "latency_ms": {"total": lat.to_dict()}, "k": cfg.hits, "warmup_queries": cfg.warmup,
+            "samples_ms": {"total": ms}}}, indent=2) + "\n")
         return row
     from lsr_eval.efficiency.flops import count_encoding, count_weight_maps, flops_report
     from lsr_eval.efficiency.latency import measure_latency
     from lsr_eval.encode.reader import read_vocab
-    from lsr_eval.experiments.splade import SpladeSettings, load_model
+    from lsr_eval.experiments.splade import SpladeSettings, doc_prune, load_model
     from lsr_eval.commands._model_args import resolve_model
     from lsr_eval.export.queries import read_query_jsonl
 
     paths = manifest["paths"]
     scale = manifest["quantization"]["scale"]
-    docs = count_encoding(paths["encoding"], "impact", scale)
+    settings = SpladeSettings(**{**system.params, "model": resolve_model(system.params["model"])})
+    prune = doc_prune(settings)
+    docs = count_encoding(paths["encoding"], "impact", scale, prune=prune if prune.active else None)
     q = count_weight_maps(read_query_jsonl(run_dir / "queries" / "queries.jsonl"), read_vocab(paths["encoding"]))
     report = flops_report(docs, q)
-    row.update(flops=report.flops, avg_d_dims=docs.mean_active, avg_q_dims=q.mean_active,
-               index_bytes=folder_bytes(paths["index"]))
-    settings = SpladeSettings(**{**system.params, "model": resolve_model(system.params["model"])})
+    row.update(flops=report.flops, postings=docs.total_active, postings_per_query=report.flops * docs.n,
+               avg_d_dims=docs.mean_active, avg_q_dims=q.mean_active, index_bytes=folder_bytes(paths["index"]))
     model = load_model(settings)
     with ImpactSearcher(paths["index"], max_clauses=settings.max_clauses) as s:
-        lat = measure_latency(queries, model.query, s, k=cfg.hits, scale=scale, warmup=cfg.warmup).to_dict()
+        lat = measure_latency(queries, model.query, s, k=cfg.hits, scale=scale, warmup=cfg.warmup).to_dict(samples=True)
     total = lat["latency_ms"]["total"]
     row.update(latency_mean_ms=total["mean_ms"], latency_p50_ms=total["p50_ms"], latency_p99_ms=total["p99_ms"],
                latency_encode_p50_ms=lat["latency_ms"]["encode"]["p50_ms"],
                latency_search_p50_ms=lat["latency_ms"]["search"]["p50_ms"])
+    row[SAMPLES] = lat["samples_ms"]["total"]
     (run_dir / "efficiency.json").write_text(json.dumps({"flops": report.to_dict(), "latency": lat}, indent=2,
                                                         default=str) + "\n")
+    return row
+
+
+def _fusion_cost(entry: FusionEntry, by_name: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """Columns of a fusion's cost from its parts' rows (nothing when a part lacks a cost)."""
+    from lsr_eval.efficiency.fusion_cost import fusion_cost
+
+    parts = [by_name.get(r, {}) for r in entry.runs]
+    cost = fusion_cost([p.get("flops") for p in parts], {r: p.get(SAMPLES) for r, p in zip(entry.runs, parts)})
+    return cost.row()
+
+
+def _system_columns(system: SystemEntry) -> dict[str, Any]:
+    """Identity columns of a system's row: kind, model, k, and for a sweep point its sweep, label and values."""
+    row = {"kind": system.kind, "model": system.params.get("model", ""), "k": system.params.get("rescale_k")}
+    if system.sweep:
+        row.update(sweep=system.sweep, point=system.point)
+        for key, (field, _, _) in SWEEP_KEYS.items():
+            if field in system.params and system.params[field] is not None:
+                row[key] = system.params[field]
     return row
 
 
@@ -148,6 +197,9 @@ def run_benchmark(cfg: BenchmarkConfig, work: Path, threads: int = 2):
 
     out = Path(cfg.out)
     check_provenance(out)  # refuse uncommitted code before the runs, not after them
+    check_on_disk(cfg)  # model folders, before any run
+    systems = cfg.all_systems()
+    tuned = {r for f in cfg.fusion if f.tune for r in f.runs}
     run_root = work / "benchmarks" / _slug(cfg.name) / "runs"
     rows: list[dict[str, Any]] = []
     for entry in expand_datasets(cfg.datasets):
@@ -162,10 +214,9 @@ def run_benchmark(cfg: BenchmarkConfig, work: Path, threads: int = 2):
         measures = list(dataset.measures)
         runs: dict[str, Any] = {}
         by_name: dict[str, dict[str, Any]] = {}
-        for system in cfg.systems:
+        for system in systems:
             run_dir = run_root / system.name / label
-            row = {"dataset": label, "system": system.name, "model": system.params.get("model", ""),
-                   "k": system.params.get("rescale_k"), "status": "ok"}
+            row = {"dataset": label, "system": system.name, **_system_columns(system), "status": "ok"}
             try:
                 row.update(run_system(system, dataset, run_dir, work, threads))
                 from lsr_eval.runs.trec import read_run
@@ -190,12 +241,12 @@ def run_benchmark(cfg: BenchmarkConfig, work: Path, threads: int = 2):
             from lsr_eval.runs.trec import read_run
 
             tune_runs = {}
-            for system in cfg.systems:
+            for system in (s for s in systems if s.name in tuned):  # only what a tuned fusion needs
                 d = run_root / system.name / f"{label}@{entry.tune_split}"
                 run_system(system, tune_ds, d, work, threads)
                 tune_runs[system.name] = read_run(d / "run.trec")
         for f in cfg.fusion:
-            row = {"dataset": label, "system": f.name, "model": "", "status": "ok"}
+            row = {"dataset": label, "system": f.name, "kind": "fusion", "model": "", "status": "ok"}
             missing = [r for r in f.runs if r not in runs]
             if missing:
                 row["status"] = f"not run: inputs failed ({', '.join(missing)})"
@@ -207,6 +258,8 @@ def run_benchmark(cfg: BenchmarkConfig, work: Path, threads: int = 2):
 
                     runs[f.name] = read_run(run_root / f.name / label / "run.trec")
                     _copy_small(run_root / f.name / label, out / "runs" / f.name / label)
+                    if cfg.efficiency:
+                        row.update(_fusion_cost(f, by_name))
                 except LsrEvalError as e:
                     row["status"] = f"failed: {e}"
             rows.append(row)
@@ -222,12 +275,13 @@ def run_benchmark(cfg: BenchmarkConfig, work: Path, threads: int = 2):
                 r[f"{rec['measure']}_sig"] = ("" if not rec["significant"] else "†" if rec["difference"] > 0 else "↓")
                 r[f"{rec['measure']}_p"] = rec["p_corrected"]
                 r["baseline"] = sig.baseline
-    table = pd.DataFrame(rows)
+    table = pd.DataFrame([{k: v for k, v in r.items() if k != SAMPLES} for r in rows])
     out.mkdir(parents=True, exist_ok=True)
     table.to_csv(out / "table.csv", index=False)
     table.to_json(out / "table.json", orient="records", indent=2)
     write_manifest(out, "benchmark", {"config": cfg.source, "name": cfg.name},
-                   config=json.loads(json.dumps(asdict(cfg), default=str)), runs_dir=str(run_root),
+                   config=json.loads(json.dumps({**asdict(cfg), "systems": [asdict(s) for s in systems]}, default=str)),
+                   runs_dir=str(run_root),
                    significance_markers={"†": "significantly better than the baseline", "↓": "significantly worse"},
                    counts={"rows": len(table), "failed": int(table["status"].str.startswith("failed").sum())},
                    outputs=["table.csv", "table.json", "runs/"])

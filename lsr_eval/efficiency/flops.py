@@ -28,6 +28,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from lsr_eval.errors import ConfigError, InputError
+from lsr_eval.export.prune import Prune
 from lsr_eval.export.quantize import DEFAULT_SCALE, check_scale, quantize
 
 Active = Literal["impact", "weight"]
@@ -119,10 +120,10 @@ def count_matrix(weights: sp.spmatrix, active: Active = "impact", scale: float =
     return counter.result()
 
 
-def count_encoding(folder: str | os.PathLike, active: Active = "impact",
-                   scale: float = DEFAULT_SCALE) -> TermCounts:
+def count_encoding(folder: str | os.PathLike, active: Active = "impact", scale: float = DEFAULT_SCALE,
+                   prune: Prune | None = None) -> TermCounts:
     """Counts of every document of a finalised encoding folder (:mod:`lsr_eval.encode.store`), one shard at a time.
-    ``scale`` must be the export's (the impacts that were indexed)."""
+    ``scale`` and ``prune`` must be the export's (the impacts that were indexed)."""
     from lsr_eval.encode.reader import read_encoding_manifest, read_vocab
     from lsr_eval.encode.store import read_shard
 
@@ -133,7 +134,8 @@ def count_encoding(folder: str | os.PathLike, active: Active = "impact",
         shard_path = path / name
         if not shard_path.exists():
             raise InputError(f"{shard_path} is missing (listed in {path / 'manifest.json'})")
-        counter.add(read_shard(shard_path).weights, str(shard_path))
+        weights = read_shard(shard_path).weights
+        counter.add(weights if prune is None else prune.apply(weights), str(shard_path))
     expected = manifest.get("counts", {}).get("documents_out")
     if expected is not None and expected != counter.n:
         raise InputError(f"{path}: the manifest counts {expected} documents, its shards hold {counter.n}")

@@ -47,6 +47,10 @@ class SpladeSettings:
     max_clauses: int = 1024
     remove_query: bool | None = None
     shard_size: int = 50_000
+    # pruned at export (the encoding is reused: a sparsity sweep encodes once), see lsr_eval.export.prune
+    prune_doc_top_k: int | None = None
+    prune_doc_threshold: float = 0.0
+    query_threshold: float | None = None  # the query encoder's own threshold (None: ``threshold``)
 
 
 def model_fingerprint(path: str) -> dict[str, Any]:
@@ -72,7 +76,8 @@ def load_model(s: SpladeSettings):
     return SpladeModel.from_pretrained(
         s.model, s.query_model, max_length_q=s.max_length_q, max_length_d=s.max_length_d, head_init=s.head_init,
         rescale_k=s.rescale_k, bf16=s.bf16, quantization_scale=s.scale, trust_remote_code=s.trust_remote_code,
-        sparsify_q=Sparsify(s.query_top_k, s.threshold, s.drop_special),
+        sparsify_q=Sparsify(s.query_top_k, s.threshold if s.query_threshold is None else s.query_threshold,
+                            s.drop_special),
         sparsify_d=Sparsify(s.doc_top_k, s.threshold, s.drop_special))
 
 
@@ -95,11 +100,15 @@ def ensure_impact_index(dataset: Dataset, model, s: SpladeSettings, work: Path, 
     if summary.shards_verified and not summary.shards_written:
         log.info("reused encoding %s", enc_slot)
 
+    prune = doc_prune(s)
     exp_key = {"stage": "export", "encoding": enc_key, "scale": s.scale}
+    if prune.active:
+        exp_key["prune"] = prune.to_dict()
+        label += f"-prune{s.prune_doc_top_k or ''}t{s.prune_doc_threshold:g}"
     exp_slot = cache_slot(work, "collections", exp_key, label)
     exp_manifest = cached(exp_slot, exp_key)
     if exp_manifest is None:
-        export_documents(enc_slot, exp_slot, exp_key, scale=s.scale)
+        export_documents(enc_slot, exp_slot, exp_key, scale=s.scale, prune=prune)
         exp_manifest = json.loads((exp_slot / "manifest.json").read_text())
 
     idx_key = {"stage": "index", "kind": "impact", "collection": exp_key}
@@ -123,6 +132,23 @@ def ensure_impact_index(dataset: Dataset, model, s: SpladeSettings, work: Path, 
                       "index": str(idx_slot / "index")}}
 
 
+def doc_prune(s: SpladeSettings):
+    """What the export drops from the encoded document vectors (:class:`lsr_eval.export.prune.Prune`)."""
+    from lsr_eval.export.prune import Prune
+
+    return Prune(s.prune_doc_top_k, s.prune_doc_threshold)
+
+
+def settings_record(s: SpladeSettings) -> dict[str, Any]:
+    """The settings as manifests record them; the sweep fields only when set, so that experiments made before
+    they existed keep their identity (and their cached runs)."""
+    record = asdict(s)
+    for name, default in (("prune_doc_top_k", None), ("prune_doc_threshold", 0.0), ("query_threshold", None)):
+        if record[name] == default:
+            del record[name]
+    return record
+
+
 def _folder_bytes(folder: Path) -> int:
     return sum(f.stat().st_size for f in folder.rglob("*") if f.is_file())
 
@@ -138,7 +164,7 @@ def run_splade(dataset: Dataset, out: str | os.PathLike, work: Path, s: SpladeSe
     from lsr_eval.runs.trec import write_run
 
     remove_query = dataset.remove_query if s.remove_query is None else s.remove_query
-    experiment = {"method": "splade", "dataset": dataset.describe(), "settings": asdict(s),
+    experiment = {"method": "splade", "dataset": dataset.describe(), "settings": settings_record(s),
                   "model": model_fingerprint(s.model), "remove_query": remove_query}
     if not overwrite and (done := completed(out, experiment)):
         log.info("%s already holds this experiment: run reused, metrics recomputed", out)

@@ -23,6 +23,7 @@ from lsr_eval.encode import store
 from lsr_eval.encode.reader import read_encoding_manifest, read_vocab
 from lsr_eval.errors import ConfigError, InputError, OutputExistsError
 from lsr_eval.export.jsonl import TMP_MARK, AtomicLines, json_dumper
+from lsr_eval.export.prune import Prune
 from lsr_eval.export.quantize import DEFAULT_SCALE, ROUNDING, VocabCheck, check_scale, quantize_rows
 from lsr_eval.manifest import MANIFEST, prepare_output, write_manifest
 
@@ -41,10 +42,11 @@ def doc_file_name(k: int, compress: bool) -> str:
 class _ShardExporter:
     """Quantise one encoded shard and write it as one JSON-lines file; returns its counts."""
 
-    def __init__(self, vocab: list[str], scale: float, compress: bool) -> None:
+    def __init__(self, vocab: list[str], scale: float, compress: bool, prune: Prune | None = None) -> None:
         self.vocab = VocabCheck(vocab)
         self.scale = scale
         self.compress = compress
+        self.prune = prune if prune is not None and prune.active else None
         self.library, self.dumps = json_dumper()
 
     def __call__(self, shard_path: Path, out_path: Path) -> dict[str, int]:
@@ -52,7 +54,8 @@ class _ShardExporter:
         if shard.weights.shape[1] != len(self.vocab.tokens):
             raise InputError(f"{shard_path} has {shard.weights.shape[1]} columns, the vocabulary "
                              f"{len(self.vocab.tokens)} tokens")
-        q = quantize_rows(shard.weights, shard.doc_ids, self.vocab, self.scale)
+        weights = shard.weights if self.prune is None else self.prune.apply(shard.weights)
+        q = quantize_rows(weights, shard.doc_ids, self.vocab, self.scale)
         ids, dumps, n = shard.doc_ids, self.dumps, len(shard.doc_ids)
         writer = AtomicLines(out_path, self.compress)
         try:
@@ -71,7 +74,7 @@ class _ShardExporter:
             raise
         return {"documents_in": n, "documents_out": writer.lines, "empty_vectors": q.empty_after,
                 "empty_before_quantization": q.empty_before, "dropped_zero_weights": q.dropped_zero_weights,
-                "total_postings": len(q.values)}
+                "total_postings": len(q.values), "pruned_weights": shard.weights.nnz - weights.nnz}
 
 
 _worker: _ShardExporter | None = None
@@ -90,9 +93,11 @@ def _run_worker(shard_path: Path, out_path: Path) -> dict[str, int]:
 
 def export_documents(vectors_folder: str | os.PathLike, out_folder: str | os.PathLike,
                      experiment: Mapping[str, Any], *, scale: float = DEFAULT_SCALE, compress: bool = False,
-                     workers: int = 1, overwrite: bool = False, progress: bool = True) -> dict[str, Any]:
+                     workers: int = 1, overwrite: bool = False, progress: bool = True,
+                     prune: Prune | None = None) -> dict[str, Any]:
     """Write the JsonVectorCollection of the finalised encoding in ``vectors_folder``; returns the manifest
-    sections. Refuses non-finite or negative weights (naming the document) and tokens with whitespace (naming
+    sections. ``prune`` (:mod:`lsr_eval.export.prune`) drops weights of the stored vectors before quantisation
+    (a sparsity sweep over one encoding); the manifest records it and counts the weights it dropped. Refuses non-finite or negative weights (naming the document) and tokens with whitespace (naming
     token and vocabulary id); on any error no ``docs-*`` file is left."""
     from concurrent.futures import ProcessPoolExecutor
     from multiprocessing import get_context
@@ -124,7 +129,7 @@ def export_documents(vectors_folder: str | os.PathLike, out_folder: str | os.Pat
             raise InputError(f"{src / name} is missing (listed in {src / MANIFEST})")
     files = [doc_file_name(k, compress) for k in range(len(shards))]
     tasks = [(src / s, coll / f) for s, f in zip(shards, files)]
-    exporter = _ShardExporter(read_vocab(src), scale, compress)
+    exporter = _ShardExporter(read_vocab(src), scale, compress, prune)
     totals: dict[str, int] = {}
     start = time.perf_counter()
     pool: ProcessPoolExecutor | None = None
@@ -175,5 +180,8 @@ def export_documents(vectors_folder: str | os.PathLike, out_folder: str | os.Pat
                      "empty_documents": "vector {} -> empty contents: DefaultLuceneDocumentGenerator skips them"},
         "outputs": {"collection_dir": COLLECTION_DIR, "files": files},
     }
+    if exporter.prune is not None:
+        sections["parameters"]["prune"] = exporter.prune.to_dict()
+        sections["counts"]["pruned_weights"] = totals.get("pruned_weights", 0)
     write_manifest(out, STAGE, experiment, **sections)
     return sections

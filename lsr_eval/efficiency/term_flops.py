@@ -1,0 +1,66 @@
+"""Expected FLOPs of a term-matching system over its own index (BM25), by the definition of
+:mod:`lsr_eval.efficiency.flops` (Paria et al., ICLR 2020) with analysed terms as the dimensions:
+
+    FLOPs = sum_t p_q(t) * p_d(t),    p_d(t) = df(t) / N,    p_q(t) = |{q in Q : t in q}| / |Q|
+
+``df(t)``: length of term ``t``'s posting list in the index of ``N`` documents; ``q``: the set of analysed terms of
+a query (a repeated term counts once: Lucene visits a term's posting list once per query). Equivalently,
+``FLOPs = mean_q sum_{t in q} df(t) / N``: the mean number of posting entries a query touches
+(:attr:`TermFlops.postings_per_query`) divided by ``N``, i.e. the expected number of terms a random query and a
+random document share. A query term absent from the index has ``df = 0``.
+
+E.g. N = 4 documents, df = {a: 2, b: 1, c: 0}, queries {a, b} and {a}: p_q = {a: 1, b: 0.5},
+FLOPs = 1 * 2/4 + 0.5 * 1/4 = 0.625; postings per query = (3 + 2) / 2 = 2.5.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any, Iterable, Mapping, Sequence
+
+from lsr_eval.errors import InputError
+
+DEFINITION = "sum_t p_q(t) * df(t) / N over the index's analysed terms (Paria et al. 2020)"
+
+
+@dataclass(frozen=True)
+class TermFlops:
+    """Expected FLOPs with the counts behind it."""
+
+    flops: float
+    postings_per_query: float
+    queries: int
+    empty_queries: int
+    documents: int
+    distinct_query_terms: int
+    mean_query_terms: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"expected_flops": self.flops, "definition": DEFINITION, **asdict(self)}
+
+
+def term_flops(query_terms: Sequence[Iterable[str]], df: Mapping[str, int], documents: int) -> TermFlops:
+    """FLOPs of queries given as analysed terms (repeats allowed) over an index with ``documents`` documents and
+    document frequencies ``df`` (every query term must have an entry, 0 for terms not in the index)."""
+    if documents < 1:
+        raise InputError(f"expected FLOPs need an index with documents (got {documents})")
+    if not query_terms:
+        raise InputError("expected FLOPs need queries (got none)")
+    touched = 0
+    terms_total = 0
+    empty = 0
+    seen: set[str] = set()
+    for i, terms in enumerate(query_terms):
+        unique = set(terms)
+        missing = [t for t in unique if t not in df]
+        if missing:
+            raise InputError(f"query {i}: no document frequency for term {sorted(missing)[0]!r}")
+        bad = [t for t in unique if df[t] < 0 or df[t] > documents]
+        if bad:
+            raise InputError(f"query {i}: df({bad[0]!r}) = {df[bad[0]]} is outside [0, {documents}]")
+        touched += sum(int(df[t]) for t in unique)
+        terms_total += len(unique)
+        empty += not unique
+        seen |= unique
+    n = len(query_terms)
+    return TermFlops(touched / n / documents, touched / n, n, empty, documents, len(seen), terms_total / n)
