@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -115,17 +116,29 @@ def test_masking_the_cross_process_false_negative_matters():
     assert masked < unmasked
 
 
+def find_torchrun() -> str:
+    """The ``torchrun`` of the running interpreter's environment (beside ``sys.executable``: a venv need not be on
+    PATH), else the one on PATH; missing, the test skips, except under CI, where it fails."""
+    beside = Path(sys.executable).with_name("torchrun")
+    found = str(beside) if beside.is_file() else shutil.which("torchrun")
+    if found is None:
+        message = f"torchrun is neither beside {sys.executable} nor on PATH"
+        if os.environ.get("CI", "").lower() not in ("", "0", "false"):
+            pytest.fail(message + " (CI runs this test: install torch's console scripts)")
+        pytest.skip(message)
+    return found
+
+
 def test_torchrun_two_processes_train_like_one(tmp_path):
     """``torchrun --nproc_per_node 2 lsr-eval train`` on a tiny model = one process with the same global batch."""
-    if shutil.which("torchrun") is None:
-        pytest.skip("torchrun not on PATH")
+    torchrun = find_torchrun()
     # Adam's first steps are ~lr * sign(g): with eps 1e-8, float noise on a near-zero gradient element (summation
     # order differs between 1 and 2 processes) moves it by up to ~lr. eps 1e-3 keeps such elements still.
     one = tiny_config(tmp_path, "one", steps=2, batch_size=4, dropout=0.0, optim={"adam_eps": 1e-3})
     two = tiny_config(tmp_path, "two", steps=2, batch_size=4, dropout=0.0, optim={"adam_eps": 1e-3})
     (tmp_path / "two.yaml").write_text(yaml.safe_dump(two))
     env = dict(os.environ, OMP_NUM_THREADS="1", HF_HUB_OFFLINE="1", PYTHONPATH=str(REPO))
-    proc = subprocess.run(["torchrun", "--standalone", "--nproc_per_node", str(WORLD), "-m", "lsr_eval.cli", "train",
+    proc = subprocess.run([torchrun, "--standalone", "--nproc_per_node", str(WORLD), "-m", "lsr_eval.cli", "train",
                            str(tmp_path / "two.yaml")], capture_output=True, text=True, env=env, timeout=180,
                           cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
