@@ -99,6 +99,30 @@ def test_judged_queries_missing_from_topics_are_counted_and_warned(tmp_path, cap
     assert "q3" in caplog.text
 
 
+@pytest.mark.parametrize("after_pass", [True, False])
+def test_judged_documents_missing_from_the_corpus_are_counted_and_named(tmp_path, caplog, after_pass):
+    qrels = TINY_QRELS + [("q1", "gone-b", 1), ("q3", "gone-a", 0), ("q2", "d4", 1)]
+    folder = write_beir(tmp_path / "m", TINY_DOCS, TINY_QUERIES, qrels)
+    ds = load_dataset(str(folder))
+    with caplog.at_level(logging.WARNING):
+        if after_pass:  # an index or encoding read the corpus in this process: its pass counted them
+            assert len(list(ds.docs())) == len(TINY_DOCS)
+            assert ds.doc_stats.to_dict()["judged_documents_missing_ids"] == ["gone-a", "gone-b"]
+        counts = ds.judged_check()  # else (cached index) a pass over the ids alone
+    # judged: d1, d2, d3, d4, gone-a, gone-b (a grade-0 judgment is a judgment too)
+    assert counts["judged_documents"] == 6 and counts["judged_documents_missing_from_corpus"] == 2
+    assert counts["judged_documents_missing_ids"] == ["gone-a", "gone-b"]
+    assert "2 of 6 judged documents are not in the corpus" in caplog.text and "gone-a, gone-b" in caplog.text
+
+
+def test_a_corpus_without_qrels_is_read_without_the_judged_check(tmp_path):
+    folder = write_beir(tmp_path / "c", TINY_DOCS, TINY_QUERIES, TINY_QRELS)
+    ds = BeirFolder(folder)
+    (folder / "qrels" / "test.tsv").unlink()  # e.g. an ir_datasets corpus without qrels
+    assert len(list(ds.docs())) == len(TINY_DOCS)
+    assert "judged_documents" not in ds.doc_stats.to_dict()
+
+
 def test_topics_and_qrels_files_override(tiny_beir, tmp_path):
     topics = tmp_path / "topics.tsv"
     topics.write_text("q1\tcats on mats\nq9\tunjudged\n")

@@ -143,3 +143,19 @@ def test_cli_errors(tmp_path, capsys):
     assert f"{empty}: no non-blank line" in capsys.readouterr().err
     assert main(["inspect-head", str(tmp_path / "nomodel")]) == 2
     assert "cannot load a masked LM" in capsys.readouterr().err
+
+
+def test_a_vocabulary_of_special_tokens_only_is_a_clear_error(tmp_path, capsys):
+    """Every head row a special token: nothing to measure (was an IndexError from an empty reduction)."""
+    from transformers import AutoTokenizer, BertConfig, BertForMaskedLM
+
+    tok = AutoTokenizer.from_pretrained(tiny_model("bert"))
+    assert sorted(tok.all_special_ids) == list(range(len(tok.all_special_ids)))  # [PAD] [UNK] [CLS] [SEP] [MASK]
+    config = BertConfig(vocab_size=len(tok.all_special_ids), hidden_size=16, num_hidden_layers=1,
+                        num_attention_heads=2, intermediate_size=32, max_position_embeddings=64)
+    folder = tmp_path / "specials-only"
+    BertForMaskedLM(config).save_pretrained(folder)
+    tok.save_pretrained(folder)
+    assert main(["inspect-head", str(folder), "--k", "1"]) == 2
+    err = capsys.readouterr().err
+    assert "5 vocabulary rows and all are special tokens" in err and "[MASK]" in err

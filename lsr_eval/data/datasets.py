@@ -2,7 +2,8 @@
 
 Documents are streamed and validated on the way (duplicate ids and invalid records are errors that name the file
 and line or the id; documents with empty text are kept, counted and warned about), so no stage needs the whole
-corpus in memory. What was read is counted in :class:`CorpusStats` for the manifests.
+corpus in memory. What was read is counted in :class:`CorpusStats` for the manifests, with the judged documents
+(qrels) that the corpus lacks: they can never be retrieved, so they lower recall for every system alike.
 """
 
 from __future__ import annotations
@@ -13,11 +14,11 @@ import os
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import AbstractSet, Any, Iterable, Iterator
 
 from lsr_eval.data.registry import BENCHMARKS, BEIR_MEASURES, get_benchmark, unknown_dataset_message
 from lsr_eval.data.types import Document, Qrels, Query
-from lsr_eval.errors import InputError
+from lsr_eval.errors import InputError, LsrEvalError
 
 log = logging.getLogger(__name__)
 
@@ -34,15 +35,38 @@ class CorpusStats:
     read: int = 0
     empty: int = 0
     empty_ids: list[str] = field(default_factory=list)
+    judged: int | None = None  #: judged documents (qrels) looked for; None until a whole pass with qrels is done
+    judged_missing: int = 0  #: judged documents absent from the corpus
+    judged_missing_ids: list[str] = field(default_factory=list)  #: the first of them, sorted
 
     def to_dict(self) -> dict[str, Any]:
-        return {"documents_read": self.read, "empty_documents": self.empty,
-                "empty_document_ids": self.empty_ids[:MAX_LISTED]}
+        out: dict[str, Any] = {"documents_read": self.read, "empty_documents": self.empty,
+                               "empty_document_ids": self.empty_ids[:MAX_LISTED]}
+        if self.judged is not None:
+            out.update(judged_documents_check(self.judged, self.judged_missing, self.judged_missing_ids))
+        return out
 
 
-def validated(docs: Iterable[tuple[Document, str]], stats: CorpusStats) -> Iterator[Document]:
+def judged_documents_check(judged: int, missing: int, missing_ids: list[str]) -> dict[str, Any]:
+    """The manifest entries for judged documents absent from the corpus."""
+    return {"judged_documents": judged, "judged_documents_missing_from_corpus": missing,
+            "judged_documents_missing_ids": missing_ids[:MAX_LISTED]}
+
+
+def _missing_judged(judged: AbstractSet[str], found: AbstractSet[str], where: str) -> list[str]:
+    """Judged document ids not in ``found``, sorted; warns with the count and the first ids."""
+    missing = sorted(judged - found)
+    if missing:
+        log.warning("%s: %d of %d judged documents are not in the corpus (they cannot be retrieved): %s", where,
+                    len(missing), len(judged), ", ".join(missing[:MAX_LISTED]))
+    return missing
+
+
+def validated(docs: Iterable[tuple[Document, str]], stats: CorpusStats,
+              judged: AbstractSet[str] | None = None) -> Iterator[Document]:
     """Yield documents, refusing duplicate ids and counting empty ones; items are (doc, where) with ``where`` naming
-    the file and line (or the source) for messages."""
+    the file and line (or the source) for messages. With ``judged`` (the qrels' document ids), a whole pass also
+    counts and names those absent from the corpus."""
     seen: set[str] = set()
     for doc, where in docs:
         if doc.id in seen:
@@ -58,6 +82,9 @@ def validated(docs: Iterable[tuple[Document, str]], stats: CorpusStats) -> Itera
         yield doc
     if stats.empty:
         log.warning("%d documents with empty text (first: %s)", stats.empty, ", ".join(stats.empty_ids[:5]))
+    if judged is not None:
+        missing = _missing_judged(judged, seen, "corpus")
+        stats.judged, stats.judged_missing, stats.judged_missing_ids = len(judged), len(missing), missing[:MAX_LISTED]
 
 
 def read_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -123,7 +150,28 @@ class Dataset(ABC):
     def docs(self) -> Iterator[Document]:
         """Validated document stream; counts land in ``self.doc_stats`` (reset at each pass)."""
         self.doc_stats = CorpusStats()
-        return validated(self._raw_docs(), self.doc_stats)
+        return validated(self._raw_docs(), self.doc_stats, self._judged_doc_ids())
+
+    def _judged_doc_ids(self) -> set[str] | None:
+        """Document ids of the qrels, or None when the dataset has no readable qrels (a corpus alone)."""
+        try:
+            return {d for judgments in self.qrels().values() for d in judgments}
+        except (LsrEvalError, OSError) as e:
+            log.info("%s: no qrels (%s): judged documents are not checked against the corpus", self.name, e)
+            return None
+
+    def judged_documents_check(self) -> dict[str, Any]:
+        """Judged documents absent from the corpus: from the last whole pass over :meth:`docs` when there was one,
+        else from a pass over the document ids only (indexes and encodings were reused)."""
+        if self.doc_stats.judged is not None:
+            s = self.doc_stats
+            return judged_documents_check(s.judged, s.judged_missing, s.judged_missing_ids)
+        judged = self._judged_doc_ids()
+        if judged is None:
+            return {}
+        found = {doc.id for doc, _ in self._raw_docs() if doc.id in judged}
+        missing = _missing_judged(judged, found, self.name)
+        return judged_documents_check(len(judged), len(missing), missing)
 
     def queries(self) -> list[Query]:
         if self._queries is None:
@@ -158,7 +206,8 @@ class Dataset(ABC):
                 "remove_query": self.remove_query, **getattr(self, "_overrides", {})}
 
     def judged_check(self) -> dict[str, Any]:
-        """Qrels queries absent from the topics are counted and warned about (they score zero in evaluation)."""
+        """Qrels queries absent from the topics are counted and warned about (they score zero in evaluation), and so
+        are judged documents absent from the corpus (:meth:`judged_documents_check`)."""
         qids = {q.id for q in self.queries()}
         missing = sorted(set(self.qrels()) - qids)
         if missing:
@@ -167,7 +216,7 @@ class Dataset(ABC):
         return {"queries": len(qids), "judged_queries": len(self.qrels()),
                 "judged_queries_missing_from_topics": len(missing),
                 "judged_queries_missing_ids": missing[:MAX_LISTED],
-                "topics_without_judgments": len(qids - set(self.qrels()))}
+                "topics_without_judgments": len(qids - set(self.qrels())), **self.judged_documents_check()}
 
 
 class BeirFolder(Dataset):

@@ -29,7 +29,7 @@ from typing import Sequence
 
 import torch
 
-from lsr_eval.errors import ConfigError
+from lsr_eval.errors import ConfigError, InputError
 from lsr_eval.models.heads import head_parts, tied
 from lsr_eval.models.options import TIED_INPUT_CHOICES, TiedInput, check_choice
 from lsr_eval.models.rescale import input_scale, set_input_scale
@@ -147,6 +147,9 @@ def activation_stats(model, tokenizer, texts: Sequence[str], ks: Sequence[float]
     keep = torch.ones(vocab, dtype=torch.bool)
     keep[[i for i in tokenizer.all_special_ids if i < vocab]] = False
     n_terms = int(keep.sum())
+    if n_terms == 0:  # every row is a special token: there is no term to activate
+        raise InputError(f"the MLM head has {vocab} vocabulary rows and all are special tokens of the tokenizer "
+                         f"({', '.join(tokenizer.all_special_tokens)}): no term to measure activations on")
     batches = [tokenizer(list(texts[i:i + batch_size]), padding=True, truncation=True, max_length=max_length,
                          return_tensors="pt") for i in range(0, len(texts), batch_size)]
     n_tokens = int(sum(int(b["attention_mask"].sum()) for b in batches))
