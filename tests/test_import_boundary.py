@@ -7,8 +7,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 FORBIDDEN = {"jnius", "jnius_config", "pyserini"}
-#: Files allowed to import pyserini besides lsr_eval/anserini/: the side-by-side benchmark against pyserini itself.
-ALLOWED = {"pipelines/bench_query_path.py"}
+#: Files allowed to import pyserini besides lsr_eval/anserini/: the side-by-side comparisons with pyserini itself.
+ALLOWED = {"pipelines/bench_query_path.py", "pipelines/parity_pyserini.py"}
 
 
 def java_imports(path: Path) -> list[str]:
