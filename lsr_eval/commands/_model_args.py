@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import argparse
 
+#: choices of --precision (lsr_eval.models.precision.PRECISIONS; restated here to keep torch out of CLI start-up,
+#: checked by tests/test_models_precision.py).
+PRECISIONS = ("auto", "fp32", "bf16")
+
 
 def add_model_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("model", metavar="MODEL",
@@ -21,8 +25,11 @@ def add_model_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--query-top-k", type=int, help="keep the top-k terms per query")
     p.add_argument("--threshold", type=float, default=0.0, help="drop weights <= threshold")
     p.add_argument("--keep-special", action="store_true", help="keep special tokens ([CLS], [SEP], ...)")
-    p.add_argument("--bf16", action="store_true",
-                   help="bf16 autocast (fast on GPUs and CPUs with avx512_bf16/AMX; ~40x slower on plain AVX2)")
+    p.add_argument("--precision", default="auto", choices=PRECISIONS,
+                   help="forward-pass precision: auto = bf16 on CUDA and on CPUs with avx512_bf16/AMX (read from "
+                        "/proc/cpuinfo), fp32 elsewhere (bf16 is ~40x slower on plain AVX2/AVX-512); recorded in "
+                        "the manifests")
+    p.add_argument("--bf16", action="store_true", help="same as --precision bf16")
     p.add_argument("--batch-size", type=int, default=32)
     p.add_argument("--scale", type=float, default=100.0, help="quantisation scale: impact = round(w * scale)")
     p.add_argument("--max-clauses", type=int, default=1024,
@@ -45,4 +52,5 @@ def settings_from_args(args: argparse.Namespace, **extra):
         max_length_q=args.max_length_q,
         max_length_d=args.max_length_d, doc_top_k=args.doc_top_k, query_top_k=args.query_top_k,
         threshold=args.threshold, drop_special=not args.keep_special, bf16=args.bf16,
+        precision="bf16" if args.bf16 else args.precision,
         batch_size=args.batch_size, scale=args.scale, max_clauses=args.max_clauses, **extra)

@@ -34,6 +34,7 @@ def run(args: argparse.Namespace) -> int:
     from lsr_eval.data.datasets import load_dataset
     from lsr_eval.encode.corpus import encode_corpus, resolve_rank
     from lsr_eval.encode.finalize import finalize_encoding
+    from lsr_eval.encode.progress import expected_documents
     from lsr_eval.encode.splade import SpladeTextEncoder
     from lsr_eval.experiments.splade import load_model, model_fingerprint
 
@@ -41,12 +42,14 @@ def run(args: argparse.Namespace) -> int:
     dataset = load_dataset(args.dataset, args.split)
     model = load_model(settings).to(_device(args.device))
     rank, world = resolve_rank(None, None)
+    precision = model.document.resolved_precision()
     info = {"model": model_fingerprint(settings.model), "document_encoder": model.document.describe(),
-            "bf16": settings.bf16}
+            "bf16": precision.bf16}   # the resolved precision (the run record below says why)
     experiment = {"stage": "encode", "encoder": info, "corpus": dataset.corpus_key()}
     summary = encode_corpus(dataset.docs(), SpladeTextEncoder(model.document), args.out, experiment,
                             encoder_info=info, shard_size=args.shard_size, batch_size=settings.batch_size,
-                            overwrite=args.overwrite)
+                            overwrite=args.overwrite, total=expected_documents(dataset),
+                            run_info={"precision": precision.to_dict(), "device": str(model.document.device)})
     if world > 1:
         import torch.distributed as dist
 

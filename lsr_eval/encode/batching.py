@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from itertools import islice
-from typing import Iterable, Iterator, Sequence, TypeVar
+from typing import Callable, Iterable, Iterator, Sequence, TypeVar
 
 import numpy as np
 import scipy.sparse as sp
@@ -63,8 +63,10 @@ def _checked(batch: EncodedBatch, n: int, vocab_size: int) -> EncodedBatch:
     return batch
 
 
-def encode_window(texts: Sequence[str], encoder: TextEncoder, batch_size: int) -> EncodedWindow:
-    """Encode ``texts`` in length-sorted batches of ``batch_size``; rows come back in the order of ``texts``."""
+def encode_window(texts: Sequence[str], encoder: TextEncoder, batch_size: int,
+                  on_batch: Callable[[int], object] | None = None) -> EncodedWindow:
+    """Encode ``texts`` in length-sorted batches of ``batch_size``; rows come back in the order of ``texts``.
+    ``on_batch(n)`` is called after each batch of ``n`` texts (progress bars)."""
     n = len(texts)
     vocab_size = len(encoder.vocab)
     keys = np.array([encoder.length_key(t) for t in texts], dtype=np.int64)
@@ -76,6 +78,8 @@ def encode_window(texts: Sequence[str], encoder: TextEncoder, batch_size: int) -
         parts.append(sp.csr_matrix(batch.weights, dtype=np.float32))
         n_tokens[idx] = np.asarray(batch.n_tokens, dtype=np.int64)
         truncated[idx] = np.asarray(batch.truncated, dtype=bool)
+        if on_batch is not None:
+            on_batch(len(idx))
     stacked = sp.vstack(parts, format="csr") if parts else sp.csr_matrix((0, vocab_size), dtype=np.float32)
     inverse = np.empty(n, np.int64)
     inverse[order] = np.arange(n)

@@ -105,13 +105,12 @@ def _encode_shard(docs: Iterable[Document], encoder: TextEncoder, batch_size: in
     parts, n_tokens, truncated = [], [], []
     for window in chunked(docs, batch_size * window_batches):
         window_ids = [d.id for d in window]
-        enc = encode_window([d.contents for d in window], encoder, batch_size)
+        enc = encode_window([d.contents for d in window], encoder, batch_size, on_batch=bar.update)
         check_finite(enc.weights, window_ids)
         ids += window_ids
         parts.append(enc.weights)
         n_tokens.append(enc.n_tokens)
         truncated.append(enc.truncated)
-        bar.update(len(window))
     if not ids:
         return None
     return store.Shard(ids, sp.vstack(parts, format="csr"), np.concatenate(n_tokens), np.concatenate(truncated),
@@ -137,12 +136,14 @@ def encode_corpus(documents: Iterable[Document], encoder: TextEncoder, folder: s
                   shard_size: int = DEFAULT_SHARD_SIZE, batch_size: int = DEFAULT_BATCH_SIZE,
                   window_batches: int = DEFAULT_WINDOW_BATCHES, rank: int | None = None,
                   world_size: int | None = None, overwrite: bool = False, progress: bool = True,
-                  total: int | None = None) -> EncodeSummary:
+                  total: int | None = None, run_info: Mapping[str, Any] | None = None) -> EncodeSummary:
     """Encode ``doc.contents`` of every document into ``folder`` (see module doc); resumes a crashed run.
 
     ``experiment`` identifies the output (dataset, model...); ``encoder_info`` describes the encoder for the
     manifest (checkpoint, max length, bf16...). Both must be equal when resuming. ``total``: documents expected,
-    for the progress bar only.
+    for the progress bar only (default: ``len(documents)`` when it has one; the bar moves after every batch).
+    ``run_info``: how this run encoded (e.g. the resolved precision and device), recorded with the run in the
+    manifest's ``parameters.runs`` but not part of the output's identity.
     """
     from tqdm import tqdm
 
@@ -150,6 +151,8 @@ def encode_corpus(documents: Iterable[Document], encoder: TextEncoder, folder: s
     if shard_size < 1:
         raise ConfigError(f"shard_size must be >= 1, got {shard_size}")
     rank, world_size = resolve_rank(rank, world_size)
+    if total is None and hasattr(documents, "__len__"):
+        total = len(documents)
     vocab = list(encoder.vocab)
     path = store.open_output(folder, _spec(experiment, encoder_info, shard_size, vocab), vocab, overwrite,
                              world_size)
@@ -190,7 +193,7 @@ def encode_corpus(documents: Iterable[Document], encoder: TextEncoder, folder: s
     store.write_json(path / store.done_name(rank, world_size), {
         "rank": rank, "world_size": world_size, "n_input": stream.count, "shards_written": written,
         "shards_verified": verified, "batch_size": batch_size, "window_batches": window_batches,
-        "wall_seconds": time.perf_counter() - start})
+        "wall_seconds": time.perf_counter() - start, **dict(run_info or {})})
     manifest = finalize_encoding(path) if world_size == 1 else None
     return EncodeSummary(path, rank, world_size, stream.count, written, verified, others, manifest)
 

@@ -20,6 +20,8 @@ from lsr_eval.errors import InputError
 from lsr_eval.manifest import write_manifest
 
 STAGE = "encode"
+#: optional per-run records (``encode_corpus(run_info=...)``) copied into ``parameters.runs``.
+RUN_INFO = ("precision", "device")
 
 
 def _complete_run(folder: Path, done: list[dict[str, Any]]) -> dict[str, Any]:
@@ -93,7 +95,8 @@ def finalize_encoding(folder: str | os.PathLike) -> dict[str, Any]:
         "parameters": {"format": spec["format"], "shard_size": size, "vocab_size": spec["vocab_size"],
                        "vocab_sha256": spec["vocab_sha256"], "world_sizes": run["world_sizes"],
                        "runs": [{k: d.get(k) for k in ("rank", "world_size", "batch_size", "window_batches",
-                                                        "shards_written", "shards_verified", "wall_seconds")}
+                                                        "shards_written", "shards_verified", "wall_seconds",
+                                                        *RUN_INFO) if k in d or k not in RUN_INFO}
                                 for d in done]},
         "outputs": {"vocab": store.VOCAB, "shards": [store.shard_name(k) for k in range(n_shards)]},
     }

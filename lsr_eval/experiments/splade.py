@@ -40,7 +40,8 @@ class SpladeSettings:
     query_top_k: int | None = None
     threshold: float = 0.0
     drop_special: bool = True
-    bf16: bool = False  # bf16 autocast: fast only on CPUs with avx512_bf16/AMX, or GPUs
+    bf16: bool = False  # forces bf16 (alias of precision="bf16")
+    precision: str = "auto"  # auto (bf16 on CUDA / CPUs with avx512_bf16 or AMX, else fp32), fp32, bf16
     batch_size: int = 32
     scale: float = 100.0
     hits: int = 1000
@@ -75,7 +76,8 @@ def load_model(s: SpladeSettings):
 
     return SpladeModel.from_pretrained(
         s.model, s.query_model, max_length_q=s.max_length_q, max_length_d=s.max_length_d, head_init=s.head_init,
-        rescale_k=s.rescale_k, bf16=s.bf16, quantization_scale=s.scale, trust_remote_code=s.trust_remote_code,
+        rescale_k=s.rescale_k, bf16=s.bf16, precision=s.precision, quantization_scale=s.scale,
+        trust_remote_code=s.trust_remote_code,
         sparsify_q=Sparsify(s.query_top_k, s.threshold if s.query_threshold is None else s.query_threshold,
                             s.drop_special),
         sparsify_d=Sparsify(s.doc_top_k, s.threshold, s.drop_special))
@@ -90,12 +92,14 @@ def ensure_impact_index(dataset: Dataset, model, s: SpladeSettings, work: Path, 
     from lsr_eval.export.documents import COLLECTION_DIR, export_documents
 
     fingerprint = {"model": model_fingerprint(s.model), "document_encoder": model.document.describe(),
-                   "bf16": s.bf16}
+                   "bf16": model.document.bf16}   # the resolved precision
     enc_key = {"stage": "encode", "encoder": fingerprint, "corpus": dataset.corpus_key()}
     label = f"{Path(s.model).name}-{dataset.corpus_label()}"
     enc_slot = cache_slot(work, "encodings", enc_key, label)
     summary = encode_corpus(dataset.docs(), SpladeTextEncoder(model.document), enc_slot, enc_key,
-                            encoder_info=fingerprint, shard_size=s.shard_size, batch_size=s.batch_size)
+                            encoder_info=fingerprint, shard_size=s.shard_size, batch_size=s.batch_size,
+                            run_info={"precision": model.document.resolved_precision().to_dict(),
+                                      "device": str(model.document.device)})
     enc_manifest = summary.manifest
     if summary.shards_verified and not summary.shards_written:
         log.info("reused encoding %s", enc_slot)
@@ -143,7 +147,8 @@ def settings_record(s: SpladeSettings) -> dict[str, Any]:
     """The settings as manifests record them; the sweep fields only when set, so that experiments made before
     they existed keep their identity (and their cached runs)."""
     record = asdict(s)
-    for name, default in (("prune_doc_top_k", None), ("prune_doc_threshold", 0.0), ("query_threshold", None)):
+    for name, default in (("prune_doc_top_k", None), ("prune_doc_threshold", 0.0), ("query_threshold", None),
+                          ("precision", "auto")):
         if record[name] == default:
             del record[name]
     return record

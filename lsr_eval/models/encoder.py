@@ -7,11 +7,18 @@ SPLADE max pooling (Formal et al., "SPLADE v2", arXiv:2109.10086, eq. 1 with max
 Since log1p and ReLU are monotone, this equals ``log1p(relu(max_t z_tj))``: padding positions are set to the
 dtype's lowest value before the max so they can never win it, and the activation runs on B x V instead of
 B x L x V. Weights are returned as float32 (also under bf16 autocast).
+
+When the decoder is a plain ``nn.Linear`` (every known layout), the model runs up to the head transform only and
+the decoder projection goes through :func:`lsr_eval.models.kernels.splade_weights` (vocabulary-chunked, max before
+the activation, sparse backward): the B x L x V logits are never materialised. Inference precision is
+``auto`` / ``fp32`` / ``bf16`` (:mod:`lsr_eval.models.precision`).
 """
 
 from __future__ import annotations
 
 import os
+import threading
+import types
 from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any, Sequence
@@ -22,12 +29,52 @@ from torch import nn
 
 from lsr_eval.errors import ConfigError, InputError
 from lsr_eval.models.head_init import HeadInitReport
+from lsr_eval.models.kernels import splade_weights
 from lsr_eval.models.options import HeadInitRule, IdentityHead, TiedInput
+from lsr_eval.models.precision import Precision, resolve_precision
 from lsr_eval.models.sparsify import Sparsify
 from lsr_eval.models.terms import vocab_terms
 
 #: tokenizer.model_max_length above this means "no limit recorded" (transformers uses int(1e30)).
 _UNSET_MODEL_MAX_LENGTH = 1_000_000
+#: per thread: True while a forward pass wants the decoder's input (head features) instead of its logits.
+_FEATURES = threading.local()
+_SWITCH_ATTR = "_lsr_eval_feature_switch"
+
+
+def _install_feature_switch(decoder: nn.Module) -> None:
+    """Let :func:`head_features` make ``decoder`` return its input (idempotent; parameters unchanged)."""
+    if getattr(decoder, _SWITCH_ATTR, False):
+        return
+    previous = decoder.forward
+
+    def forward(self, x):
+        return x if getattr(_FEATURES, "on", False) else previous(x)
+
+    decoder.forward = types.MethodType(forward, decoder)
+    setattr(decoder, _SWITCH_ATTR, True)
+
+
+def chunkable_decoder(mlm: nn.Module) -> nn.Linear | None:
+    """The decoder when it is a plain ``nn.Linear`` (its forward is ``x @ W.T + b``), else None."""
+    decoder = mlm.get_output_embeddings()
+    return decoder if type(decoder) is nn.Linear else None
+
+
+def head_features(mlm: nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+    """B x L x E inputs of the decoder: the whole model (backbone, head transform, any bypasses) but the last
+    projection. The decoder must be :func:`chunkable_decoder`."""
+    decoder = mlm.get_output_embeddings()
+    _install_feature_switch(decoder)
+    _FEATURES.on = True
+    try:
+        out = mlm(input_ids=input_ids, attention_mask=attention_mask).logits
+    finally:
+        _FEATURES.on = False
+    if out.shape[-1] != decoder.in_features:
+        raise ConfigError(f"{type(mlm).__name__}: the MLM output without its decoder has {out.shape[-1]} dims, "
+                          f"expected the decoder's {decoder.in_features}; pass chunked=False")
+    return out
 
 
 def splade_pool(logits: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
@@ -57,7 +104,8 @@ class SpladeEncoder(nn.Module):
     """
 
     def __init__(self, mlm: nn.Module, tokenizer, max_length: int, *, sparsify: Sparsify = Sparsify(),
-                 bf16: bool = False, head_init: HeadInitReport | None = None) -> None:
+                 bf16: bool = False, head_init: HeadInitReport | None = None, precision: str = "auto",
+                 chunked: bool = True) -> None:
         super().__init__()
         self.mlm = mlm
         self.tokenizer = tokenizer
@@ -65,7 +113,8 @@ class SpladeEncoder(nn.Module):
         if not isinstance(sparsify, Sparsify):
             raise ConfigError(f"sparsify={sparsify!r}: expected a Sparsify")
         self.sparsify = sparsify
-        self.bf16 = bool(bf16)
+        self.precision = resolve_precision("bf16" if bf16 else precision).requested  # validated; bf16: alias
+        self.chunked = bool(chunked)
         self.head_init = head_init
         self._terms: list[str] | None = None
         self.train(mlm.training)  # a new nn.Module is in training mode; follow the backbone (eval when loaded)
@@ -74,7 +123,7 @@ class SpladeEncoder(nn.Module):
     def from_pretrained(cls, path: str | os.PathLike, max_length: int, *, head_init: HeadInitRule = "auto",
                         identity: IdentityHead = IdentityHead(), rescale_k: float | None = None,
                         scale_bias: bool = False, tied_input: TiedInput = "divided",
-                        sparsify: Sparsify = Sparsify(), bf16: bool = False,
+                        sparsify: Sparsify = Sparsify(), bf16: bool = False, precision: str = "auto",
                         trust_remote_code: bool = False) -> "SpladeEncoder":
         """Load ``path`` (folder or hub id) with :func:`~lsr_eval.models.loading.load_mlm`, then divide the
         head by ``rescale_k`` if given (:func:`~lsr_eval.models.rescale.rescale_head`)."""
@@ -85,7 +134,7 @@ class SpladeEncoder(nn.Module):
                                           trust_remote_code=trust_remote_code)
         if rescale_k is not None:
             rescale_head(mlm, rescale_k, scale_bias=scale_bias, tied_input=tied_input)
-        return cls(mlm, tokenizer, max_length, sparsify=sparsify, bf16=bf16, head_init=report)
+        return cls(mlm, tokenizer, max_length, sparsify=sparsify, bf16=bf16, precision=precision, head_init=report)
 
     # -- properties -------------------------------------------------------------------------------------------
     @property
@@ -107,6 +156,15 @@ class SpladeEncoder(nn.Module):
     def device(self) -> torch.device:
         return next(self.mlm.parameters()).device
 
+    @property
+    def bf16(self) -> bool:
+        """Whether :meth:`encode` runs under bf16 autocast on the current device."""
+        return self.resolved_precision().bf16
+
+    def resolved_precision(self, requested: str | None = None) -> Precision:
+        """``requested`` (default: the encoder's precision) resolved for the device the model is on."""
+        return resolve_precision(self.precision if requested is None else requested, self.device)
+
     # -- model ------------------------------------------------------------------------------------------------
     def tokenize(self, texts: Sequence[str]):
         """Padded, truncated ``BatchEncoding`` (PyTorch tensors) of ``texts``."""
@@ -115,16 +173,21 @@ class SpladeEncoder(nn.Module):
 
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
         """B x V float32 SPLADE weights (no sparsification, special tokens included)."""
+        decoder = chunkable_decoder(self.mlm) if self.chunked else None
+        if decoder is not None:
+            hidden = head_features(self.mlm, input_ids, attention_mask)
+            return splade_weights(hidden, attention_mask, decoder.weight, decoder.bias)
         logits = self.mlm(input_ids=input_ids, attention_mask=attention_mask).logits
         return splade_pool(logits, attention_mask)
 
     @torch.inference_mode()
     def encode(self, texts: Sequence[str], batch_size: int = 32, *, bf16: bool | None = None,
-               sparse: bool = False, sparsify: Sparsify | None = None) -> Encoded:
+               sparse: bool = False, sparsify: Sparsify | None = None, precision: str | None = None) -> Encoded:
         """Vectors of ``texts`` in input order, sparsified with ``sparsify`` (default: the encoder's).
 
         Texts are batched by length (less padding; padding never changes a vector). The model runs in eval
-        mode and is put back in its previous mode afterwards. ``bf16`` autocasts the forward pass.
+        mode and is put back in its previous mode afterwards. ``precision`` (auto, fp32, bf16; default the
+        encoder's) selects the forward pass's dtype; ``bf16=True``/``False`` is short for bf16/fp32.
         """
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise ConfigError(f"batch_size={batch_size!r}: expected an integer >= 1")
@@ -133,7 +196,13 @@ class SpladeEncoder(nn.Module):
             if not isinstance(t, str):
                 raise InputError(f"text {i}: expected a string, got {type(t).__name__}")
         rule = self.sparsify if sparsify is None else sparsify
-        use_bf16 = self.bf16 if bf16 is None else bool(bf16)
+        if bf16 is not None:
+            precision = "bf16" if bf16 else "fp32"
+        use_bf16 = self.resolved_precision(precision).bf16
+        if len(texts) == 1:
+            single = self._encode_single(texts[0], rule, use_bf16, sparse)
+            if single is not None:
+                return single
         order = np.argsort([len(t) for t in texts], kind="stable")
         n_tokens = np.zeros(len(texts), dtype=np.int64)
         truncated = np.zeros(len(texts), dtype=bool)
@@ -163,6 +232,44 @@ class SpladeEncoder(nn.Module):
         else:
             weights = torch.cat(parts)[torch.from_numpy(inverse)] if parts else torch.zeros(0, self.vocab_size)
         return Encoded(weights, n_tokens, truncated)
+
+    @torch.inference_mode()
+    def _encode_single(self, text: str, rule: Sparsify, use_bf16: bool, sparse: bool) -> Encoded | None:
+        """One text on the lean path (a query): the fast tokenizer's backend without padding, the chunked head,
+        sparsification on the pooled vector only. Same vector as the batched path; None when it does not apply
+        (slow tokenizer, a text longer than the max length, a decoder that is not a plain linear layer)."""
+        backend = getattr(self.tokenizer, "backend_tokenizer", None)
+        decoder = chunkable_decoder(self.mlm) if self.chunked else None
+        if backend is None or decoder is None:
+            return None
+        encoding = backend.encode(text)
+        ids = encoding.ids
+        if len(ids) > self.max_length or encoding.overflowing:
+            return None
+        was_training = self.training
+        if was_training:
+            self.eval()
+        device = self.device
+        try:
+            input_ids = torch.tensor([ids], device=device)
+            mask = torch.ones_like(input_ids)
+            with torch.autocast(device.type, dtype=torch.bfloat16) if use_bf16 else nullcontext():
+                hidden = head_features(self.mlm, input_ids, mask)
+                w = splade_weights(hidden, mask, decoder.weight, decoder.bias)[0].cpu()
+        finally:
+            if was_training:
+                self.train()
+        w = rule.apply(w.unsqueeze(0), self.special_ids)[0]
+        n_tokens, truncated = np.array([len(ids)], np.int64), np.zeros(1, bool)
+        if not sparse:
+            return Encoded(w.unsqueeze(0), n_tokens, truncated)
+        import scipy.sparse as sp
+
+        index = torch.nonzero(w).flatten()
+        data = w[index].numpy()
+        row = sp.csr_matrix((data, index.numpy().astype(np.int32), np.array([0, len(data)])),
+                            shape=(1, self.vocab_size), dtype=np.float32)
+        return Encoded(row, n_tokens, truncated)
 
     def _truncated(self, batch, texts: list[str]) -> np.ndarray:
         """Per text: was it cut? Fast tokenizers keep the cut-off part in ``Encoding.overflowing``."""

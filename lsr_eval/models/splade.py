@@ -65,7 +65,7 @@ class SpladeModel(nn.Module):
                         rescale_k: float | None = None, scale_bias: bool = False,
                         sparsify_q: Sparsify | None = None, sparsify_d: Sparsify | None = None,
                         bf16: bool = False, quantization_scale: float | None = None,
-                        trust_remote_code: bool = False) -> "SpladeModel":
+                        trust_remote_code: bool = False, precision: str = "auto") -> "SpladeModel":
         """Build from a checkpoint (folder or hub id) or from a folder written by :meth:`save_pretrained`.
 
         ``path`` is the document encoder, and the query encoder too unless ``query_model`` names another.
@@ -86,7 +86,7 @@ class SpladeModel(nn.Module):
         scale = quantization_scale if quantization_scale is not None else (saved or {}).get(
             "quantization_scale", QUANTIZATION_SCALE)
         common = dict(head_init=head_init, identity=identity, rescale_k=rescale_k, scale_bias=scale_bias,
-                      bf16=bf16, trust_remote_code=trust_remote_code)
+                      bf16=bf16, precision=precision, trust_remote_code=trust_remote_code)
         if saved is not None and not saved.get("shared", True):
             root = Path(path)
             query = SpladeEncoder.from_pretrained(root / q_cfg.get("path", "query"), max_q, sparsify=sp_q, **common)
@@ -98,7 +98,7 @@ class SpladeModel(nn.Module):
         else:
             document = SpladeEncoder.from_pretrained(path, max_d, sparsify=sp_d, **common)
             query = SpladeEncoder(document.mlm, document.tokenizer, max_q, sparsify=sp_q, bf16=bf16,
-                                  head_init=document.head_init)
+                                  precision=precision, head_init=document.head_init)
         return cls(query, document, quantization_scale=scale)
 
     def config_dict(self) -> dict:
@@ -117,7 +117,9 @@ class SpladeModel(nn.Module):
         }
 
     def save_pretrained(self, folder: str | os.PathLike) -> Path:
-        """Write the model folder(s) and ``splade_config.json``; returns ``folder``."""
+        """Write the model folder(s), ``splade_config.json`` and, when the model is representable there, the
+        sentence-transformers ``SparseEncoder`` module files (:mod:`lsr_eval.models.sentence_transformers_files`);
+        returns ``folder``."""
         root = Path(folder)
         root.mkdir(parents=True, exist_ok=True)
         if self.shared:
@@ -125,8 +127,11 @@ class SpladeModel(nn.Module):
         else:
             self.query.save_pretrained(root / "query")
             self.document.save_pretrained(root / "document")
+        from lsr_eval.models.sentence_transformers_files import write_files
+
+        st = write_files(self, root)  # sentence-transformers SparseEncoder files, when representable
         with open(root / SPLADE_CONFIG, "w", encoding="utf-8") as f:
-            json.dump(self.config_dict(), f, indent=2)
+            json.dump({**self.config_dict(), "sentence_transformers": st}, f, indent=2)
             f.write("\n")
         log.info("SPLADE model saved to %s (%s)", root, "shared backbone" if self.shared else "query/ + document/")
         return root
