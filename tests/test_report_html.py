@@ -115,7 +115,7 @@ def test_html_holds_tables_figures_and_manifests(report):
     # manifests: what was run, on what, when
     assert "2026-03-10T12:00:00+00:00" in page and "lsr-eval benchmark rescaling" in page
     assert "AMD EPYC (synthetic)" in page and "train/minilm-k4/manifest.json" in page
-    assert re.search(r"\(scifact, bm25\) of rescaling merged into the row of fusion", page)
+    assert re.search(r"\(scifact, bm25\) of fusion merged into the row of rescaling", page)
 
 
 def test_cli_percent_and_refuses_other_report(report, tmp_path):

@@ -12,8 +12,8 @@ from lsr_eval.errors import ConfigError
 from lsr_eval.report import load_results
 from lsr_eval.report.best_k import head_norm_points
 from lsr_eval.report.linking import link_training
-from lsr_eval.report.plots import (auto_smooth, head_norm_figure, rescaling_figure, save_figure, tradeoff_figure,
-                                   training_figure)
+from lsr_eval.report.plots import (auto_smooth, head_norm_figure, read_tradeoff, rescaling_figure, save_figure,
+                                   tradeoff_figure, training_figure)
 from lsr_eval.report.tables import rescaling_table
 
 DATA = Path(__file__).resolve().parent / "data" / "report"
@@ -35,11 +35,11 @@ def png_size(path: Path) -> tuple[int, int]:
     return struct.unpack(">II", data[16:24])
 
 
-def check_files(paths: list[Path]) -> None:
-    png, pdf = paths
+def check_files(paths: list[Path], size: tuple[int, int] = (1200, 750)) -> None:
+    png, pdf = paths[:2]
     assert png.suffix == ".png" and pdf.suffix == ".pdf"
     width, height = png_size(png)
-    assert (width, height) == (1200, 750)  # 8 x 5 inches at 150 dpi
+    assert (width, height) == size  # 8 x 5 inches at 150 dpi (trade-offs: 10 x 6)
     assert png.stat().st_size > 10_000  # a drawn figure, not a blank canvas
     assert pdf.read_bytes()[:5] == b"%PDF-" and pdf.stat().st_size > 5_000
 
@@ -50,27 +50,102 @@ def legend(ax) -> list[str]:
 
 def test_flops_tradeoff(frame, tmp_path):
     fig = tradeoff_figure(frame, "msmarco-dev", "flops")
-    ax = fig.axes[0]
-    assert ax.get_xscale() == "log"
-    assert "FLOPs" in ax.get_xlabel() and ax.get_ylabel() == "RR@10 on msmarco-dev"
-    front = next(line for line in ax.get_lines() if line.get_label() == "Pareto front")
-    # points (FLOPs, RR@10): minilm-k16 (0.92, .3321) and ettin-k16 (1.21, .3587) dominate the others
-    assert list(front.get_xdata()) == [0.92, 1.21] and list(front.get_ydata()) == [0.3321, 0.3587]
-    assert legend(ax)[:3] == ["splade-minilm-k1, k=1", "splade-minilm-k4, k=4", "splade-minilm-k16, k=16"]
-    assert "not plotted: bm25 (no flops)" in fig.get_supxlabel()
-    check_files(save_figure(fig, tmp_path, "flops"))
+    data = read_tradeoff(fig)
+    # FLOPs 0.92 .. 6.51 span less than a decade: a linear axis
+    assert data["xscale"] == "linear"
+    assert "FLOPs" in data["xlabel"] and data["ylabel"] == "RR@10 on msmarco-dev"
+    # every drawn point is its row's (FLOPs, RR@10), labelled by its system (tests/data/report/make_data.py)
+    assert data["points"] == {"splade-minilm-k1": [4.12, 0.3012], "splade-minilm-k4": [1.83, 0.3456],
+                              "splade-minilm-k16": [0.92, 0.3321], "splade-ettin-k1": [6.51, 0.3102],
+                              "splade-ettin-k16": [1.21, 0.3587]}
+    assert data["labels"] == {s: s for s in data["points"]}
+    # minilm-k16 (0.92, .3321) and ettin-k16 (1.21, .3587) dominate the others
+    assert data["front"] == [[0.92, 0.3321], [1.21, 0.3587]]
+    assert "not plotted: bm25 (no flops)" in data["note"]
+    check_files(save_figure(fig, tmp_path, "flops"), size=(1500, 900))
 
 
 def test_latency_tradeoff(frame, tmp_path):
     fig = tradeoff_figure(frame, "msmarco-dev", "latency")
+    data = read_tradeoff(fig)
+    assert data["xscale"] == "linear" and data["xlabel"].startswith("mean query latency (ms")
+    assert data["points"]["bm25"] == [12.3, 0.184]
+    assert [x for x, _ in data["front"]] == [12.3, 15.8, 19.9]  # bm25, minilm-k16, ettin-k16
+    assert "splade-ettin-k1 (no latency_mean_ms)" in data["note"]
     ax = fig.axes[0]
-    assert ax.get_xscale() == "linear" and ax.get_xlabel() == "mean query latency (ms)"
-    front = next(line for line in ax.get_lines() if line.get_label() == "Pareto front")
-    assert list(front.get_xdata()) == [12.3, 15.8, 19.9]  # bm25, minilm-k16, ettin-k16
-    assert "bm25" in legend(ax) and "splade-ettin-k1 (no latency_mean_ms)" in fig.get_supxlabel()
-    check_files(save_figure(fig, tmp_path, "latency"))
+    bm25 = next(c for c in ax.collections if c.get_gid() == "point:bm25")
+    minilm = next(c for c in ax.collections if c.get_gid() == "point:splade-minilm-k4")
+    assert _marker(bm25) != _marker(minilm)  # a marker per kind
+    assert "kind: BM25" in legend(ax) and "kind: learned sparse model" in legend(ax)
+    check_files(save_figure(fig, tmp_path, "latency"), size=(1500, 900))
     with pytest.raises(ConfigError, match="flops, latency"):
         tradeoff_figure(frame, "msmarco-dev", "energy")
+
+
+def _marker(collection) -> tuple:
+    return tuple(map(tuple, collection.get_paths()[0].vertices.round(3)))
+
+
+def _sweep_frame() -> pd.DataFrame:
+    """A sweep of model m (3 document budgets + the swept system), BM25, and their fusion, hand-made."""
+    rows = [
+        {"system": "bm25", "kind": "bm25", "model": "", "flops": 2.0, "latency_mean_ms": 10.0, "nDCG@10": 0.60},
+        {"system": "m", "kind": "splade", "model": "splade-tiny", "flops": 8.0, "latency_mean_ms": 30.0,
+         "nDCG@10": 0.64, "engine": "anserini"},
+        {"system": "m-d8", "kind": "splade", "model": "splade-tiny", "sweep": "m:doc_top_k", "point": "d8",
+         "flops": 0.05, "latency_mean_ms": 2.0, "nDCG@10": 0.30},
+        {"system": "m-d64", "kind": "splade", "model": "splade-tiny", "sweep": "m:doc_top_k", "point": "d64",
+         "flops": 1.0, "latency_mean_ms": 12.0, "nDCG@10": 0.58},
+        {"system": "m-d256", "kind": "splade", "model": "splade-tiny", "sweep": "m:doc_top_k", "point": "d256",
+         "flops": 4.0, "latency_mean_ms": 20.0, "nDCG@10": 0.65},
+        {"system": "rrf", "kind": "fusion", "model": "", "flops": 10.0, "latency_mean_ms": 40.0,
+         "latency_parallel_mean_ms": 30.0, "nDCG@10": 0.69},
+        {"system": "broken", "kind": "splade", "model": "x", "status": "failed: out of memory"},
+    ]
+    frame = pd.DataFrame(rows).assign(dataset="d", k=float("nan"))
+    frame["status"] = frame["status"].fillna("ok")
+    for c in ("sweep", "point", "engine"):
+        frame[c] = frame[c].fillna("")
+    return frame
+
+
+def test_tradeoff_figure_reads_back_sweeps_fusions_front_and_log_axis(tmp_path):
+    frame = _sweep_frame()
+    fig = tradeoff_figure(frame, "d", "flops")
+    data = read_tradeoff(fig)
+    assert data["xscale"] == "log"  # 0.05 .. 10: decades
+    assert data["points"] == {"bm25": [2.0, 0.6], "m": [8.0, 0.64], "m-d8": [0.05, 0.3], "m-d64": [1.0, 0.58],
+                              "m-d256": [4.0, 0.65], "rrf": [10.0, 0.69]}
+    # sweep points by their budget, the engine beside a system that names one
+    assert data["labels"] == {"bm25": "bm25", "m": "m [anserini]", "m-d8": "d8", "m-d64": "d64", "m-d256": "d256",
+                              "rrf": "rrf"}
+    # by hand: d8 (0.05, .30) < d64 (1, .58) < bm25 (2, .60) < d256 (4, .65) < rrf (10, .69); m (8, .64) is beaten
+    assert data["front"] == [[0.05, 0.3], [1.0, 0.58], [2.0, 0.6], [4.0, 0.65], [10.0, 0.69]]
+    assert data["sweeps"] == {"m:doc_top_k": [[0.05, 0.3], [1.0, 0.58], [4.0, 0.65], [8.0, 0.64]]}
+    assert "broken (failed)" in data["note"] and "FLOPs summed" in data["note"]
+    ax = fig.axes[0]
+    colour = {c.get_gid()[6:]: tuple(c.get_facecolor()[0]) for c in ax.collections if c.get_gid().startswith("point:")}
+    assert colour["m"] == colour["m-d8"] == colour["m-d256"]  # one family
+    assert len({colour["bm25"], colour["m"], colour["rrf"]}) == 3
+    markers = {g: _marker(c) for c in ax.collections if (g := c.get_gid()).startswith("point:")}
+    assert len({markers["point:bm25"], markers["point:m"], markers["point:rrf"]}) == 3  # marker per kind
+    assert markers["point:m"] == markers["point:m-d8"]
+    lat = read_tradeoff(tradeoff_figure(frame, "d", "latency"))
+    assert lat["xscale"] == "log"  # 2 .. 40 ms
+    assert lat["points"]["rrf"] == [40.0, 0.69] and lat["parallel"] == {"rrf": [30.0, 0.69]}
+    assert "parts in parallel" in lat["note"]
+    check_files(save_figure(fig, tmp_path, "sweep"), size=(1500, 900))
+
+
+def test_labels_do_not_overlap():
+    frame = _sweep_frame()
+    frame.loc[frame.system == "m-d64", ["flops", "nDCG@10"]] = [2.0, 0.6]  # on top of bm25
+    fig = tradeoff_figure(frame, "d", "flops")
+    renderer = fig.canvas.get_renderer()
+    boxes = {t.get_gid(): t.get_window_extent(renderer) for t in fig.axes[0].texts if t.get_gid()}
+    assert not boxes["label:bm25"].overlaps(boxes["label:m-d64"])
+    axes_box = fig.axes[0].get_window_extent(renderer)
+    assert all(axes_box.x0 <= b.x0 and b.x1 <= axes_box.x1 for b in boxes.values())  # labels stay inside
 
 
 def test_training_loss_curves(results, tmp_path):

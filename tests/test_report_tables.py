@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -122,13 +123,20 @@ def test_combine_merges_agreeing_rows_and_refuses_conflicts(results, tmp_path):
     assert len(row) == 1
     assert row["nDCG@10"].item() == 0.42 and row["flops"].item() == pytest.approx(1.83 * 0.05)  # filled in
     assert len(frame.attrs["merged"]) == 4  # (scifact|nfcorpus) x (bm25, splade-minilm-k4)
-    a, b = tmp_path / "a", tmp_path / "b"
-    for folder, value in ((a, 0.5), (b, 0.6)):
+    a, b, c = tmp_path / "a", tmp_path / "b", tmp_path / "c"
+    for folder, value, latency in ((a, 0.5, 10.0), (b, 0.6, 11.0), (c, 0.5, 12.0)):
         folder.mkdir()
-        (folder / "table.csv").write_text(f"dataset,system,nDCG@10\nscifact,bm25,{value}\n")
-    with pytest.raises(InputError, match=r"\(scifact, bm25\) has different results in .*a/table\.csv and "
-                                         r".*b/table\.csv"):
-        combine([load_benchmark(a), load_benchmark(b)])
+        (folder / "table.csv").write_text(f"dataset,system,nDCG@10,latency_mean_ms,flops\n"
+                                          f"scifact,rrf,{value},{latency},{'2.5' if folder == c else ''}\n")
+    # one name, different effectiveness: two systems (an rrf of other runs), each named by its benchmark;
+    # the same effectiveness measured again: one system, efficiency from the row with most efficiency values
+    both = combine([load_benchmark(a), load_benchmark(b), load_benchmark(c)]).set_index("system")
+    assert list(both.index) == ["rrf (b)", "rrf (c)"]
+    assert both.loc["rrf (c)", "nDCG@10"] == 0.5 and both.loc["rrf (c)", "latency_mean_ms"] == 12.0
+    assert both.loc["rrf (b)", "nDCG@10"] == 0.6
+    notes = combine([load_benchmark(a), load_benchmark(b), load_benchmark(c)]).attrs["merged"]
+    assert re.search(r"\(scifact, rrf\) differs between .*a/table\.csv, .*b/table\.csv: different systems", notes[0])
+    assert "(scifact, rrf) of a merged into the row of c (efficiency measured again there" in notes[1]
 
 
 def test_linking_labels_rows_by_backbone_and_fills_k(frame):
@@ -197,7 +205,9 @@ def test_efficiency_table_matches_results(frame):
     assert rows["splade-ettin-k1"]["latency p99 (ms)"] == "missing"
     assert table.value({"system": "splade-minilm-k4"}, "latency p99 (ms)") == 95.2
     scifact = efficiency_table(frame, "scifact")
-    assert "not recorded for scifact: index (MiB)" in scifact.notes
+    absent = next(n for n in scifact.notes if n.startswith("not recorded for scifact: "))
+    assert absent.endswith("postings per query, postings, index (MiB)")
+    assert "postings" not in scifact.values.columns and "FLOPs" in scifact.values.columns
     with pytest.raises(ConfigError, match="not in the results"):
         efficiency_table(frame, "nope")
 
@@ -279,3 +289,25 @@ def test_formatting():
     with pytest.raises(ConfigError, match="fraction, percent"):
         NumberFormat(scale="x100")
     assert latex_escape("a_b 5% †") == r"a\_b 5\% \textsuperscript{\dag}"
+
+
+def test_rescaling_table_shows_only_columns_with_data_and_says_once_why():
+    from lsr_eval.report.tables import rescaling_table
+
+    frame = pd.DataFrame([
+        {"dataset": "scifact", "system": "a", "k": 1.0, "status": "ok", "nDCG@10": 0.5, "nDCG@10_sig": "↓",
+         "baseline": "bm25"},
+        {"dataset": "scifact", "system": "b", "k": 4.0, "status": "ok", "nDCG@10": 0.6, "nDCG@10_sig": "",
+         "baseline": "bm25"},
+        {"dataset": "nfcorpus", "system": "a", "k": 1.0, "status": "not run", "nDCG@10": math.nan,
+         "nDCG@10_sig": "", "baseline": "bm25"},
+    ])
+    t = rescaling_table(frame)
+    assert list(t.values.columns) == ["scifact"]
+    assert t.text["scifact"].tolist() == ["0.5000↓", "0.6000"]
+    note = next(n for n in t.notes if n.startswith("not shown"))
+    assert "MS MARCO RR@10, DL19 nDCG@10, trec-covid" in note and "(no row for the dataset)" in note
+    assert "nfcorpus (not run or no row for the dataset)" in note
+    assert "BEIR-13 mean nDCG@10 (needs all 13 datasets)" in note
+    assert not any(n.startswith("absent:") for n in t.notes)  # no absent cell is left to explain
+    assert any(n.startswith("↓") for n in t.notes)

@@ -3,7 +3,8 @@
 Layout of the output folder::
 
     tables/benchmarks.*, tables/benchmark-<name>.*, tables/rescaling.*, tables/efficiency-<dataset>.*, tables/training.*
-    plots/flops-<dataset>.*, plots/latency-<dataset>.*, plots/training-<key>.*, plots/head-norm-best-k.*,
+    plots/flops-<dataset>.*, plots/latency-<dataset>.* (+ .json: the points, labels and front drawn, read back
+    from the figure), plots/training-<key>.*, plots/head-norm-best-k.*,
     plots/rescaling-<dataset>.*
     index.html, manifest.json
 
@@ -16,6 +17,7 @@ rescaling table both exist.
 
 from __future__ import annotations
 
+import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -26,8 +28,8 @@ from lsr_eval.report.formatting import NumberFormat
 from lsr_eval.report.html import FigureFiles, Section, render_html
 from lsr_eval.report.linking import link_training
 from lsr_eval.report.loading import Results, load_results
-from lsr_eval.report.plots import (COSTS, has_tradeoff, head_norm_figure, rescaling_figure, save_figure,
-                                   tradeoff_figure, training_figure)
+from lsr_eval.report.plots import (COSTS, has_tradeoff, head_norm_figure, read_tradeoff, rescaling_figure,
+                                   save_figure, tradeoff_figure, training_figure)
 from lsr_eval.report.summary import benchmarks_table, training_table
 from lsr_eval.report.table import Table
 from lsr_eval.report.tables import (RESCALING_COLUMNS, benchmark_table, datasets_in_order, efficiency_datasets,
@@ -48,11 +50,12 @@ class ReportFiles:
     out: Path
     tables: dict[str, list[Path]] = field(default_factory=dict)
     figures: list[Path] = field(default_factory=list)
+    figure_data: list[Path] = field(default_factory=list)
     html: Path | None = None
     manifest: Path | None = None
 
     def all(self) -> list[Path]:
-        paths = [p for ps in self.tables.values() for p in ps] + self.figures
+        paths = [p for ps in self.tables.values() for p in ps] + self.figures + self.figure_data
         return paths + [p for p in (self.html, self.manifest) if p is not None]
 
 
@@ -132,8 +135,11 @@ def write_report(results: str | Path | Results, out: str | Path, *, fmt: NumberF
             for cost in TRADEOFF_COSTS:
                 if has_tradeoff(frame, d, cost):
                     measure = main_measure(frame, d)
-                    eff.figures.append(figure(tradeoff_figure(frame, d, cost), f"{cost}-{d}",
-                                              f"{measure} against {COSTS[cost].name} on {d}"))
+                    fig = tradeoff_figure(frame, d, cost)
+                    eff.figures.append(figure(fig, f"{cost}-{d}", f"{measure} against {COSTS[cost].name} on {d}"))
+                    data = plots_dir / f"{cost}-{d}.json"
+                    data.write_text(json.dumps(read_tradeoff(fig), indent=1) + "\n", encoding="utf-8")
+                    files.figure_data.append(data)
         sections.append(eff)
 
     for name, bench in results.benchmarks.items():

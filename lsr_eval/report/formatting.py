@@ -76,3 +76,7 @@ class NumberFormat:
 
     def mib(self, value: float) -> str:
         return f"{value:,.{self.mib_decimals}f}"
+
+    def count(self, value: float) -> str:
+        """A count or a mean count: thousands separated, no decimals (``1,234``)."""
+        return f"{value:,.0f}"

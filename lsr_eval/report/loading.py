@@ -33,11 +33,17 @@ BENCHMARKS_DIR = "benchmarks"
 TRAIN_LOG = "log.jsonl"
 TRAIN_DIR = "train"
 
-#: Efficiency columns a benchmark table may hold (numbers).
+#: Efficiency columns a benchmark table may hold (numbers; ``latency_parallel_*``: a fusion's parts in parallel).
 EFFICIENCY_COLUMNS = ("flops", "avg_q_dims", "avg_d_dims", "latency_mean_ms", "latency_p50_ms", "latency_p99_ms",
-                      "index_bytes")
-#: Text columns of a benchmark table.
-TEXT_COLUMNS = ("dataset", "system", "model", "status", "baseline")
+                      "index_bytes", "postings", "postings_per_query", "latency_encode_p50_ms",
+                      "latency_search_p50_ms", "latency_parallel_mean_ms", "latency_parallel_p50_ms",
+                      "latency_parallel_p99_ms")
+#: A sweep point's settings (numbers).
+SWEEP_COLUMNS = ("doc_top_k", "doc_threshold", "query_top_k", "query_threshold")
+#: Text columns of a benchmark table (``kind``: bm25, splade or fusion; ``sweep``/``point``: a sweep point's sweep
+#: and label; ``engine``: the retrieval engine, when the table names one).
+TEXT_COLUMNS = ("dataset", "system", "model", "status", "baseline", "kind", "sweep", "point", "engine",
+                "latency_rule")
 REQUIRED_COLUMNS = ("dataset", "system")
 SIG_SUFFIX = "_sig"
 #: Cell values read as "no value".
@@ -114,7 +120,8 @@ def normalise_table(records: list[dict[str, Any]], source: str, row_word: str = 
     if records and missing:
         raise InputError(f"{source}: missing column(s) {', '.join(missing)}; has {', '.join(map(str, columns))}")
     offset = 2 if row_word == "line" else 1
-    numeric = [c for c in columns if c == "k" or c in EFFICIENCY_COLUMNS or c in measure_columns(columns)]
+    numeric = [c for c in columns if c == "k" or c in EFFICIENCY_COLUMNS or c in SWEEP_COLUMNS
+               or c in measure_columns(columns)]
     rows = []
     for i, r in enumerate(records):
         where = f"{source} {row_word} {i + offset}"
@@ -326,17 +333,23 @@ def _same_numbers(a: pd.Series, b: pd.Series, columns: list[str]) -> bool:
 def combine(benchmarks: Iterable[BenchmarkResults]) -> pd.DataFrame:
     """The rows of several benchmarks with a ``benchmark`` column.
 
-    A (dataset, system) found in more than one benchmark gives one row: the first with status "ok" (else the
-    first), its empty numbers filled from the other "ok" rows (which agree with it wherever both have a number);
-    ``attrs["merged"]`` says which rows were merged away. Two "ok" rows whose numbers differ raise, naming both
-    files, since a report cannot choose between them.
+    A (dataset, system) found in more than one benchmark gives one row: the "ok" row with the most efficiency
+    values (the first of those; else the first row), its empty cells filled from the other "ok" rows, which must
+    agree with it on ``k`` and every measure; ``attrs["merged"]`` says which rows were merged away. Two "ok" rows
+    whose effectiveness differs are different systems under one name (``rrf`` of other runs): each is kept, named
+    ``<system> (<benchmark>)``, and the note says so. Efficiency
+    (latency above all) is measured anew by each benchmark, so it may differ: the kept row's values are used and
+    the note says so.
     """
     frames = [b.table.assign(benchmark=b.name, _source=str(b.source)) for b in benchmarks]
     if not frames:
         empty = pd.DataFrame(columns=[*REQUIRED_COLUMNS, "model", "status", "baseline", "benchmark"])
         return empty.assign(k=pd.Series(dtype="float64"))
     frame = pd.concat(frames, ignore_index=True)
-    numbers = ["k"] + [c for c in frame.columns if c in EFFICIENCY_COLUMNS or c in measure_columns(frame.columns)]
+    measures = ["k"] + [c for c in frame.columns if c in SWEEP_COLUMNS or c in measure_columns(frame.columns)]
+    efficiency = [c for c in frame.columns if c in EFFICIENCY_COLUMNS]
+    numbers = measures + efficiency
+    texts = [c for c in frame.columns if c in TEXT_COLUMNS or str(c).endswith(SIG_SUFFIX)]
     for c in numbers:
         frame[c] = frame[c].astype("float64")
     for c in frame.columns:
@@ -345,24 +358,43 @@ def combine(benchmarks: Iterable[BenchmarkResults]) -> pd.DataFrame:
     groups: dict[tuple[str, str], list[int]] = {}
     for i in frame.index:
         groups.setdefault((frame.at[i, "dataset"], frame.at[i, "system"]), []).append(i)
-    merged, kept = [], []
+    merged, kept, renamed = [], [], []
     for (dataset, system), rows in groups.items():
         ok = [i for i in rows if frame.at[i, "status"] == "ok"]
-        first = (ok or rows)[0]
-        for i in ok[1:]:
-            if not _same_numbers(frame.loc[first], frame.loc[i], numbers):
-                raise InputError(f"({dataset}, {system}) has different results in {frame.at[first, '_source']} "
-                                 f"and {frame.at[i, '_source']}; keep one of them in the results folder")
-            for c in numbers + [c for c in frame.columns if str(c).endswith(SIG_SUFFIX)] + ["model", "baseline"]:
-                empty = frame.at[first, c] == "" if c in ("model", "baseline") or str(c).endswith(SIG_SUFFIX) \
-                    else math.isnan(frame.at[first, c])
-                if empty:
-                    frame.at[first, c] = frame.at[i, c]
-        kept.append(first)
-        merged += [f"({dataset}, {system}) of {frame.at[i, 'benchmark']} merged into the row of "
-                   f"{frame.at[first, 'benchmark']}" for i in rows if i != first]
+        clusters: list[list[int]] = []  # ok rows that agree on k and every measure: one system
+        for i in ok:
+            home = next((c for c in clusters if _same_numbers(frame.loc[c[0]], frame.loc[i], measures)), None)
+            if home is None:
+                clusters.append([i])
+            else:
+                home.append(i)
+        if not clusters:
+            clusters = [rows[:1]]
+        clusters[0] += [i for i in rows if i not in ok and i != clusters[0][0]]
+        for cluster in clusters:
+            ranked = sorted((i for i in cluster if i in ok), key=lambda i: -int(frame.loc[i, efficiency].notna().sum())
+                            if efficiency else 0) or cluster
+            first = ranked[0]
+            differs = []
+            for i in ranked[1:]:
+                if not _same_numbers(frame.loc[first], frame.loc[i], efficiency):
+                    differs.append(frame.at[i, "benchmark"])
+                for c in numbers + [c for c in texts if c not in ("dataset", "system", "status")]:
+                    empty = frame.at[first, c] == "" if c in texts else math.isnan(frame.at[first, c])
+                    if empty:
+                        frame.at[first, c] = frame.at[i, c]
+            if len(clusters) > 1:  # one name, different systems: each named by its benchmark
+                frame.at[first, "system"] = f"{system} ({frame.at[first, 'benchmark']})"
+                renamed.append(f"({dataset}, {system}) differs between "
+                               f"{', '.join(str(frame.at[c[0], '_source']) for c in clusters)}: different systems "
+                               f"under one name, shown as {system} (<benchmark>)")
+            kept.append(first)
+            merged += [f"({dataset}, {system}) of {frame.at[i, 'benchmark']} merged into the row of "
+                       f"{frame.at[first, 'benchmark']}"
+                       + (" (efficiency measured again there; kept the values of the row with most of them)"
+                          if frame.at[i, "benchmark"] in differs else "") for i in cluster if i != first]
     out = frame.loc[sorted(kept)].drop(columns="_source").reset_index(drop=True)
-    out.attrs["merged"] = merged
+    out.attrs["merged"] = list(dict.fromkeys(renamed)) + merged
     return out
 
 

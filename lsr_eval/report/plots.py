@@ -1,8 +1,9 @@
 """The report's figures, drawn with matplotlib's object API (``matplotlib.figure.Figure``; no pyplot state, so
 it works headless and inside notebooks alike) and saved as PNG and PDF.
 
-- :func:`tradeoff_figure`: a dataset's main measure against a cost (FLOPs on a log axis, or latency in ms), one
-  marker per model, the Pareto front drawn (:func:`lsr_eval.report.pareto.pareto_front`);
+- :func:`tradeoff_figure`: a dataset's main measure against a cost (FLOPs or latency; log axis when the costs span
+  a decade): colour per family, marker per kind, labels, sweep curves, the Pareto front drawn
+  (:mod:`lsr_eval.report.tradeoff` decides what is drawn; :func:`read_tradeoff` reads it back);
 - :func:`training_figure`: a logged quantity (the loss) against the step, one panel per backbone, one colour per k;
 - :func:`head_norm_figure`: the backbone's head norm against its best k (:mod:`lsr_eval.report.best_k`);
 - :func:`rescaling_figure`: a dataset's main measure against the rescaling k, one marker per model.
@@ -23,7 +24,6 @@ import pandas as pd
 
 from lsr_eval.errors import ConfigError
 from lsr_eval.report.loading import TrainingRun
-from lsr_eval.report.pareto import pareto_front
 from lsr_eval.report.tables import MISSING, group_column, main_measure, model_order, why_missing
 
 if TYPE_CHECKING:
@@ -32,18 +32,18 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Cost:
-    """A cost axis: table column, name (titles), axis label with unit, log scale or not."""
+    """A cost axis: table column, name (titles), axis label with unit (the axis is logarithmic when the drawn
+    costs span a decade, :data:`lsr_eval.report.tradeoff.LOG_SPAN`)."""
 
     column: str
     name: str
     label: str
-    log: bool
 
 
 COSTS = {
-    "flops": Cost("flops", "FLOPs", "FLOPs: expected multiplications per query-document score (log scale)", True),
-    "latency": Cost("latency_mean_ms", "mean latency", "mean query latency (ms)", False),
-    "latency_p99": Cost("latency_p99_ms", "p99 latency", "99th percentile query latency (ms)", False),
+    "flops": Cost("flops", "FLOPs", "FLOPs: expected multiplications per query-document score"),
+    "latency": Cost("latency_mean_ms", "mean latency", "mean query latency (ms, one thread)"),
+    "latency_p99": Cost("latency_p99_ms", "p99 latency", "99th percentile query latency (ms, one thread)"),
 }
 
 #: Axis labels of the training quantities a figure may show (key -> label with unit).
@@ -59,14 +59,13 @@ TRAINING_LABELS = {
 
 #: Marker shapes cycled over the k values of a figure (one shape per k).
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">")
-#: Legend entries (models) drawn inside the axes; more go to the right of them.
-LEGEND_INSIDE_MAX = 8
 #: Characters per line of the note under the axes.
 NOTE_WRAP = 110
 #: Points a training curve keeps after the automatic moving average (see :func:`auto_smooth`).
 SMOOTH_POINTS = 50
-#: Ratio max/min of a log axis's values below which its minor ticks are labelled.
+#: Ratio max/min of a log axis's values below which its minor ticks 2, 3, 5 are labelled (2 and 5 below the second).
 LABEL_MINOR_BELOW = 30.0
+LABEL_MINOR_FEW_BELOW = 300.0
 #: Line styles cycled over the runs of a panel that share a k.
 LINE_STYLES = ("-", "--", ":", "-.")
 #: A training panel whose positive values span more than this ratio max/min gets a log y axis.
@@ -108,11 +107,23 @@ def has_tradeoff(frame: pd.DataFrame, dataset: str, cost: str) -> bool:
     return bool((rows[column].notna() & rows[measure].notna()).any())
 
 
+#: Artist ids (``Artist.get_gid``) of a trade-off figure, so that its data can be read back (:func:`read_tradeoff`).
+GID_POINT, GID_LABEL, GID_PARALLEL, GID_FRONT, GID_SWEEP = "point:", "label:", "parallel:", "pareto-front", "sweep:"
+#: Offset of a point's label from the point, in points (right, up).
+LABEL_OFFSET = (5, 3)
+
+
 def tradeoff_figure(frame: pd.DataFrame, dataset: str, cost: str = "flops", measure: str | None = None,
                     title: str | None = None) -> "Figure":
     """``measure`` (default: the dataset's main measure) of each system on ``dataset`` against ``cost`` (a key of
-    :data:`COSTS`): colour per backbone (or system), marker shape per k, dashed Pareto front. Colours and markers
-    are assigned over the whole ``frame``, so a model looks the same in the figures of every dataset."""
+    :data:`COSTS`), as decided by :func:`lsr_eval.report.tradeoff.tradeoff_points`: colour per family, marker per
+    kind (learned sparse model, BM25, fusion), a short label next to each point, each sweep joined by a line, the
+    Pareto front as a dashed staircase, a log cost axis when the costs span a decade or more. A fusion is drawn
+    at its parts' summed cost; on latency axes a hollow marker joined to it shows the parts run in parallel (max).
+    The rows not drawn are named under the axes with the reason."""
+    from lsr_eval.efficiency.fusion_cost import RULE
+    from lsr_eval.report.tradeoff import KINDS, sweep_curves, tradeoff_points
+
     if cost not in COSTS:
         raise ConfigError(f"cost {cost!r}: expected one of {', '.join(COSTS)}")
     axis = COSTS[cost]
@@ -122,49 +133,132 @@ def tradeoff_figure(frame: pd.DataFrame, dataset: str, cost: str = "flops", meas
     measure = measure or main_measure(frame, dataset)
     if measure is None or measure not in rows.columns:
         raise ConfigError(f"no measure {measure!r} for {dataset}")
-    skipped, points = [], []
-    for _, row in rows.iterrows():
-        c = row.get(axis.column, math.nan)
-        v = row[measure]
-        bad = [name for name, x in ((axis.column, c), (measure, v)) if x is None or math.isnan(x)]
-        if not bad and axis.log and c <= 0:
-            skipped.append(f"{row['system']} ({axis.column}={c:g} cannot go on a log axis)")
-        elif bad:
-            reason = why_missing(row["status"])
-            skipped.append(f"{row['system']} ({'no ' + ' and no '.join(bad) if reason == MISSING else reason})")
-        else:
-            points.append(row)
-    fig = _figure()
+    t = tradeoff_points(frame, dataset, axis.column, measure)
+    pts = t.points
+    labels = []
+    colours = dict(zip(t.families, _colours(len(t.families))))
+    fig = _figure((10.0, 6.0))
     ax = fig.add_subplot()
-    group_col = group_column(frame)
-    groups = list(dict.fromkeys(frame[group_col]))
-    ks = sorted(set(frame["k"].dropna()))
-    colours = _colours(len(groups))
-    points.sort(key=model_order(frame))
-    for r in points:
-        marker = MARKERS[ks.index(r["k"]) % len(MARKERS)] if not math.isnan(r["k"]) else "o"
-        ax.scatter(r[axis.column], r[measure], s=60, marker=marker, color=colours[groups.index(r[group_col])],
-                   edgecolor="black", linewidth=0.5, zorder=3, label=point_label(r))
-    if points:
-        costs = [float(r[axis.column]) for r in points]
-        values = [float(r[measure]) for r in points]
-        front = pareto_front(costs, values)
-        ax.plot([costs[i] for i in front], [values[i] for i in front], linestyle="--", color="0.4",
-                drawstyle="steps-post", linewidth=1, zorder=2, label="Pareto front")
-    if axis.log:
-        _log_axis(ax.xaxis, ax.set_xscale, [float(r[axis.column]) for r in points])
-    ax.set_xlabel(axis.label)
+    for name, curve in sweep_curves(pts).items():
+        line, = ax.plot(curve["x"], curve["y"], color=colours[curve["family"].iloc[0]], linewidth=1.2, alpha=0.7,
+                        zorder=2)
+        line.set_gid(GID_SWEEP + name)
+    for _, p in pts.iterrows():
+        colour = colours[p["family"]]
+        dot = ax.scatter([p["x"]], [p["y"]], s=55, marker=KINDS[p["kind"]].marker, color=colour,
+                         edgecolor="black", linewidth=0.6, zorder=4)
+        dot.set_gid(GID_POINT + p["system"])
+        if not math.isnan(p["parallel_x"]):
+            hollow = ax.scatter([p["parallel_x"]], [p["y"]], s=55, marker=KINDS[p["kind"]].marker,
+                                facecolor="white", edgecolor=colour, linewidth=1.2, zorder=3)
+            hollow.set_gid(GID_PARALLEL + p["system"])
+            ax.plot([p["parallel_x"], p["x"]], [p["y"], p["y"]], color=colour, linewidth=0.8, linestyle=":",
+                    zorder=2)
+        text = ax.annotate(p["label"], (p["x"], p["y"]), xytext=LABEL_OFFSET, textcoords="offset points",
+                           fontsize=7, color="0.15", zorder=5)
+        text.set_gid(GID_LABEL + p["system"])
+        labels.append(text)
+    if len(pts):
+        front = pts[pts["on_front"]].sort_values("x")
+        line, = ax.plot(front["x"], front["y"], linestyle="--", color="0.35", drawstyle="steps-post", linewidth=1,
+                        zorder=1)
+        line.set_gid(GID_FRONT)
+    if t.log_x:
+        _log_axis(ax.xaxis, ax.set_xscale, list(pts["x"]) + [x for x in pts["parallel_x"] if not math.isnan(x)])
+    label = axis.label.replace(" (log scale)", "")
+    ax.set_xlabel(label + (" (log scale)" if t.log_x else ""))
+    ax.margins(x=0.06, y=0.06)
+    _place_labels(ax, labels)
     ax.set_ylabel(f"{measure} on {dataset}")
     ax.set_title(title or f"{measure} against {axis.name} on {dataset}")
     ax.grid(True, which="both", alpha=0.3)
-    if len(points) > LEGEND_INSIDE_MAX:
-        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    elif points:
-        ax.legend(fontsize=7, loc="best")
+    if len(pts):
+        _tradeoff_legend(ax, pts, colours)
     else:
         ax.text(0.5, 0.5, "no system has both values", transform=ax.transAxes, ha="center")
-    _note(fig, [f"not plotted: {'; '.join(skipped)}"] if skipped else [])
+    notes = []
+    if (pts["kind"] == "fusion").any():
+        notes.append(RULE + ("; hollow marker: parts in parallel" if pts["parallel_x"].notna().any() else ""))
+    if t.skipped:
+        notes.append(f"not plotted: {'; '.join(t.skipped)}")
+    _note(fig, notes)
     return fig
+
+
+#: Vertical offsets (points) tried in turn for a label that would overlap one placed before it.
+LABEL_SHIFTS = (3, -10, 12, -19, 21, -28, 30)
+
+
+def _place_labels(ax, labels: list) -> None:
+    """Labels of points in the right fifth of the axes go to the left of their point (else they leave the axes);
+    a label overlapping one placed before it moves up or down (:data:`LABEL_SHIFTS`), by increasing cost."""
+    fig = ax.figure
+    if not hasattr(fig.canvas, "get_renderer"):
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+        FigureCanvasAgg(fig)
+    fig.draw_without_rendering()  # the layout, so that label boxes are where they will be drawn
+    renderer = fig.canvas.get_renderer()
+    to_axes = ax.transData + ax.transAxes.inverted()
+    placed = []
+    for text in sorted(labels, key=lambda t: (t.xy[0], t.xy[1])):
+        x, _ = to_axes.transform(text.xy)
+        dx = -LABEL_OFFSET[0] if x > 0.8 else LABEL_OFFSET[0]
+        if x > 0.8:
+            text.set_horizontalalignment("right")
+        for dy in LABEL_SHIFTS:
+            text.xyann = (dx, dy)
+            box = text.get_window_extent(renderer)
+            if not any(box.overlaps(other) for other in placed):
+                break
+        placed.append(text.get_window_extent(renderer))
+
+
+def _tradeoff_legend(ax, pts: pd.DataFrame, colours: dict) -> None:
+    """One entry per family drawn (colour), per kind drawn (marker), and for the lines drawn."""
+    from matplotlib.lines import Line2D
+
+    from lsr_eval.report.tradeoff import KINDS
+
+    handles = [Line2D([], [], marker="o", linestyle="", color=colours[f], markeredgecolor="black", label=f)
+               for f in dict.fromkeys(pts["family"])]
+    handles += [Line2D([], [], marker=KINDS[k].marker, linestyle="", color="0.6", markeredgecolor="black",
+                       label=f"kind: {KINDS[k].name}") for k in KINDS if (pts["kind"] == k).any()]
+    if (pts["sweep"] != "").any():
+        handles.append(Line2D([], [], color="0.3", linewidth=1.2, label="sparsity sweep (labels: d = doc terms, "
+                                                                          "q = query terms)"))
+    if pts["parallel_x"].notna().any():
+        handles.append(Line2D([], [], marker="D", linestyle="", markerfacecolor="white", markeredgecolor="0.3",
+                              label="fusion, parts in parallel"))
+    handles.append(Line2D([], [], linestyle="--", color="0.35", label="Pareto front"))
+    ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+
+
+def read_tradeoff(fig: "Figure") -> dict:
+    """The data a trade-off figure shows, read back from its artists: points ``{system: [x, y]}``, labels
+    ``{system: text}``, parallel points, the Pareto front's vertices, sweep lines, axis scale and the note."""
+    ax = fig.axes[0]
+    out: dict = {"points": {}, "labels": {}, "parallel": {}, "front": [], "sweeps": {}, "xscale": ax.get_xscale(),
+                 "xlabel": ax.get_xlabel(), "ylabel": ax.get_ylabel(), "note": " ".join(fig.get_supxlabel().split())}
+    for c in ax.collections:
+        gid = c.get_gid() or ""
+        xy = [float(v) for v in c.get_offsets()[0]]
+        if gid.startswith(GID_POINT):
+            out["points"][gid[len(GID_POINT):]] = xy
+        elif gid.startswith(GID_PARALLEL):
+            out["parallel"][gid[len(GID_PARALLEL):]] = xy
+    for text in ax.texts:
+        gid = text.get_gid() or ""
+        if gid.startswith(GID_LABEL):
+            out["labels"][gid[len(GID_LABEL):]] = text.get_text()
+    for line in ax.lines:
+        gid = line.get_gid() or ""
+        xy = [[float(x), float(y)] for x, y in zip(line.get_xdata(), line.get_ydata())]
+        if gid == GID_FRONT:
+            out["front"] = xy
+        elif gid.startswith(GID_SWEEP):
+            out["sweeps"][gid[len(GID_SWEEP):]] = xy
+    return out
 
 
 def rescaling_figure(frame: pd.DataFrame, dataset: str, measure: str | None = None,
@@ -212,7 +306,7 @@ def rescaling_figure(frame: pd.DataFrame, dataset: str, measure: str | None = No
 def _log_axis(axis, set_scale, values: Sequence[float]) -> None:
     """A log axis with plain numbers as tick labels (``0.5``, ``2``, ``300``, not ``2 x 10^0``). Minor ticks are
     labelled where the values span little: all of them below a ratio max/min of 3, those with leading digit 2, 3 or 5
-    below :data:`LABEL_MINOR_BELOW`, none above (they would crowd)."""
+    below :data:`LABEL_MINOR_BELOW`, 2 or 5 below :data:`LABEL_MINOR_FEW_BELOW`, none above (they would crowd)."""
     from matplotlib.ticker import FuncFormatter, NullFormatter
 
     set_scale("log")
@@ -222,15 +316,22 @@ def _log_axis(axis, set_scale, values: Sequence[float]) -> None:
         axis.set_minor_formatter(FuncFormatter(lambda x, _: f"{x:g}"))
     elif span < LABEL_MINOR_BELOW:
         axis.set_minor_formatter(FuncFormatter(lambda x, _: f"{x:g}" if f"{x:e}"[0] in "235" else ""))
+    elif span < LABEL_MINOR_FEW_BELOW:
+        axis.set_minor_formatter(FuncFormatter(lambda x, _: f"{x:g}" if f"{x:e}"[0] in "25" else ""))
     else:
         axis.set_minor_formatter(NullFormatter())
 
 
 def _colours(n: int) -> list:
+    """``n`` distinct colours: tab10, or beyond 10 tab20's strong shades first, then its light ones."""
     from matplotlib import colormaps
 
-    cmap = colormaps["tab10"] if n <= 10 else colormaps["tab20"]
-    return [cmap(i % cmap.N) for i in range(n)]
+    if n <= 10:
+        cmap = colormaps["tab10"]
+        return [cmap(i) for i in range(n)]
+    cmap = colormaps["tab20"]
+    order = list(range(0, 20, 2)) + list(range(1, 20, 2))
+    return [cmap(order[i % 20]) for i in range(n)]
 
 
 def auto_smooth(runs: Iterable[TrainingRun]) -> int:

@@ -59,7 +59,10 @@ EFFICIENCY_DISPLAY = (
     EfficiencyColumn("latency_mean_ms", "latency mean (ms)", 1.0, "latency"),
     EfficiencyColumn("latency_p50_ms", "latency p50 (ms)", 1.0, "latency"),
     EfficiencyColumn("latency_p99_ms", "latency p99 (ms)", 1.0, "latency"),
+    EfficiencyColumn("latency_parallel_mean_ms", "latency mean, parts in parallel (ms)", 1.0, "latency"),
     EfficiencyColumn("flops", "FLOPs", 1.0, "flops"),
+    EfficiencyColumn("postings_per_query", "postings per query", 1.0, "count"),
+    EfficiencyColumn("postings", "postings", 1.0, "count"),
     EfficiencyColumn("avg_q_dims", "query dims", 1.0, "dims"),
     EfficiencyColumn("avg_d_dims", "doc dims", 1.0, "dims"),
     EfficiencyColumn("index_bytes", "index (MiB)", 1 / MIB, "mib"),
@@ -273,11 +276,38 @@ def rescaling_table(frame: pd.DataFrame, *, columns: Iterable[Column] = RESCALIN
             values[mean_header].append(math.nan)
             text[mean_header].append(f"n/a ({len(present)} of {len(members)})")
     labels = pd.DataFrame({label_col: label_text, "k": [_k_text(k) for _, k, _ in keys]})
-    lead = [_unit_note(fmt),
-            f"{mean_header}: mean over the {len(members)} datasets of {group}, given only when all have a value "
-            f"(n/a (n of {len(members)}) otherwise); dataset columns: {group_measure}"]
+    empty = [h for h in headers if not any(not math.isnan(v) for v in values[h])]
+    shown = [h for h in headers if h not in empty]
+    lead = [_unit_note(fmt)]
+    if mean_header in shown:
+        lead.append(f"{mean_header}: mean over the {len(members)} datasets of {group}, given only when all have a "
+                    f"value (n/a (n of {len(members)}) otherwise)")
+    if any(d in shown for d in members):
+        lead.append(f"dataset columns: {group_measure}")
+    if empty:
+        lead.append("not shown, no row has a number there: " + "; ".join(
+            f"{', '.join(hs)} ({why})" for why, hs in _group_by_reason(empty, text, mean_header, len(members))))
+        # only the reasons of cells still shown are explained under the table
+        notes.reasons = {t for h in shown for t in text[h] if t in (ABSENT, MISSING, "not run")} | (
+            {"failed"} if notes.failures else set())
     title = "Rescaling k: in-domain and " + group.upper() + " effectiveness by " + label_col + " and k"
-    return _table(name, title, labels, values, text, lead + notes.lines())
+    return _table(name, title, labels, {h: values[h] for h in shown}, {h: text[h] for h in shown},
+                  lead + notes.lines())
+
+
+def _group_by_reason(headers: list[str], text: dict[str, list[str]], mean_header: str,
+                     members: int) -> list[tuple[str, list[str]]]:
+    """Empty columns grouped by why they are empty (the reasons their cells give), in column order."""
+    words = {ABSENT: "no row for the dataset", MISSING: "rows ran but have no value", "not run": "not run",
+             "failed": "failed"}
+    groups: dict[str, list[str]] = {}
+    for h in headers:
+        if h == mean_header:
+            why = f"needs all {members} datasets"
+        else:
+            why = " or ".join(words.get(t, t) for t in dict.fromkeys(text[h])) or "no rows"
+        groups.setdefault(why, []).append(h)
+    return list(groups.items())
 
 
 def efficiency_table(frame: pd.DataFrame, dataset: str, *, measures: Sequence[str] | None = None,
@@ -329,8 +359,15 @@ def efficiency_table(frame: pd.DataFrame, dataset: str, *, measures: Sequence[st
     labels = {"system": list(rows_frame["system"])}
     if rows_frame["k"].notna().any():
         labels["k"] = [_k_text(k) for k in rows_frame["k"]]
+    if "engine" in rows_frame.columns and (rows_frame["engine"].fillna("") != "").any():
+        labels["engine"] = list(rows_frame["engine"].fillna(""))
     lead = [_unit_note(fmt)]
     if absent:
         lead.append(f"not recorded for {dataset}: {', '.join(absent)}")
+    if "kind" in rows_frame.columns and ((rows_frame["kind"] == "fusion") & rows_frame[
+            [c.source for c in eff]].notna().any(axis=1)).any():
+        from lsr_eval.efficiency.fusion_cost import RULE
+
+        lead.append(RULE[0].upper() + RULE[1:] + "; latency columns: sequential")
     return _table(name or f"efficiency-{dataset}", f"Effectiveness and efficiency on {dataset}",
                   pd.DataFrame(labels), values, text, lead + notes.lines())

@@ -1,0 +1,138 @@
+"""The points of an effectiveness-cost figure, decided before anything is drawn: which rows are drawn (and why the
+others are not), each row's kind (marker), family (colour), short label, sweep curve and place on the Pareto front.
+
+- **kind** (:data:`KINDS`): ``sparse`` (a learned sparse model), ``bm25``, ``fusion``; from the table's ``kind``
+  column, else guessed for older tables: a row with a ``model`` is sparse, a system named ``bm25*`` is BM25, the
+  rest are fusions;
+- **family**: ``BM25`` for BM25 rows; a sparse model's backbone when the row is linked to a training run, else its
+  model (the alias, or the folder name; ``.../<run>/model`` gives ``<run>``); a fusion's own name;
+- **label**: a sweep point's label (``d64``), else the system name; ``[engine]`` added when the row names one;
+- **sweep**: rows of one sweep and the system it sweeps, joined by a line in order of cost;
+- **front**: :func:`lsr_eval.report.pareto.pareto_front` over the drawn points (fusions at their sequential cost).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import PurePath
+
+import pandas as pd
+
+from lsr_eval.report.pareto import pareto_front
+from lsr_eval.report.tables import MISSING, why_missing
+
+
+@dataclass(frozen=True)
+class Kind:
+    marker: str
+    name: str
+
+
+#: Kinds of system, their marker and legend name.
+KINDS = {"sparse": Kind("o", "learned sparse model"), "bm25": Kind("s", "BM25"), "fusion": Kind("D", "fusion")}
+#: Table ``kind`` values -> :data:`KINDS` key.
+KIND_OF = {"splade": "sparse", "sparse": "sparse", "bm25": "bm25", "fusion": "fusion"}
+#: A cost axis is logarithmic when its largest drawn value is at least this many times its smallest ("decades").
+LOG_SPAN = 10.0
+#: Cost columns of a fusion's parts run in parallel (max per query), by sequential cost column.
+PARALLEL = {"latency_mean_ms": "latency_parallel_mean_ms", "latency_p50_ms": "latency_parallel_p50_ms",
+            "latency_p99_ms": "latency_parallel_p99_ms"}
+
+
+def _text(row: pd.Series, column: str) -> str:
+    value = row.get(column, "")
+    return "" if value is None or (isinstance(value, float) and math.isnan(value)) else str(value).strip()
+
+
+def row_kind(row: pd.Series) -> str:
+    """A key of :data:`KINDS` (see the module doc)."""
+    given = KIND_OF.get(_text(row, "kind"))
+    if given:
+        return given
+    if _text(row, "model"):
+        return "sparse"
+    return "bm25" if str(row["system"]).lower().startswith("bm25") else "fusion"
+
+
+def _model_name(model: str) -> str:
+    parts = PurePath(model).parts
+    if len(parts) > 1 and parts[-1] == "model":
+        return parts[-2]
+    return parts[-1] if parts else model
+
+
+def row_family(row: pd.Series) -> str:
+    """The colour group of a row (see the module doc)."""
+    kind = row_kind(row)
+    if kind == "bm25":
+        return "BM25"
+    if kind == "fusion":
+        return str(row["system"])
+    if _text(row, "run") and _text(row, "backbone"):
+        return _text(row, "backbone")
+    model = _text(row, "model")
+    return _model_name(model) if model else str(row["system"])
+
+
+def row_label(row: pd.Series) -> str:
+    """Short label drawn next to a point."""
+    label = _text(row, "point") or str(row["system"])
+    engine = _text(row, "engine")
+    return f"{label} [{engine}]" if engine else label
+
+
+@dataclass(frozen=True)
+class Tradeoff:
+    """What a trade-off figure draws: ``points`` (columns system, label, kind, family, sweep, x, y, parallel_x,
+    on_front), the families in colour order, the rows not drawn (with the reason) and the front's systems."""
+
+    points: pd.DataFrame
+    families: list[str]
+    skipped: list[str]
+    front: list[str]
+    log_x: bool
+
+
+def tradeoff_points(frame: pd.DataFrame, dataset: str, cost_column: str, measure: str, can_log: bool = True) -> Tradeoff:
+    """The drawn points of ``measure`` against ``cost_column`` on ``dataset``; families are ordered over the whole
+    ``frame`` (a family keeps its colour in every figure)."""
+    rows = frame[frame["dataset"] == dataset]
+    skipped, kept = [], []
+    for _, row in rows.iterrows():
+        c, v = row.get(cost_column, math.nan), row.get(measure, math.nan)
+        bad = [name for name, x in ((cost_column, c), (measure, v)) if x is None or math.isnan(x)]
+        if bad:
+            reason = why_missing(row["status"])
+            skipped.append(f"{row['system']} ({'no ' + ' and no '.join(bad) if reason == MISSING else reason})")
+        else:
+            kept.append(row)
+    positive = [float(r[cost_column]) for r in kept if r[cost_column] > 0]
+    log_x = can_log and bool(positive) and max(positive) / min(positive) >= LOG_SPAN
+    if log_x:
+        for r in [r for r in kept if r[cost_column] <= 0]:
+            skipped.append(f"{r['system']} ({cost_column}={r[cost_column]:g} cannot go on a log axis)")
+        kept = [r for r in kept if r[cost_column] > 0]
+    families = list(dict.fromkeys(row_family(r) for _, r in frame.iterrows()))
+    parallel = PARALLEL.get(cost_column)
+    records = []
+    for r in kept:
+        sweep = _text(r, "sweep")
+        par = r.get(parallel, math.nan) if parallel else math.nan
+        records.append({"system": r["system"], "label": row_label(r), "kind": row_kind(r), "family": row_family(r),
+                        "sweep": sweep, "x": float(r[cost_column]), "y": float(r[measure]),
+                        "parallel_x": float(par) if par is not None and not math.isnan(par) else math.nan})
+    points = pd.DataFrame(records, columns=["system", "label", "kind", "family", "sweep", "x", "y", "parallel_x"])
+    front_idx = pareto_front(list(points["x"]), list(points["y"])) if len(points) else []
+    points["on_front"] = [i in front_idx for i in range(len(points))]
+    return Tradeoff(points, families, skipped, [points.at[i, "system"] for i in front_idx], log_x)
+
+
+def sweep_curves(points: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """Each sweep's points with the point of the system it sweeps (``<system>:<keys>``), by increasing cost."""
+    curves = {}
+    for sweep in dict.fromkeys(s for s in points["sweep"] if s):
+        base = sweep.split(":", 1)[0]
+        mine = points[(points["sweep"] == sweep) | (points["system"] == base)]
+        curves[sweep] = mine.sort_values("x")
+    return curves
