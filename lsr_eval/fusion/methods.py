@@ -5,9 +5,10 @@ is run r's (normalised) score of document d, ``rank_r(d)`` its 1-based rank in t
 of runs retrieving d; a run that does not retrieve d adds nothing (CombSUM-style methods count its score as 0).
 
 Normalisations (ranx's ``norm_switch`` names, applied per query and per run before fusing): ``min-max``
-(``(s - min) / max(max - min, 1e-9)``), ``max`` (``s / max``), ``sum`` (``s / sum``), ``zmuv`` (z-score:
-``(s - mean) / max(std, 1e-9)``), ``rank`` (``1 - (rank - 1) / n``), ``borda`` (Borda points among all candidates of
-the query) and ``none``. ranx's ``min-max-inverted`` is left out: it is for distances (lower is better) and re-sorts
+(``(s - min) / max(max - min, 1e-9)``), ``max`` (``s / max``), ``sum`` (``(s - min) / max(sum - n min, 1e-9)``
+over the run's n documents), ``zmuv`` (z-score: ``(s - mean) / max(std, 1e-9)``, population std), ``rank``
+(``1 - (rank - 1) / n``), ``borda`` (``1 - (rank - 1) / c`` among the query's c candidates of all runs, and
+``0.5 - (n - 1) / (2c)`` for a candidate the run lacks) and ``none``. ranx's ``min-max-inverted`` is left out: it is for distances (lower is better) and re-sorts
 the run with an unstable sort, which breaks our trec_eval order of ties.
 
 Left out on purpose: ``condorcet`` and ``w_condorcet``. ranx 0.3.21 collects their candidates in a Python ``set`` and
