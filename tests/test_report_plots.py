@@ -93,11 +93,11 @@ def _sweep_frame() -> pd.DataFrame:
         {"system": "m", "kind": "splade", "model": "splade-tiny", "flops": 8.0, "latency_mean_ms": 30.0,
          "nDCG@10": 0.64, "engine": "anserini"},
         {"system": "m-d8", "kind": "splade", "model": "splade-tiny", "sweep": "m:doc_top_k", "point": "d8",
-         "flops": 0.05, "latency_mean_ms": 2.0, "nDCG@10": 0.30},
+         "doc_top_k": 8, "flops": 0.05, "latency_mean_ms": 2.0, "nDCG@10": 0.30},
         {"system": "m-d64", "kind": "splade", "model": "splade-tiny", "sweep": "m:doc_top_k", "point": "d64",
-         "flops": 1.0, "latency_mean_ms": 12.0, "nDCG@10": 0.58},
+         "doc_top_k": 64, "flops": 1.0, "latency_mean_ms": 25.0, "nDCG@10": 0.58},  # a slow measurement
         {"system": "m-d256", "kind": "splade", "model": "splade-tiny", "sweep": "m:doc_top_k", "point": "d256",
-         "flops": 4.0, "latency_mean_ms": 20.0, "nDCG@10": 0.65},
+         "doc_top_k": 256, "flops": 4.0, "latency_mean_ms": 20.0, "nDCG@10": 0.65},
         {"system": "rrf", "kind": "fusion", "model": "", "flops": 10.0, "latency_mean_ms": 40.0,
          "latency_parallel_mean_ms": 30.0, "nDCG@10": 0.69},
         {"system": "broken", "kind": "splade", "model": "x", "status": "failed: out of memory"},
@@ -133,14 +133,19 @@ def test_tradeoff_figure_reads_back_sweeps_fusions_front_and_log_axis(tmp_path):
     lat = read_tradeoff(tradeoff_figure(frame, "d", "latency"))
     assert lat["xscale"] == "log"  # 2 .. 40 ms
     assert lat["points"]["rrf"] == [40.0, 0.69] and lat["parallel"] == {"rrf": [30.0, 0.69]}
+    # the sweep line follows the budget (8, 64, 256, then the swept system), not the measured latency
+    assert [x for x, _ in lat["sweeps"]["m:doc_top_k"]] == [2.0, 25.0, 20.0, 30.0]
     assert "parts in parallel" in lat["note"]
     check_files(save_figure(fig, tmp_path, "sweep"), size=(1500, 900))
 
 
 def test_labels_do_not_overlap():
     frame = _sweep_frame()
-    frame.loc[frame.system == "m-d64", ["flops", "nDCG@10"]] = [2.0, 0.6]  # on top of bm25
+    frame.loc[frame.system == "m-d64", ["flops", "nDCG@10"]] = [2.05, 0.6]  # next to bm25
+    frame.loc[frame.system == "m-d256", ["flops", "nDCG@10"]] = [8.0, 0.64]  # on top of m
     fig = tradeoff_figure(frame, "d", "flops")
+    labels = read_tradeoff(fig)["labels"]
+    assert labels["m"] == "m [anserini] = d256" and "m-d256" not in labels  # one label for both
     renderer = fig.canvas.get_renderer()
     boxes = {t.get_gid(): t.get_window_extent(renderer) for t in fig.axes[0].texts if t.get_gid()}
     assert not boxes["label:bm25"].overlaps(boxes["label:m-d64"])

@@ -139,9 +139,9 @@ def tradeoff_figure(frame: pd.DataFrame, dataset: str, cost: str = "flops", meas
     colours = dict(zip(t.families, _colours(len(t.families))))
     fig = _figure((10.0, 6.0))
     ax = fig.add_subplot()
-    for name, curve in sweep_curves(pts).items():
+    for i, (name, curve) in enumerate(sweep_curves(pts).items()):
         line, = ax.plot(curve["x"], curve["y"], color=colours[curve["family"].iloc[0]], linewidth=1.2, alpha=0.7,
-                        zorder=2)
+                        zorder=2, linestyle=LINE_STYLES[i % len(LINE_STYLES)])
         line.set_gid(GID_SWEEP + name)
     for _, p in pts.iterrows():
         colour = colours[p["family"]]
@@ -154,10 +154,11 @@ def tradeoff_figure(frame: pd.DataFrame, dataset: str, cost: str = "flops", meas
             hollow.set_gid(GID_PARALLEL + p["system"])
             ax.plot([p["parallel_x"], p["x"]], [p["y"], p["y"]], color=colour, linewidth=0.8, linestyle=":",
                     zorder=2)
-        text = ax.annotate(p["label"], (p["x"], p["y"]), xytext=LABEL_OFFSET, textcoords="offset points",
-                           fontsize=7, color="0.15", zorder=5)
-        text.set_gid(GID_LABEL + p["system"])
-        labels.append(text)
+        if p["label"]:  # points on top of each other share the first one's label
+            text = ax.annotate(p["label"], (p["x"], p["y"]), xytext=LABEL_OFFSET, textcoords="offset points",
+                               fontsize=7, color="0.15", zorder=5)
+            text.set_gid(GID_LABEL + p["system"])
+            labels.append(text)
     if len(pts):
         front = pts[pts["on_front"]].sort_values("x")
         line, = ax.plot(front["x"], front["y"], linestyle="--", color="0.35", drawstyle="steps-post", linewidth=1,
@@ -224,9 +225,12 @@ def _tradeoff_legend(ax, pts: pd.DataFrame, colours: dict) -> None:
                for f in dict.fromkeys(pts["family"])]
     handles += [Line2D([], [], marker=KINDS[k].marker, linestyle="", color="0.6", markeredgecolor="black",
                        label=f"kind: {KINDS[k].name}") for k in KINDS if (pts["kind"] == k).any()]
+    for i, sweep in enumerate(dict.fromkeys(s for s in pts["sweep"] if s)):
+        what = sweep.split(":", 1)[1].replace("_", " ").replace("+", ", ")
+        handles.append(Line2D([], [], color="0.3", linewidth=1.2, linestyle=LINE_STYLES[i % len(LINE_STYLES)],
+                              label=f"sweep of {sweep.split(':', 1)[0]}: {what}"))
     if (pts["sweep"] != "").any():
-        handles.append(Line2D([], [], color="0.3", linewidth=1.2, label="sparsity sweep (labels: d = doc terms, "
-                                                                          "q = query terms)"))
+        handles.append(Line2D([], [], linestyle="", label="(d64: 64 document terms, q16: 16 query terms)"))
     if pts["parallel_x"].notna().any():
         handles.append(Line2D([], [], marker="D", linestyle="", markerfacecolor="white", markeredgecolor="0.3",
                               label="fusion, parts in parallel"))

@@ -7,7 +7,9 @@ others are not), each row's kind (marker), family (colour), short label, sweep c
 - **family**: ``BM25`` for BM25 rows; a sparse model's backbone when the row is linked to a training run, else its
   model (the alias, or the folder name; ``.../<run>/model`` gives ``<run>``); a fusion's own name;
 - **label**: a sweep point's label (``d64``), else the system name; ``[engine]`` added when the row names one;
-- **sweep**: rows of one sweep and the system it sweeps, joined by a line in order of cost;
+- **sweep**: rows of one sweep and the system it sweeps, joined by a line in order of the swept setting (the
+  swept system, whose budget is the encoding's cap, last);
+- points at the same place share one label (``splade-tiny = d512``);
 - **front**: :func:`lsr_eval.report.pareto.pareto_front` over the drawn points (fusions at their sequential cost).
 """
 
@@ -120,19 +122,37 @@ def tradeoff_points(frame: pd.DataFrame, dataset: str, cost_column: str, measure
         sweep = _text(r, "sweep")
         par = r.get(parallel, math.nan) if parallel else math.nan
         records.append({"system": r["system"], "label": row_label(r), "kind": row_kind(r), "family": row_family(r),
-                        "sweep": sweep, "x": float(r[cost_column]), "y": float(r[measure]),
+                        "sweep": sweep, "setting": _setting(r, sweep), "x": float(r[cost_column]),
+                        "y": float(r[measure]),
                         "parallel_x": float(par) if par is not None and not math.isnan(par) else math.nan})
-    points = pd.DataFrame(records, columns=["system", "label", "kind", "family", "sweep", "x", "y", "parallel_x"])
+    points = pd.DataFrame(records, columns=["system", "label", "kind", "family", "sweep", "setting", "x", "y",
+                                            "parallel_x"])
+    for _, same in points.groupby(["x", "y"], sort=False):
+        if len(same) > 1:  # one label for points drawn on top of each other
+            points.loc[same.index[0], "label"] = " = ".join(same["label"])
+            points.loc[same.index[1:], "label"] = ""
     front_idx = pareto_front(list(points["x"]), list(points["y"])) if len(points) else []
     points["on_front"] = [i in front_idx for i in range(len(points))]
     return Tradeoff(points, families, skipped, [points.at[i, "system"] for i in front_idx], log_x)
 
 
+def _setting(row: pd.Series, sweep: str) -> float:
+    """The value a sweep point sets (its first swept key), for ordering the curve; NaN for other rows."""
+    if not sweep or ":" not in sweep:
+        return math.nan
+    key = sweep.split(":", 1)[1].split("+")[0]
+    value = row.get(key, math.nan)
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return math.nan
+
+
 def sweep_curves(points: pd.DataFrame) -> dict[str, pd.DataFrame]:
-    """Each sweep's points with the point of the system it sweeps (``<system>:<keys>``), by increasing cost."""
+    """Each sweep's points (``<system>:<keys>``) by the setting they sweep, then the swept system's point."""
     curves = {}
     for sweep in dict.fromkeys(s for s in points["sweep"] if s):
         base = sweep.split(":", 1)[0]
-        mine = points[(points["sweep"] == sweep) | (points["system"] == base)]
-        curves[sweep] = mine.sort_values("x")
+        mine = points[points["sweep"] == sweep].sort_values(["setting", "x"])
+        curves[sweep] = pd.concat([mine, points[points["system"] == base]])
     return curves
