@@ -311,3 +311,24 @@ def test_rescaling_table_shows_only_columns_with_data_and_says_once_why():
     assert "BEIR-13 mean nDCG@10 (needs all 13 datasets)" in note
     assert not any(n.startswith("absent:") for n in t.notes)  # no absent cell is left to explain
     assert any(n.startswith("↓") for n in t.notes)
+
+
+def test_efficiency_table_costs_fusions_and_marks_fusion_only_columns():
+    from lsr_eval.report.tables import efficiency_table
+
+    frame = pd.DataFrame([
+        {"dataset": "d", "system": "bm25", "kind": "bm25", "nDCG@10": 0.6, "flops": 0.5, "latency_mean_ms": 10.0,
+         "postings": 1000.0, "postings_per_query": 50.0},
+        {"dataset": "d", "system": "m", "kind": "splade", "nDCG@10": 0.64, "flops": 2.0, "latency_mean_ms": 30.0,
+         "postings": 2500.0, "postings_per_query": 200.0},
+        {"dataset": "d", "system": "rrf", "kind": "fusion", "nDCG@10": 0.69, "flops": 2.5, "latency_mean_ms": 40.0,
+         "latency_parallel_mean_ms": 30.0},
+    ]).assign(status="ok", k=math.nan, model="")
+    t = efficiency_table(frame, "d")
+    rows = t.text.assign(system=t.labels["system"]).set_index("system")
+    assert rows.loc["bm25", "latency mean, parts in parallel (ms)"] == "n/a"
+    assert rows.loc["rrf", "latency mean, parts in parallel (ms)"] == "30.00"
+    assert rows.loc["rrf", "FLOPs"] == "2.50" and rows.loc["m", "postings"] == "2,500"
+    assert rows.loc["rrf", "postings"] == "missing"
+    assert any(n.startswith("Fusion cost = its parts' cost: FLOPs summed") for n in t.notes)
+    assert "n/a: parts in parallel apply to fusions only" in t.notes

@@ -28,6 +28,9 @@ from lsr_eval.report.table import Table
 
 ABSENT = "absent"
 MISSING = "missing"
+#: Cell of a fusion-only column (parts run in parallel) in another system's row.
+NOT_FUSION = "n/a"
+FUSION_ONLY = "latency_parallel_"
 #: Significance marker meaning "significantly better than the baseline after Bonferroni correction".
 BETTER_MARKER = "†"
 
@@ -147,8 +150,9 @@ class _Notes:
                        + (" after Bonferroni correction" if marker == BETTER_MARKER else ""))
         explained = {ABSENT: "absent: the results hold no row for this dataset and system",
                      MISSING: "missing: the row ran (status ok) but has no value for this column",
-                     "not run": "not run: the row's status says it was not run"}
-        out += [explained[r] for r in (ABSENT, MISSING, "not run") if r in self.reasons]
+                     "not run": "not run: the row's status says it was not run",
+                     NOT_FUSION: "n/a: parts in parallel apply to fusions only"}
+        out += [explained[r] for r in (ABSENT, MISSING, "not run", NOT_FUSION) if r in self.reasons]
         for status, where in self.failures.items():
             out.append(f"{status} ({'; '.join(where)})")
         out += sorted(f"{r}: status of the row" for r in self.reasons - set(explained) - {"failed"})
@@ -347,7 +351,11 @@ def efficiency_table(frame: pd.DataFrame, dataset: str, *, measures: Sequence[st
             text[m].append(t)
         for c in eff:
             raw = row[c.source]
-            if math.isnan(raw):
+            if c.source.startswith(FUSION_ONLY) and str(row.get("kind", "")) != "fusion" and math.isnan(raw):
+                notes.reasons.add(NOT_FUSION)
+                values[c.header].append(math.nan)
+                text[c.header].append(NOT_FUSION)
+            elif math.isnan(raw):
                 reason = why_missing(row["status"])
                 notes.missing(reason, row["status"], where)
                 values[c.header].append(math.nan)
