@@ -97,3 +97,23 @@ def test_report_tables_regenerate_byte_for_byte(tmp_path: Path):
     for p in sorted(committed.iterdir()):
         assert (made / p.name).read_bytes() == p.read_bytes(), f"{p} differs from a regenerated report"
     assert files.manifest is not None
+
+
+@pytest.mark.parametrize("bench", BENCHMARKS, ids=lambda p: p.name)
+def test_significance_markers_follow_their_p_values(bench: Path):
+    """``↓``/``†`` exactly where the corrected p-value is below alpha, by the sign of the difference from the
+    baseline's row on the same dataset (the p-values themselves: tests/test_benchmark_significance.py)."""
+    manifest = json.loads((bench / "manifest.json").read_text())
+    sig = manifest["config"].get("significance")
+    if not sig:
+        pytest.skip("no significance in this benchmark")
+    table = pd.read_csv(bench / "table.csv", keep_default_na=False)
+    for col in (c for c in table.columns if c.endswith("_sig")):
+        measure = col[: -len("_sig")]
+        for row in table.to_dict("records"):
+            if row[f"{measure}_p"] == "":
+                assert row[col] == "" and (row["system"] == sig["baseline"] or row["status"] != "ok"), row
+                continue
+            base = table[(table["dataset"] == row["dataset"]) & (table["system"] == sig["baseline"])].iloc[0]
+            p, diff = float(row[f"{measure}_p"]), float(row[measure]) - float(base[measure])
+            assert row[col] == ("" if not p < sig["alpha"] else "†" if diff > 0 else "↓"), (row["system"], measure)
