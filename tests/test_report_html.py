@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import csv
 import io
 import json
 import re
@@ -87,6 +88,14 @@ def test_cli_writes_and_lists_every_file(report):
     assert sorted(n for n in names if n.startswith("plots/rescaling-")) == [
         f"plots/rescaling-{d}.{ext}" for d in ("dl19", "msmarco-dev") for ext in ("pdf", "png")]
     assert manifest["stage"] == "report" and manifest["counts"]["figures"] == 10
+    # the data of each trade-off figure, read back from the figure, is the table's
+    drawn = json.loads((out / "plots" / "latency-msmarco-dev.json").read_text())
+    table = {r["system"]: r for r in csv.DictReader(open(out / "tables" / "efficiency-msmarco-dev.csv"))}
+    assert set(drawn["points"]) == {s for s, r in table.items() if r["latency mean (ms)"] != "missing"}
+    assert "splade-ettin-k1 (no latency_mean_ms)" in drawn["note"]  # and the row not drawn is named
+    for system, (x, y) in drawn["points"].items():
+        assert (x, y) == (float(table[system]["latency mean (ms)"]), float(table[system]["RR@10"])), system
+    assert drawn["labels"]["bm25"] == "bm25" and drawn["front"][0] == drawn["points"]["bm25"]
     assert manifest["counts"]["rows"] == 93  # 89 + 8 fusion rows - 4 merged
     assert sorted(manifest["outputs"]) == sorted(n for n in names if n != "manifest.json")
 
