@@ -326,8 +326,8 @@ def test_efficiency_table_costs_fusions_and_marks_fusion_only_columns():
     ]).assign(status="ok", k=math.nan, model="")
     t = efficiency_table(frame, "d")
     rows = t.text.assign(system=t.labels["system"]).set_index("system")
-    assert rows.loc["bm25", "latency mean, parts in parallel (ms)"] == "n/a"
-    assert rows.loc["rrf", "latency mean, parts in parallel (ms)"] == "30.00"
+    assert rows.loc["bm25", "parallel latency mean (ms)"] == "n/a"
+    assert rows.loc["rrf", "parallel latency mean (ms)"] == "30.00"
     assert rows.loc["rrf", "FLOPs"] == "2.50" and rows.loc["m", "postings"] == "2,500"
     assert rows.loc["rrf", "postings"] == "missing"
     assert any(n.startswith("Fusion cost = its parts' cost: FLOPs summed") for n in t.notes)

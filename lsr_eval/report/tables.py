@@ -62,7 +62,7 @@ EFFICIENCY_DISPLAY = (
     EfficiencyColumn("latency_mean_ms", "latency mean (ms)", 1.0, "latency"),
     EfficiencyColumn("latency_p50_ms", "latency p50 (ms)", 1.0, "latency"),
     EfficiencyColumn("latency_p99_ms", "latency p99 (ms)", 1.0, "latency"),
-    EfficiencyColumn("latency_parallel_mean_ms", "latency mean, parts in parallel (ms)", 1.0, "latency"),
+    EfficiencyColumn("latency_parallel_mean_ms", "parallel latency mean (ms)", 1.0, "latency"),
     EfficiencyColumn("flops", "FLOPs", 1.0, "flops"),
     EfficiencyColumn("postings_per_query", "postings per query", 1.0, "count"),
     EfficiencyColumn("postings", "postings", 1.0, "count"),
