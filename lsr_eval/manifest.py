@@ -144,6 +144,16 @@ def _canonical(obj: Any) -> Any:
     return json.loads(json.dumps(obj, sort_keys=True, default=str))
 
 
+def check_copy(manifest: Mapping[str, Any], dest: str | os.PathLike, source: str | os.PathLike) -> None:
+    """Refuse to copy a manifest recording a ``-dirty`` commit (an output made by uncommitted code, e.g. a cached
+    run reused by a clean checkout) under a repository's ``results/``."""
+    commit = str(manifest.get("commit") or "")
+    if results_root(dest) is not None and commit.endswith("-dirty"):
+        raise ProvenanceError(
+            f"{source} was made by uncommitted code ({commit}); it cannot go under {dest}: remove that folder (or "
+            "rerun with --overwrite) so that the current, committed code makes it again")
+
+
 def prepare_output(folder: str | os.PathLike, experiment: Mapping[str, Any], overwrite: bool = False) -> Path:
     """Create ``folder`` for ``experiment``; refuse one that holds a different experiment unless ``overwrite``.
 

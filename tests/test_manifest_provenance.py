@@ -103,3 +103,13 @@ def test_code_outside_git_cannot_write_results(repo: Path, tmp_path: Path, monke
     with pytest.raises(ProvenanceError, match="not a git checkout"):
         check_provenance(repo / "results" / "x")
     check_provenance(tmp_path / "x")  # outside any repository's results/: nothing to check
+
+
+def test_outputs_of_uncommitted_code_are_not_copied_into_results(repo: Path, tmp_path: Path):
+    from lsr_eval.manifest import check_copy
+
+    head = git(repo, "rev-parse", "HEAD")
+    with pytest.raises(ProvenanceError, match="made by uncommitted code"):
+        check_copy({"commit": head + "-dirty"}, repo / "results" / "bench" / "runs" / "x", tmp_path / "work" / "x")
+    check_copy({"commit": head}, repo / "results" / "bench" / "runs" / "x", tmp_path / "work" / "x")
+    check_copy({"commit": head + "-dirty"}, tmp_path / "out", tmp_path / "work" / "x")  # not under results/

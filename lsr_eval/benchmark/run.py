@@ -31,7 +31,7 @@ from lsr_eval.benchmark.config import SWEEP_KEYS, BenchmarkConfig, DatasetEntry,
 from lsr_eval.data.datasets import Dataset, load_dataset
 from lsr_eval.data.registry import GROUPS, expand
 from lsr_eval.errors import LsrEvalError
-from lsr_eval.manifest import check_provenance, read_manifest, write_manifest
+from lsr_eval.manifest import check_copy, check_provenance, read_manifest, write_manifest
 
 log = logging.getLogger(__name__)
 
@@ -185,6 +185,7 @@ SMALL_FILES = ("metrics.json", "manifest.json", "efficiency.json")
 
 
 def _copy_small(run_dir: Path, dest: Path) -> None:
+    check_copy(read_manifest(run_dir) or {}, dest, run_dir)  # no run of uncommitted code under results/
     dest.mkdir(parents=True, exist_ok=True)
     for name in SMALL_FILES:
         if (run_dir / name).exists():
