@@ -162,7 +162,8 @@ def tradeoff_figure(frame: pd.DataFrame, dataset: str, cost: str = "flops", meas
     if len(pts):
         front = pts[pts["on_front"]].sort_values("x")
         line, = ax.plot(front["x"], front["y"], linestyle="--", color="0.35", drawstyle="steps-post", linewidth=1,
-                        zorder=1)
+                        zorder=1, marker="o", markersize=13, markerfacecolor="none", markeredgecolor="0.35",
+                        markeredgewidth=0.8)  # a ring round each front point: a one-point front shows too
         line.set_gid(GID_FRONT)
     if t.log_x:
         _log_axis(ax.xaxis, ax.set_xscale, list(pts["x"]) + [x for x in pts["parallel_x"] if not math.isnan(x)])
@@ -234,7 +235,8 @@ def _tradeoff_legend(ax, pts: pd.DataFrame, colours: dict) -> None:
     if pts["parallel_x"].notna().any():
         handles.append(Line2D([], [], marker="D", linestyle="", markerfacecolor="white", markeredgecolor="0.3",
                               label="fusion, parts in parallel"))
-    handles.append(Line2D([], [], linestyle="--", color="0.35", label="Pareto front"))
+    handles.append(Line2D([], [], linestyle="--", color="0.35", marker="o", markersize=9, markerfacecolor="none",
+                          markeredgecolor="0.35", label="Pareto front (ringed points)"))
     ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
 
 
