@@ -1,0 +1,395 @@
+"""Side-by-side SPLADE encoding benchmark, in one run: lsr-eval's document encoder against Pyserini's
+``SpladeDocumentEncoder`` on the same model and the same SciFact documents, the head-matmul roofline measured in the
+same run, and the single-query encoding latency (one thread) of lsr-eval's lean path, its batched reference path and
+Pyserini's ``SpladeQueryEncoder``, with the integer-vector fidelity of the lean path.
+
+    python pipelines/bench_encode.py --out results/encode [--models splade-tiny minilm --docs 1000]
+
+Documents: the first ``--docs`` of SciFact's corpus (``title + " " + text``, 256 tokens max), batches of 32.
+
+* lsr-eval: :func:`lsr_eval.encode.batching.encode_window` over :class:`SpladeTextEncoder` (what ``lsr-eval encode``
+  runs per window: length-sorted batches, chunked head, CSR output, precision ``auto``).
+* Pyserini: ``SpladeDocumentEncoder.encode(batch, max_length=256)`` in corpus order (as its encode CLI feeds it),
+  under ``torch.inference_mode`` (favourable to it), its ``model`` replaced by lsr-eval's loaded one so both compute
+  the same function (MiniLM has no MLM head: Pyserini would load a random one; lsr-eval's identity head is kept).
+  Its output (``round(w / 5 * 256)`` per term) is compared with lsr-eval's weights quantised the same way.
+* Roofline: ``torch.mm`` of (T x E) hidden states by the (E x V) decoder in blocks of T = 8,192 tokens (one batch of
+  32 x 256), output preallocated, as many tokens as the documents have real tokens; its GFLOP/s gives the head-bound
+  limit ``GFLOP/s / (2 E V x real tokens per document)``. The three (lsr-eval, Pyserini, roofline) alternate part by
+  part (``--part-batches`` batches), so load on a shared machine drifts evenly over them.
+  The backbone's own work is not in that limit, so 100% is out of reach (MiniLM's backbone costs about as much as
+  its head).
+* Queries (``--query-models``): SciFact test + train queries, one at a time, one thread, interleaved query by query.
+  ``lean``: ``SpladeEncoder.encode([q])`` (fast tokenizer backend, chunked head, sparsify on the pooled vector);
+  ``reference``: the batched path of a batch of one with the full B x L x V logits (lsr-eval before the chunked
+  head); ``pyserini``: ``SpladeQueryEncoder.encode(q)`` with lsr-eval's model. Fidelity: integer query vectors
+  (``rint(100 w)``, top-k/threshold as configured) of ``lean`` against the batched reference path over all queries.
+
+The only pipelines allowed to import pyserini are listed in tests/test_import_boundary.py. ``pyserini.encode``
+builds an OpenAI client at import: a dummy ``OPENAI_API_KEY`` is set when none is, and the JVM is started by
+:mod:`lsr_eval.anserini.jvm` first. The machine may be shared: compare the ratios measured in the same run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+STAGE = "bench-encode"
+#: Pyserini's quantisation of SPLADE weights: round(w / 5 * 256) (pyserini/encode/_splade.py).
+PYSERINI_SCALE = 256 / 5
+#: lsr-eval's impact scale (export): rint(w * 100).
+SCALE = 100
+TARGET_VS_PYSERINI = 3.0
+TARGET_ROOFLINE = 0.5
+TARGET_QUERY_P50_MS = 1.0
+TARGET_QUERY_FIDELITY = 0.99
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--data", default=str(REPO.parent / "shared" / "data" / "beir" / "scifact"))
+    p.add_argument("--models", nargs="+", default=["splade-tiny", "minilm"])
+    p.add_argument("--query-models", nargs="*", default=["splade-tiny"])
+    p.add_argument("--docs", type=int, default=1000)
+    p.add_argument("--batch-size", type=int, default=32)
+    p.add_argument("--part-batches", type=int, default=4,
+                   help="batches per part: the paths alternate part by part (load drifts evenly over them)")
+    p.add_argument("--max-length", type=int, default=256)
+    p.add_argument("--max-length-q", type=int, default=64)
+    p.add_argument("--query-top-k", type=int, default=None, help="query sparsification (default: none)")
+    p.add_argument("--queries", type=int, default=0, help="query limit (0: all test + train queries)")
+    p.add_argument("--threads", type=int, default=0, help="torch threads for documents (0: torch's default)")
+    p.add_argument("--out", required=True)
+    return p.parse_args(argv)
+
+
+def read_docs(data: Path, n: int) -> list[str]:
+    from lsr_eval.data.types import Document
+
+    out = []
+    with open(data / "corpus.jsonl", encoding="utf-8") as f:
+        for line in f:
+            d = json.loads(line)
+            out.append(Document(d["_id"], d.get("text", ""), d.get("title", "")).contents)
+            if len(out) == n:
+                break
+    return out
+
+
+def read_queries(data: Path, limit: int) -> list[tuple[str, str]]:
+    judged = set()
+    for split in ("test", "train"):
+        with open(data / "qrels" / f"{split}.tsv", encoding="utf-8") as f:
+            next(f)
+            judged |= {line.split("\t")[0] for line in f if line.strip()}
+    out = []
+    with open(data / "queries.jsonl", encoding="utf-8") as f:
+        for line in f:
+            q = json.loads(line)
+            if q["_id"] in judged:
+                out.append((q["_id"], q["text"]))
+    return out[:limit] if limit else out
+
+
+class Roofline:
+    """The head's matrix product on its own: (T x E) hidden states by the (E x V) decoder in float32, in blocks of
+    ``block`` tokens (one batch of 32 x 256), output preallocated; flop-matched to the tokens each part encodes."""
+
+    def __init__(self, weight, block: int = 8192) -> None:
+        import torch
+
+        self.weight = weight
+        self.h = torch.randn(block, weight.shape[1])
+        self.out = torch.empty(block, weight.shape[0])
+        self.block = block
+        self.seconds = 0.0
+        self.tokens = 0
+        self.run(min(block, 1024))   # warm-up, not counted
+        self.seconds = 0.0
+        self.tokens = 0
+
+    def run(self, tokens: int) -> None:
+        import torch
+
+        t = time.perf_counter()
+        left = tokens
+        while left > 0:
+            n = min(left, self.block)
+            torch.mm(self.h[:n], self.weight.T, out=self.out[:n])
+            left -= n
+        self.seconds += time.perf_counter() - t
+        self.tokens += tokens
+
+    @property
+    def gflops(self) -> float:
+        return 2 * self.tokens * self.weight.shape[1] * self.weight.shape[0] / self.seconds / 1e9
+
+
+def pyserini_classes():
+    os.environ.setdefault("OPENAI_API_KEY", "sk-dummy")  # pyserini.encode builds an OpenAI client at import
+    from lsr_eval.anserini import jvm
+
+    jvm.start()  # before pyserini: the JVM runs with lsr-eval's runtime and options, pyserini finds it running
+    from pyserini.encode import SpladeDocumentEncoder, SpladeQueryEncoder
+
+    return SpladeDocumentEncoder, SpladeQueryEncoder
+
+
+def bench_documents(name: str, docs: list[str], args, PyDoc) -> dict[str, Any]:
+    import numpy as np
+    import torch
+
+    from lsr_eval.encode.batching import encode_window
+    from lsr_eval.encode.splade import SpladeTextEncoder
+    from lsr_eval.models.offline import resolve_model
+    from lsr_eval.models.splade import SpladeModel
+
+    path = resolve_model(name)
+    model = SpladeModel.from_pretrained(path, max_length_d=args.max_length, max_length_q=args.max_length_q)
+    enc = model.document
+    decoder = enc.mlm.get_output_embeddings()
+    e, v = decoder.in_features, decoder.out_features
+    roof = Roofline(decoder.weight.detach())
+    text_encoder = SpladeTextEncoder(enc)
+    enc.encode(docs[:4])   # warm-up
+    py = PyDoc(path, device="cpu")
+    py.model = enc.mlm   # the same function as lsr-eval's (see module docstring)
+    py.model.eval()
+    with torch.inference_mode():
+        py.encode(docs[:4], max_length=args.max_length)
+
+    # parts of ``part`` batches, each encoded by lsr-eval, then Pyserini, then the flop-matched roofline product
+    part = args.batch_size * args.part_batches
+    ours_s = py_s = 0.0
+    parts, n_tok, py_out = [], [], []
+    for s0 in range(0, len(docs), part):
+        chunk = docs[s0:s0 + part]
+        t = time.perf_counter()
+        window = encode_window(chunk, text_encoder, args.batch_size)
+        ours_s += time.perf_counter() - t
+        parts.append(window.weights)
+        n_tok.append(window.n_tokens)
+        t = time.perf_counter()
+        with torch.inference_mode():
+            for b0 in range(0, len(chunk), args.batch_size):
+                py_out += py.encode(chunk[b0:b0 + args.batch_size], max_length=args.max_length)
+        py_s += time.perf_counter() - t
+        roof.run(int(window.n_tokens.sum()))
+        print(f"  {s0 + len(chunk)} docs: lsr-eval {ours_s:.1f} s, pyserini {py_s:.1f} s, roofline {roof.seconds:.1f} s",
+              flush=True)
+    import scipy.sparse as sp
+
+    weights = sp.vstack(parts, format="csr")
+    tokens = int(sum(int(x.sum()) for x in n_tok))
+
+    # fidelity: lsr-eval's weights quantised as Pyserini does, special tokens left out of both
+    vocab = enc.tokenizer.get_vocab()
+    special = set(enc.tokenizer.all_special_tokens)
+    same = 0
+    diffs = []
+    w = weights
+    for i, d in enumerate(py_out):
+        theirs = {vocab[k]: q for k, q in d.items() if k not in special and q != 0}
+        row = w[i]
+        q = np.rint(row.data.astype(np.float64) * PYSERINI_SCALE).astype(np.int64)
+        ours = {int(j): int(x) for j, x in zip(row.indices, q) if x != 0}
+        if ours == theirs:
+            same += 1
+        else:
+            keys = set(ours) | set(theirs)
+            diffs.append(max(abs(ours.get(k, 0) - theirs.get(k, 0)) for k in keys))
+
+    flop_per_doc = 2 * e * v * tokens / len(docs)
+    head_bound = roof.gflops * 1e9 / flop_per_doc
+    ours_dps, py_dps = len(docs) / ours_s, len(docs) / py_s
+    return {
+        "model": name, "path": str(path), "docs": len(docs), "real_tokens": tokens,
+        "avg_real_tokens": tokens / len(docs), "hidden": e, "vocab": v, "batch_size": args.batch_size,
+        "max_length": args.max_length, "precision": enc.resolved_precision().to_dict(),
+        "threads": torch.get_num_threads(),
+        "lsr_eval": {"seconds": ours_s, "docs_per_s": ours_dps},
+        "pyserini": {"seconds": py_s, "docs_per_s": py_dps},
+        "ratio_vs_pyserini": ours_dps / py_dps,
+        "roofline": {"seconds": roof.seconds, "tokens": roof.tokens, "block_tokens": roof.block,
+                     "gflops": roof.gflops, "head_gflop_per_doc": flop_per_doc / 1e9,
+                     "head_bound_docs_per_s": head_bound},
+        "fraction_of_roofline": ours_dps / head_bound,
+        "fidelity_vs_pyserini": {"identical_docs": same, "docs": len(docs),
+                                 "max_abs_diff_pyserini_units": max(diffs, default=0)},
+        "targets": {"ratio_vs_pyserini": TARGET_VS_PYSERINI, "fraction_of_roofline": TARGET_ROOFLINE},
+        "met": {"ratio_vs_pyserini": ours_dps / py_dps >= TARGET_VS_PYSERINI,
+                "fraction_of_roofline": ours_dps / head_bound >= TARGET_ROOFLINE},
+    }
+
+
+def bench_queries(name: str, queries: list[tuple[str, str]], args, PyQuery) -> dict[str, Any]:
+    import numpy as np
+    import torch
+
+    from lsr_eval.models.offline import resolve_model
+    from lsr_eval.models.sparsify import Sparsify
+    from lsr_eval.models.splade import SpladeModel
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        path = resolve_model(name)
+        model = SpladeModel.from_pretrained(path, max_length_q=args.max_length_q,
+                                            sparsify_q=Sparsify(top_k=args.query_top_k))
+        lean = model.query
+        texts = [t for _, t in queries]
+
+        def integer(row) -> dict[int, int]:
+            q = np.rint(row.data.astype(np.float64) * SCALE).astype(np.int64)
+            return {int(j): int(x) for j, x in zip(row.indices, q) if x != 0}
+
+        # reference vectors: the batched path with the full logits (lsr-eval before the chunked head)
+        lean.chunked = False
+        ref = lean.encode(texts, batch_size=64, sparse=True).weights
+        lean.chunked = True
+
+        py = PyQuery(path, device="cpu")
+        py.model = lean.mlm
+
+        def run_lean(text):
+            return lean.encode([text], sparse=True).weights
+
+        def run_reference(text):   # without the chunked decoder, encode takes the batched path
+            lean.chunked = False
+            try:
+                return lean.encode([text], sparse=True).weights
+            finally:
+                lean.chunked = True
+
+        def run_pyserini(text):
+            with torch.inference_mode():
+                return py.encode(text, max_length=args.max_length_q)
+
+        paths = {"lean": run_lean, "reference": run_reference, "pyserini": run_pyserini}
+        times: dict[str, list[float]] = {k: [] for k in paths}
+        names = list(paths)
+        for text in texts[:10]:   # warm-up
+            for f in paths.values():
+                f(text)
+        same, differing = 0, []
+        for i, (qid, text) in enumerate(queries):
+            order = names[i % 3:] + names[:i % 3]
+            for k in order:
+                t = time.perf_counter()
+                out = paths[k](text)
+                times[k].append((time.perf_counter() - t) * 1e3)
+                if k == "lean":
+                    mine = integer(out[0])
+            theirs = integer(ref[i])
+            if mine == theirs:
+                same += 1
+            else:
+                keys = sorted(set(mine) | set(theirs))
+                differing.append({"id": qid, "text": text, "differences": {
+                    lean.terms[k]: [theirs.get(k, 0), mine.get(k, 0)] for k in keys if mine.get(k) != theirs.get(k)}})
+        summary = {k: {"p50_ms": statistics.median(v), "mean_ms": statistics.fmean(v),
+                       "p90_ms": float(np.percentile(v, 90)), "n": len(v)} for k, v in times.items()}
+        return {"model": name, "queries": len(queries), "threads": 1, "max_length_q": args.max_length_q,
+                "query_top_k": args.query_top_k, "latency": summary,
+                "fidelity": {"identical_integer_vectors": same, "queries": len(queries),
+                             "fraction": same / len(queries), "differing": differing,
+                             "reference": "batched path, full logits, batches of 64"},
+                "targets": {"p50_ms": TARGET_QUERY_P50_MS, "fidelity": TARGET_QUERY_FIDELITY},
+                "met": {"p50_ms": summary["lean"]["p50_ms"] <= TARGET_QUERY_P50_MS,
+                        "fidelity": same / len(queries) >= TARGET_QUERY_FIDELITY}}
+    finally:
+        torch.set_num_threads(threads)
+
+
+def summary_md(result: dict[str, Any]) -> str:
+    lines = ["# SPLADE encoding: lsr-eval vs Pyserini, roofline, query latency", "",
+             f"One run, same models and documents (first {result['parameters']['docs']} SciFact documents, "
+             f"{result['parameters']['max_length']} tokens max, batches of {result['parameters']['batch_size']}). "
+             f"Machine: {result['machine']}. The machine was shared with other jobs: the ratios, measured in the "
+             "same run, are the comparable figures.", "",
+             "| model | precision | lsr-eval docs/s | Pyserini docs/s | ratio (target >= 3) | roofline GFLOP/s "
+             "| head-bound docs/s | % of roofline (target >= 50) | identical vectors vs Pyserini |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for d in result["documents"]:
+        lines.append(
+            f"| {d['model']} | {d['precision']['name']} ({d['precision']['reason']}) | {d['lsr_eval']['docs_per_s']:.1f} "
+            f"| {d['pyserini']['docs_per_s']:.1f} | {d['ratio_vs_pyserini']:.2f}x "
+            f"{'(met)' if d['met']['ratio_vs_pyserini'] else '(**missed**)'} | {d['roofline']['gflops']:.0f} "
+            f"| {d['roofline']['head_bound_docs_per_s']:.1f} | {100 * d['fraction_of_roofline']:.0f}% "
+            f"{'(met)' if d['met']['fraction_of_roofline'] else '(**missed**)'} "
+            f"| {d['fidelity_vs_pyserini']['identical_docs']}/{d['fidelity_vs_pyserini']['docs']} |")
+    for q in result["queries"]:
+        lat = q["latency"]
+        fid = q["fidelity"]
+        lines += ["", f"Query encoding, {q['model']}, one thread, {q['queries']} SciFact test + train queries "
+                  "(interleaved query by query):", "",
+                  "| path | p50 ms | mean ms | p90 ms |", "|---|---|---|---|"]
+        for k in ("lean", "reference", "pyserini"):
+            lines.append(f"| {k} | {lat[k]['p50_ms']:.2f} | {lat[k]['mean_ms']:.2f} | {lat[k]['p90_ms']:.2f} |")
+        lines += ["", f"Target p50 <= 1 ms: {'met' if q['met']['p50_ms'] else '**missed**'} "
+                  f"({lat['lean']['p50_ms']:.2f} ms). Identical integer vectors (lean vs batched full-logits "
+                  f"reference): {fid['identical_integer_vectors']}/{fid['queries']} ({100 * fid['fraction']:.2f}%, "
+                  f"target >= 99%: {'met' if q['met']['fidelity'] else '**missed**'})."]
+        for d in fid["differing"][:20]:
+            lines.append(f"- {d['id']}: {d['differences']} (reference, lean)")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    import platform
+
+    import torch
+
+    from lsr_eval.manifest import write_manifest
+    from lsr_eval.models.precision import cpu_flags
+
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    PyDoc, PyQuery = pyserini_classes()
+    data = Path(args.data)
+    docs = read_docs(data, args.docs)
+    queries = read_queries(data, args.queries)
+    flags = sorted(f for f in cpu_flags() if f.startswith(("avx", "amx")))
+    result: dict[str, Any] = {
+        "parameters": {"docs": len(docs), "batch_size": args.batch_size, "max_length": args.max_length,
+                       "max_length_q": args.max_length_q, "models": args.models, "query_models": args.query_models},
+        "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, torch threads "
+                   f"{torch.get_num_threads()}, flags {' '.join(flags)}",
+        "documents": [], "queries": []}
+    for name in args.models:
+        print(f"documents: {name}", flush=True)
+        result["documents"].append(bench_documents(name, docs, args, PyDoc))
+        print(json.dumps({k: result["documents"][-1][k] for k in ("lsr_eval", "pyserini", "ratio_vs_pyserini",
+                                                                  "fraction_of_roofline")}), flush=True)
+    for name in args.query_models:
+        print(f"queries: {name}", flush=True)
+        result["queries"].append(bench_queries(name, queries, args, PyQuery))
+        print(json.dumps(result["queries"][-1]["latency"]), flush=True)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "bench_encode.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    (out / "summary.md").write_text(summary_md(result), encoding="utf-8")
+    write_manifest(out, STAGE, {"bench": "encode", **result["parameters"]},
+                   outputs=["bench_encode.json", "summary.md"],
+                   figures={d["model"]: {"lsr_eval_docs_per_s": d["lsr_eval"]["docs_per_s"],
+                                         "pyserini_docs_per_s": d["pyserini"]["docs_per_s"],
+                                         "ratio": d["ratio_vs_pyserini"],
+                                         "fraction_of_roofline": d["fraction_of_roofline"]}
+                            for d in result["documents"]})
+    print(summary_md(result))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
