@@ -211,3 +211,14 @@ def test_training_figure_log_axis_and_styles_for_shared_k(tmp_path):
     assert legend(ax) == ["k=1", "k=16 (a)", "k=16 (b)"]
     flat = training_figure([run("c", 1.0, [3.0, 2.0, 1.5])], "loss", smooth=1).axes[0]
     assert flat.get_yscale() == "linear"
+
+
+def test_a_family_keeps_its_colour_across_figures(frame):
+    trade = tradeoff_figure(frame, "msmarco-dev", "flops")
+    colour = {c.get_gid()[6:]: tuple(c.get_facecolor()[0]) for c in trade.axes[0].collections
+              if (c.get_gid() or "").startswith("point:")}
+    resc = rescaling_figure(frame, "msmarco-dev")
+    by_label = {c.get_label(): tuple(c.get_facecolor()[0]) for c in resc.axes[0].collections}
+    minilm = next(v for k, v in by_label.items() if "splade-minilm-k4" in k)
+    ettin = next(v for k, v in by_label.items() if "splade-ettin-k16" in k)
+    assert minilm == colour["splade-minilm-k4"] and ettin == colour["splade-ettin-k16"] and minilm != ettin

@@ -270,22 +270,24 @@ def read_tradeoff(fig: "Figure") -> dict:
 def rescaling_figure(frame: pd.DataFrame, dataset: str, measure: str | None = None,
                      title: str | None = None) -> "Figure":
     """``measure`` (default: the dataset's main measure) of each model with a rescaling k on ``dataset`` against
-    k (log2 axis): colour per backbone (as in the trade-off figures), a line through each backbone's models when
+    k (log2 axis): colour per family (the trade-off figures' colours), a line through each backbone's models when
     they have distinct k, every model labelled with its system name."""
     rows = frame[(frame["dataset"] == dataset) & frame["k"].notna()]
     measure = measure or main_measure(frame, dataset)
     if rows.empty or measure is None or measure not in rows.columns:
         raise ConfigError(f"no model with a rescaling k and a {measure!r} value on {dataset!r}")
+    from lsr_eval.report.tradeoff import row_family
+
     fig = _figure()
     ax = fig.add_subplot()
     group_col = group_column(frame)
-    groups = list(dict.fromkeys(frame[group_col]))
-    colours = _colours(len(groups))
+    families = list(dict.fromkeys(row_family(r) for _, r in frame.iterrows()))  # as in the trade-off figures
+    palette = dict(zip(families, _colours(len(families))))
     ok = rows[rows[measure].notna()]
     skipped = [f"{r['system']} ({why_missing(r['status'])})" for _, r in rows[rows[measure].isna()].iterrows()]
     for group, mine in ok.groupby(group_col, sort=False):
         mine = mine.sort_values("k")
-        colour = colours[groups.index(group)]
+        colour = palette[row_family(mine.iloc[0])]
         if mine["k"].is_unique and len(mine) > 1:
             ax.plot(mine["k"], mine[measure], color=colour, linewidth=1, alpha=0.6, zorder=2)
         for i, (_, r) in enumerate(mine.iterrows()):
