@@ -92,6 +92,33 @@ def test_rank_methods(method):
     _check(f.run["q1"], expected)
 
 
+# Training runs for the trained methods; t1 and t2 each judge r relevant.
+TRAIN_QRELS = {"t1": {"r": 1}, "t2": {"r": 1}}
+TRAIN_A = {"t1": {"x": 3.0, "r": 2.0, "y": 1.0}, "t2": {"r": 5.0, "z": 4.0}}  # r at ranks 2 and 1
+TRAIN_B = {"t1": {"r": 9.0, "x": 1.0}, "t2": {"z": 3.0, "y": 2.0, "r": 1.0}}  # r at ranks 1 and 3
+
+
+def test_posfuse_with_probabilities_estimated_on_two_queries():
+    from lsr_eval.fusion import tune_weights
+
+    t = tune_weights([TRAIN_A, TRAIN_B], TRAIN_QRELS, "posfuse", reported=["q1"])
+    # P(relevant | rank) = relevant at that rank / training queries with that rank. A: 1/2, 1/2, 0/1. B: 1/2, 0/2, 1/1.
+    assert [list(p) for p in t.params["probs"]] == [[0.5, 0.5, 0.0], [0.5, 0.0, 1.0]]
+    # A: a1 b2 c3; B: b1 d2 a3 e4 (rank 4 is past B's estimates: 0)
+    _check(fuse([A, B], "posfuse", params=t.params).run["q1"],
+           {"a": 0.5 + 1.0, "b": 0.5 + 0.5, "c": 0.0, "d": 0.0, "e": 0.0})
+
+
+def test_mapfuse_with_map_on_the_training_queries():
+    from lsr_eval.fusion import tune_weights
+
+    t = tune_weights([TRAIN_A, TRAIN_B], TRAIN_QRELS, "mapfuse", reported=["q1"])
+    # MAP: A (1/2 + 1) / 2 = .75; B (1 + 1/3) / 2 = 2/3. Score: sum_r MAP_r / rank_r(d).
+    assert t.params["map_scores"] == pytest.approx([0.75, 2 / 3], abs=1e-12)
+    _check(fuse([A, B], "mapfuse", params=t.params).run["q1"],
+           {"a": 0.75 + (2 / 3) / 3, "b": 0.75 / 2 + 2 / 3, "c": 0.75 / 3, "d": (2 / 3) / 2, "e": (2 / 3) / 4})
+
+
 def test_every_untrained_method_is_checked_here_or_in_test_fusion():
     from lsr_eval.fusion.methods import METHODS
 
