@@ -197,3 +197,24 @@ def test_missing_model_folder_is_refused_before_any_run(tmp_path):
         check_on_disk(cfg)
     assert main(["benchmark", path, "--work-dir", str(tmp_path / "work")]) != 0
     assert not (tmp_path / "work" / "benchmarks").exists()  # nothing ran
+
+
+def test_latency_rounds_interleave_systems_and_keep_each_querys_fastest_time(monkeypatch):
+    from types import SimpleNamespace
+
+    import lsr_eval.benchmark.run as run
+
+    times = {"a": [[3.0, 1.0], [2.0, 5.0], [4.0, 0.5]], "b": [[10.0, 10.0], [8.0, 12.0], [9.0, 9.0]]}
+    order = []
+
+    def fake(system, dataset, run_dir, cfg):
+        order.append(system)
+        return {"samples_ms": {"total": times[system][sum(s == system for s in order) - 1]}}
+
+    monkeypatch.setattr(run, "_latency", fake)
+    out = run._measure_latencies({"a": ("a", None), "b": ("b", None)}, None, SimpleNamespace(rounds=3))
+    assert order == ["a", "b", "b", "a", "a", "b"]  # each round starts one system later
+    assert out["a"]["samples_ms"]["total"] == [2.0, 0.5] and out["b"]["samples_ms"]["total"] == [8.0, 9.0]
+    assert out["a"]["rounds"] == 3 and out["a"]["per_query"] == "fastest over the rounds"
+    columns, record = run._latency_columns(out["b"])
+    assert columns["latency_mean_ms"] == 8.5 and record["latency_ms"]["total"]["max_ms"] == 9.0

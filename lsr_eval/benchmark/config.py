@@ -70,9 +70,13 @@ class SignificanceEntry:
 
 @dataclass(frozen=True)
 class EfficiencyEntry:
+    """Latency protocol: ``latency_queries`` queries after ``warmup`` unmeasured ones, ``hits`` per query, in
+    ``rounds`` rounds over all systems (each query keeps its fastest time; see ``benchmark.run``)."""
+
     latency_queries: int = 100
     warmup: int = 10
     hits: int = 1000
+    rounds: int = 1
 
 
 #: Sweep keys -> (SpladeSettings field, point-label prefix, value type).
@@ -207,7 +211,7 @@ def load_config(path: str | os.PathLike) -> BenchmarkConfig:
     eff = raw.get("efficiency")
     if eff is not None:
         eff = EfficiencyEntry(**_build(EfficiencyEntry, eff, f"{where}: efficiency"))
-        for name, low in (("latency_queries", 1), ("warmup", 0), ("hits", 1)):
+        for name, low in (("latency_queries", 1), ("warmup", 0), ("hits", 1), ("rounds", 1)):
             value = getattr(eff, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
                 raise ConfigError(f"{where}: efficiency {name}={value!r}; expected an integer >= {low}")

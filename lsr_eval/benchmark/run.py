@@ -98,67 +98,119 @@ def _fuse(entry: FusionEntry, runs: dict[str, Any], tune_runs: dict[str, Any] | 
 SAMPLES = "_latency_samples_ms"
 
 
-def _efficiency(system: SystemEntry, dataset: Dataset, run_dir: Path, cfg, threads: int) -> dict[str, Any]:
-    """FLOPs, postings, active dimensions, index size and single-thread latency of one system on one dataset."""
-    from lsr_eval.anserini.searcher import Bm25Searcher, ImpactSearcher
+def _costs(system: SystemEntry, dataset: Dataset, run_dir: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """FLOPs, postings, active dimensions and index size of one system on one dataset: (row columns, the FLOPs
+    record of its ``efficiency.json``)."""
     from lsr_eval.efficiency.postings import folder_bytes
 
     manifest = read_manifest(run_dir) or {}
-    queries = dataset.queries()[: cfg.latency_queries + cfg.warmup]
-    row: dict[str, Any] = {}
     if system.kind == "bm25":
         from lsr_eval.anserini.term_stats import TermStats
-        from lsr_eval.efficiency.latency import LatencySummary, timed
         from lsr_eval.efficiency.term_flops import term_flops
 
         index = manifest["index"]["path"]
-        row["index_bytes"] = folder_bytes(index)
         with TermStats(index) as stats:
             terms = [stats.analyze(q.text) for q in dataset.queries()]
             report = term_flops(terms, stats.doc_freqs(t for q in terms for t in q), stats.documents)
             documents, postings = stats.documents, stats.postings
-        row.update(flops=report.flops, postings=postings, postings_per_query=report.postings_per_query,
-                   avg_q_dims=report.mean_query_terms, avg_d_dims=postings / documents)
-        with Bm25Searcher(index) as s:
-            ms, _ = timed(lambda q: s.search(q.text, cfg.hits), queries, cfg.warmup)
-        lat = LatencySummary.from_ms(ms)
-        row.update(latency_mean_ms=lat.mean_ms, latency_p50_ms=lat.p50_ms, latency_p99_ms=lat.p99_ms)
-        row[SAMPLES] = ms
-        flops = {**report.to_dict(), "documents": {"vectors": documents, "active_entries": postings,
-                                                   "avg_active_dims": row["avg_d_dims"]},
-                 "queries": {"vectors": report.queries, "empty_vectors": report.empty_queries,
-                             "avg_active_dims": report.mean_query_terms}}
-        (run_dir / "efficiency.json").write_text(json.dumps({"flops": flops, "latency": {
-            "latency_ms": {"total": lat.to_dict()}, "k": cfg.hits, "warmup_queries": cfg.warmup,
-            "samples_ms": {"total": ms}}}, indent=2) + "\n")
-        return row
+        row = dict(flops=report.flops, postings=postings, postings_per_query=report.postings_per_query,
+                   avg_q_dims=report.mean_query_terms, avg_d_dims=postings / documents, index_bytes=folder_bytes(index))
+        return row, {**report.to_dict(), "documents": {"vectors": documents, "active_entries": postings,
+                                                       "avg_active_dims": row["avg_d_dims"]},
+                     "queries": {"vectors": report.queries, "empty_vectors": report.empty_queries,
+                                 "avg_active_dims": report.mean_query_terms}}
     from lsr_eval.efficiency.flops import count_encoding, count_weight_maps, flops_report
-    from lsr_eval.efficiency.latency import measure_latency
     from lsr_eval.encode.reader import read_vocab
-    from lsr_eval.experiments.splade import SpladeSettings, doc_prune, load_model
-    from lsr_eval.commands._model_args import resolve_model
+    from lsr_eval.experiments.splade import doc_prune
     from lsr_eval.export.queries import read_query_jsonl
 
     paths = manifest["paths"]
-    scale = manifest["quantization"]["scale"]
-    settings = SpladeSettings(**{**system.params, "model": resolve_model(system.params["model"])})
-    prune = doc_prune(settings)
-    docs = count_encoding(paths["encoding"], "impact", scale, prune=prune if prune.active else None)
+    prune = doc_prune(_splade_settings(system))
+    docs = count_encoding(paths["encoding"], "impact", manifest["quantization"]["scale"],
+                          prune=prune if prune.active else None)
     q = count_weight_maps(read_query_jsonl(run_dir / "queries" / "queries.jsonl"), read_vocab(paths["encoding"]))
     report = flops_report(docs, q)
-    row.update(flops=report.flops, postings=docs.total_active, postings_per_query=report.flops * docs.n,
+    row = dict(flops=report.flops, postings=docs.total_active, postings_per_query=report.flops * docs.n,
                avg_d_dims=docs.mean_active, avg_q_dims=q.mean_active, index_bytes=folder_bytes(paths["index"]))
+    return row, report.to_dict()
+
+
+def _splade_settings(system: SystemEntry):
+    from lsr_eval.commands._model_args import resolve_model
+    from lsr_eval.experiments.splade import SpladeSettings
+
+    return SpladeSettings(**{**system.params, "model": resolve_model(system.params["model"])})
+
+
+def _latency(system: SystemEntry, dataset: Dataset, run_dir: Path, cfg) -> dict[str, Any]:
+    """One single-thread latency measurement of one system: ``samples_ms`` per part (``total``; SPLADE also
+    ``encode`` and ``search``), in query order, and the protocol (:mod:`lsr_eval.efficiency.latency`)."""
+    from lsr_eval.anserini.searcher import Bm25Searcher, ImpactSearcher
+
+    manifest = read_manifest(run_dir) or {}
+    queries = dataset.queries()[: cfg.latency_queries + cfg.warmup]
+    if system.kind == "bm25":
+        from lsr_eval.efficiency.latency import timed
+
+        with Bm25Searcher(manifest["index"]["path"]) as s:
+            ms, _ = timed(lambda q: s.search(q.text, cfg.hits), queries, cfg.warmup)
+        return {"k": cfg.hits, "warmup_queries": cfg.warmup, "samples_ms": {"total": ms}}
+    from lsr_eval.efficiency.latency import measure_latency
+    from lsr_eval.experiments.splade import load_model
+
+    settings = _splade_settings(system)
     model = load_model(settings)
-    with ImpactSearcher(paths["index"], max_clauses=settings.max_clauses) as s:
-        lat = measure_latency(queries, model.query, s, k=cfg.hits, scale=scale, warmup=cfg.warmup).to_dict(samples=True)
-    total = lat["latency_ms"]["total"]
-    row.update(latency_mean_ms=total["mean_ms"], latency_p50_ms=total["p50_ms"], latency_p99_ms=total["p99_ms"],
-               latency_encode_p50_ms=lat["latency_ms"]["encode"]["p50_ms"],
-               latency_search_p50_ms=lat["latency_ms"]["search"]["p50_ms"])
-    row[SAMPLES] = lat["samples_ms"]["total"]
-    (run_dir / "efficiency.json").write_text(json.dumps({"flops": report.to_dict(), "latency": lat}, indent=2,
-                                                        default=str) + "\n")
-    return row
+    with ImpactSearcher(manifest["paths"]["index"], max_clauses=settings.max_clauses) as s:
+        lat = measure_latency(queries, model.query, s, k=cfg.hits, scale=manifest["quantization"]["scale"],
+                              warmup=cfg.warmup).to_dict(samples=True)
+    lat.pop("latency_ms")
+    return lat
+
+
+def _measure_latencies(pending: dict[str, tuple[SystemEntry, Path]], dataset: Dataset, cfg
+                       ) -> dict[str, dict[str, Any]]:
+    """Latency of every pending system, in ``cfg.rounds`` rounds; each round measures every system in turn
+    (starting one system later than the round before), and each query keeps, per part, its fastest time over the
+    rounds: load from other processes then hits every system alike and its spikes drop out. A system whose
+    measurement fails is left out (logged)."""
+    names = list(pending)
+    out: dict[str, dict[str, Any]] = {}
+    for r in range(cfg.rounds):
+        for name in names[r % len(names):] + names[: r % len(names)] if names else []:
+            if r and name not in out:
+                continue  # failed in an earlier round
+            system, run_dir = pending[name]
+            try:
+                lat = _latency(system, dataset, run_dir, cfg)
+            except (LsrEvalError, KeyError, OSError) as e:
+                log.error("latency of %s failed: %s", name, e)
+                out.pop(name, None)
+                continue
+            if name not in out:
+                out[name] = lat
+            else:
+                best = out[name]["samples_ms"]
+                for part, ms in lat["samples_ms"].items():
+                    best[part] = [min(a, b) for a, b in zip(best[part], ms)]
+    for lat in out.values():
+        lat.update(rounds=cfg.rounds, per_query="fastest over the rounds" if cfg.rounds > 1 else "one round")
+        if "encode" in lat["samples_ms"] and cfg.rounds > 1:  # min per part: total is min of totals, not a sum
+            lat["note"] = "encode, search and total: each its own per-query minimum over the rounds"
+    return out
+
+
+def _latency_columns(lat: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Row columns and the latency record of ``efficiency.json`` from :func:`_measure_latencies` output."""
+    from lsr_eval.efficiency.latency import LatencySummary
+
+    summaries = {part: LatencySummary.from_ms(ms).to_dict() for part, ms in lat["samples_ms"].items()}
+    total = summaries["total"]
+    row = {"latency_mean_ms": total["mean_ms"], "latency_p50_ms": total["p50_ms"], "latency_p99_ms": total["p99_ms"],
+           SAMPLES: lat["samples_ms"]["total"]}
+    if "encode" in summaries:
+        row.update(latency_encode_p50_ms=summaries["encode"]["p50_ms"],
+                   latency_search_p50_ms=summaries["search"]["p50_ms"])
+    return row, {**lat, "latency_ms": summaries}
 
 
 def _fusion_cost(entry: FusionEntry, by_name: dict[str, dict[str, Any]]) -> dict[str, Any]:
@@ -215,6 +267,8 @@ def run_benchmark(cfg: BenchmarkConfig, work: Path, threads: int = 2):
         measures = list(dataset.measures)
         runs: dict[str, Any] = {}
         by_name: dict[str, dict[str, Any]] = {}
+        pending: dict[str, tuple[SystemEntry, Path]] = {}  # systems whose latency is to be measured
+        flops: dict[str, dict[str, Any]] = {}
         for system in systems:
             run_dir = run_root / system.name / label
             row = {"dataset": label, "system": system.name, **_system_columns(system), "status": "ok"}
@@ -228,13 +282,26 @@ def run_benchmark(cfg: BenchmarkConfig, work: Path, threads: int = 2):
                 row["status"] = f"failed: {e}"
             if cfg.efficiency and system.name in runs:
                 try:
-                    row.update(_efficiency(system, dataset, run_dir, cfg.efficiency, threads))
+                    costs, flops[system.name] = _costs(system, dataset, run_dir)
+                    row.update(costs)
+                    pending[system.name] = (system, run_dir)
                 except (LsrEvalError, KeyError, OSError) as e:  # the run stands; its efficiency cells say why
                     log.error("efficiency of %s on %s failed: %s", system.name, label, e)
                     row["efficiency_status"] = f"failed: {e}"
-            _copy_small(run_dir, out / "runs" / system.name / label)
             rows.append(row)
             by_name[system.name] = row
+        if cfg.efficiency:  # after every run: the rounds interleave the systems
+            latencies = _measure_latencies(pending, dataset, cfg.efficiency)
+            for name, (system, run_dir) in pending.items():
+                record: dict[str, Any] = {"flops": flops[name]}
+                if name in latencies:
+                    columns, record["latency"] = _latency_columns(latencies[name])
+                    by_name[name].update(columns)
+                else:
+                    by_name[name]["efficiency_status"] = "failed: latency (see the log)"
+                (run_dir / "efficiency.json").write_text(json.dumps(record, indent=2, default=str) + "\n")
+        for system in systems:
+            _copy_small(run_root / system.name / label, out / "runs" / system.name / label)
         tune_runs = tune_qrels = None
         if entry.tune_split and any(f.tune for f in cfg.fusion):
             tune_ds = load_dataset(entry.spec, entry.tune_split)
