@@ -150,7 +150,8 @@ def test_labels_do_not_overlap():
     boxes = {t.get_gid(): t.get_window_extent(renderer) for t in fig.axes[0].texts if t.get_gid()}
     assert not boxes["label:bm25"].overlaps(boxes["label:m-d64"])
     axes_box = fig.axes[0].get_window_extent(renderer)
-    assert all(axes_box.x0 <= b.x0 and b.x1 <= axes_box.x1 for b in boxes.values())  # labels stay inside
+    assert all(axes_box.x0 <= b.x0 and b.x1 <= axes_box.x1 and axes_box.y0 <= b.y0 and b.y1 <= axes_box.y1
+               for b in boxes.values())  # labels stay inside the axes
 
 
 def test_training_loss_curves(results, tmp_path):

@@ -189,11 +189,16 @@ def tradeoff_figure(frame: pd.DataFrame, dataset: str, cost: str = "flops", meas
 
 #: Vertical offsets (points) tried in turn for a label that would overlap one placed before it.
 LABEL_SHIFTS = (3, -10, 12, -19, 21, -28, 30)
+#: Radius (points) of a point's marker that labels keep clear of (markers are drawn with s=55, ~7.4 pt wide).
+MARKER_RADIUS_PT = 4.5
 
 
 def _place_labels(ax, labels: list) -> None:
-    """Labels of points in the right fifth of the axes go to the left of their point (else they leave the axes);
-    a label overlapping one placed before it moves up or down (:data:`LABEL_SHIFTS`), by increasing cost."""
+    """Each label goes right of its point (left of it in the right fifth of the axes, else it would leave them);
+    one that would overlap a label placed before it or another point's marker, or leave the axes, moves up or down
+    (:data:`LABEL_SHIFTS`), then tries the other side; labels are placed by increasing cost."""
+    from matplotlib.transforms import Bbox
+
     fig = ax.figure
     if not hasattr(fig.canvas, "get_renderer"):
         from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -202,17 +207,37 @@ def _place_labels(ax, labels: list) -> None:
     fig.draw_without_rendering()  # the layout, so that label boxes are where they will be drawn
     renderer = fig.canvas.get_renderer()
     to_axes = ax.transData + ax.transAxes.inverted()
+    radius = MARKER_RADIUS_PT * fig.dpi / 72
+    markers = {}
+    for text in labels:
+        cx, cy = ax.transData.transform(text.xy)
+        markers[id(text)] = Bbox([[cx - radius, cy - radius], [cx + radius, cy + radius]])
     placed = []
+    frame = ax.get_window_extent(renderer)
     for text in sorted(labels, key=lambda t: (t.xy[0], t.xy[1])):
+        obstacles = placed + [m for key, m in markers.items() if key != id(text)]
         x, _ = to_axes.transform(text.xy)
-        dx = -LABEL_OFFSET[0] if x > 0.8 else LABEL_OFFSET[0]
-        if x > 0.8:
-            text.set_horizontalalignment("right")
-        for dy in LABEL_SHIFTS:
-            text.xyann = (dx, dy)
-            box = text.get_window_extent(renderer)
-            if not any(box.overlaps(other) for other in placed):
+        sides = [(-LABEL_OFFSET[0], "right"), (LABEL_OFFSET[0], "left")]
+        if x <= 0.8:
+            sides.reverse()
+        if x < 0.2:
+            sides = sides[:1]  # a label left of a point near the left edge would leave the axes
+        chosen = None
+        for dx, align in sides:
+            text.set_horizontalalignment(align)
+            for dy in LABEL_SHIFTS:
+                text.xyann = (dx, dy)
+                box = text.get_window_extent(renderer)
+                inside = frame.x0 <= box.x0 and box.x1 <= frame.x1 and frame.y0 <= box.y0 and box.y1 <= frame.y1
+                if inside and not any(box.overlaps(other) for other in obstacles):
+                    chosen = (dx, dy, align)
+                    break
+            if chosen:
                 break
+        if chosen is None:  # crowded everywhere: the first place
+            dx, align = sides[0]
+            text.set_horizontalalignment(align)
+            text.xyann = (dx, LABEL_SHIFTS[0])
         placed.append(text.get_window_extent(renderer))
 
 
