@@ -136,3 +136,22 @@ def test_single_text_lean_path_equals_batched(family):
         assert alone.n_tokens[0] == batched.n_tokens[0] and alone.truncated[0] == batched.truncated[0]
     long = enc.encode([TEXTS[1]])          # longer than 24 tokens: the batched path truncates it
     assert long.truncated.tolist() == [True] and long.n_tokens.tolist() == [24]
+
+
+def test_copies_and_pickles_keep_their_own_decoder():
+    import copy
+    import pickle
+
+    enc = SpladeEncoder.from_pretrained(tiny_model("bert"), 32)
+    enc.encode(TEXTS[:2])                       # installs the decoder switch
+    twin = copy.deepcopy(enc)
+    with torch.no_grad():
+        twin.mlm.get_output_embeddings().bias.add_(1.0)
+    batch = enc.tokenize(TEXTS[:2])
+    for other in (twin, pickle.loads(pickle.dumps(twin))):
+        other.chunked = False                   # full logits: the copy's decoder forward, its own bias
+        full = other.encode(TEXTS[:2]).weights
+        other.chunked = True
+        torch.testing.assert_close(other.encode(TEXTS[:2]).weights, full, rtol=1e-5, atol=1e-6)
+        assert not torch.equal(full, enc.encode(TEXTS[:2]).weights)
+    assert batch["input_ids"].shape[0] == 2

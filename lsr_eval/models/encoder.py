@@ -39,20 +39,27 @@ from lsr_eval.models.terms import vocab_terms
 _UNSET_MODEL_MAX_LENGTH = 1_000_000
 #: per thread: True while a forward pass wants the decoder's input (head features) instead of its logits.
 _FEATURES = threading.local()
-_SWITCH_ATTR = "_lsr_eval_feature_switch"
+
+
+class _SwitchableForward:
+    """A decoder's forward with the :func:`head_features` switch: returns its input while the switch is on, else
+    runs the decoder's own forward. An object, not a closure, so deep copies and pickles call their own module."""
+
+    def __init__(self, module: nn.Module, base) -> None:
+        self.module = module
+        self.base = base          # the class's forward (a function), or an earlier per-instance override's
+
+    def __call__(self, x):
+        return x if getattr(_FEATURES, "on", False) else self.base(self.module, x)
 
 
 def _install_feature_switch(decoder: nn.Module) -> None:
     """Let :func:`head_features` make ``decoder`` return its input (idempotent; parameters unchanged)."""
-    if getattr(decoder, _SWITCH_ATTR, False):
+    own = decoder.__dict__.get("forward")
+    if isinstance(own, _SwitchableForward):
         return
-    previous = decoder.forward
-
-    def forward(self, x):
-        return x if getattr(_FEATURES, "on", False) else previous(x)
-
-    decoder.forward = types.MethodType(forward, decoder)
-    setattr(decoder, _SWITCH_ATTR, True)
+    base = own.__func__ if isinstance(own, types.MethodType) else type(decoder).forward
+    decoder.forward = _SwitchableForward(decoder, base)
 
 
 def chunkable_decoder(mlm: nn.Module) -> nn.Linear | None:
