@@ -65,3 +65,17 @@ def test_splade_tiny_vectors_equal_pyserini_on_three_texts():
         ours_f = {ours.terms[c]: float(v) for c, v in zip(enc.weights.indices[s:e], enc.weights.data[s:e])}
         assert set(ours_f) == set(floats)
         assert max(abs(ours_f[t] - floats[t]) for t in floats) < 1e-5
+
+
+def test_float_top_by_hand():
+    """Exact float ranking: special column dropped, the query's own id left out, zero scores never kept."""
+    import scipy.sparse as sp
+
+    # columns: 0 = special, 1..3 terms. docs d1 = (9, 1, 0, 0), d2 = (0, 0, 2, 0), q2 = (0, 0.5, 0.5, 0)
+    docs = sp.csr_matrix(np.array([[9, 1, 0, 0], [0, 0, 2, 0], [0, 0.5, 0.5, 0]], dtype=np.float32))
+    queries = sp.csr_matrix(np.array([[5, 1, 1, 0], [0, 0, 0, 1]], dtype=np.float32))
+    # query q2 (id "q2" is also a document id): scores d1 1, d2 2, q2 1 -> q2 removed
+    top = parity.float_top(queries, docs, ["q2", "q9"], ["d1", "d2", "q2"], {0}, remove_query=True, depth=2)
+    assert top == {"q2": {"d2", "d1"}, "q9": set()}
+    top = parity.float_top(queries, docs, ["q2", "q9"], ["d1", "d2", "q2"], {0}, remove_query=False, depth=1)
+    assert top == {"q2": {"d2"}, "q9": set()}
