@@ -11,14 +11,13 @@ Cost: one ``lexsort`` over the stored entries of a block (rows x vocabulary CSR)
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
-from lsr_eval.errors import ConfigError
+from lsr_eval.models.options import check_term_budget
 
 
 @dataclass(frozen=True)
@@ -29,12 +28,7 @@ class Prune:
     threshold: float = 0.0
 
     def __post_init__(self) -> None:
-        if self.top_k is not None and (isinstance(self.top_k, bool) or not isinstance(self.top_k, int)
-                                       or self.top_k < 1):
-            raise ConfigError(f"prune top_k={self.top_k!r}: expected an integer >= 1 or None")
-        if (isinstance(self.threshold, bool) or not isinstance(self.threshold, (int, float))
-                or not math.isfinite(self.threshold) or self.threshold < 0):
-            raise ConfigError(f"prune threshold={self.threshold!r}: expected a finite number >= 0")
+        check_term_budget("prune", self.top_k, self.threshold)
 
     @property
     def active(self) -> bool:

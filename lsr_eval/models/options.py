@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
@@ -31,6 +32,15 @@ def check_choice(name: str, value: Any, allowed: tuple[str, ...]) -> str:
     if value not in allowed:
         raise ConfigError(f"{name}={value!r}: expected one of {', '.join(allowed)}")
     return value
+
+
+def check_term_budget(owner: str, top_k: int | None, threshold: float) -> None:
+    """A term budget: ``top_k`` an integer >= 1 or None, ``threshold`` a finite number >= 0 (errors name ``owner``)."""
+    if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1):
+        raise ConfigError(f"{owner} top_k={top_k!r}: expected an integer >= 1 or None")
+    if (isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not math.isfinite(threshold)
+            or threshold < 0):
+        raise ConfigError(f"{owner} threshold={threshold!r}: expected a finite number >= 0")
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import asdict, dataclass, fields
 from typing import Any, Mapping, Sequence
 
 import torch
 
 from lsr_eval.errors import ConfigError
+from lsr_eval.models.options import check_term_budget
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,12 +25,7 @@ class Sparsify:
     drop_special: bool = True
 
     def __post_init__(self) -> None:
-        if self.top_k is not None and (isinstance(self.top_k, bool) or not isinstance(self.top_k, int)
-                                       or self.top_k < 1):
-            raise ConfigError(f"sparsify top_k={self.top_k!r}: expected an integer >= 1 or None")
-        if (isinstance(self.threshold, bool) or not isinstance(self.threshold, (int, float))
-                or not math.isfinite(self.threshold) or self.threshold < 0):
-            raise ConfigError(f"sparsify threshold={self.threshold!r}: expected a finite number >= 0")
+        check_term_budget("sparsify", self.top_k, self.threshold)
         if not isinstance(self.drop_special, bool):
             raise ConfigError(f"sparsify drop_special={self.drop_special!r}: expected true or false")
 
