@@ -114,7 +114,8 @@ METHODS: dict[str, FusionMethod] = {m.name: m for m in (
     FusionMethod("rbc", "rank", "rank-biased centroid: sum_r (1 - phi) phi^(rank_r(d) - 1)",
                  "Bailey, Moffat, Scholer & Thomas, SIGIR 2017", scalar=Param("phi", float, None, _UNIT_GRID,
                                                                              low=0, high=1)),
-    FusionMethod("bayesfuse", "rank", "sum_r log-odds of relevance at rank_r(d) (estimated on training qrels)",
+    FusionMethod("bayesfuse", "rank", "sum_r log-odds of relevance in the rank band (1-5, 6-10, ...) of rank_r(d) "
+                 "(estimated on training qrels); a run without d adds log(0.001 / 0.999), not 0",
                  "Aslam & Montague, SIGIR 2001", trained=("log_odds",)),
     FusionMethod("posfuse", "rank", "sum_r P(relevant | rank_r(d)) (estimated on training qrels)", _LILLIS,
                  trained=("probs",)),
