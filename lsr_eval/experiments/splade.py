@@ -151,6 +151,12 @@ def settings_record(s: SpladeSettings) -> dict[str, Any]:
                           ("precision", "auto")):
         if record[name] == default:
             del record[name]
+    if s.precision == "auto" and not s.bf16:
+        from lsr_eval.models.precision import resolve_precision
+
+        resolved = resolve_precision("auto", "cpu")  # run_splade encodes on the CPU
+        if resolved.bf16:  # auto means bf16 on this machine: not the fp32 run an unset precision identified
+            record["precision_resolved"] = resolved.name
     return record
 
 
