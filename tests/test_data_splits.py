@@ -38,3 +38,18 @@ def test_bad_requests_name_the_file(tmp_path):
         carve_dev_split(src, tmp_path / "out", split="validation", n=1, seed=0)
     with pytest.raises(InputError, match=r"6 judged queries; a dev split of n=6"):
         carve_dev_split(src, tmp_path / "out", n=6, seed=0)
+
+
+def test_source_files_are_never_deleted(tmp_path):
+    src = write_beir(tmp_path / "src", DOCS, QUERIES, QRELS, split="train")
+    corpus = (src / "corpus.jsonl").read_text()
+    with pytest.raises(InputError, match="the output is the source folder"):
+        carve_dev_split(src, src, n=2, seed=0)
+    other = write_beir(tmp_path / "other", DOCS[:1], QUERIES, QRELS, split="train")  # a real data set as --out
+    with pytest.raises(InputError, match="a file, not a link"):
+        carve_dev_split(src, other, n=2, seed=0)
+    assert (src / "corpus.jsonl").read_text() == corpus and (src / "qrels" / "train.tsv").is_file()
+    assert not (other / "corpus.jsonl").is_symlink()
+    carve_dev_split(src, tmp_path / "out", n=2, seed=0)
+    carve_dev_split(src, tmp_path / "out", n=3, seed=1)  # a rerun replaces its own links
+    assert (tmp_path / "out" / "corpus.jsonl").read_text() == corpus

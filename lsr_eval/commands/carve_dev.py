@@ -20,12 +20,13 @@ def run(args: argparse.Namespace) -> int:
     import json
     from pathlib import Path
 
-    from lsr_eval.data.splits import carve_dev_split
+    from lsr_eval.data.splits import DEV, carve_dev_split
     from lsr_eval.manifest import write_manifest
 
     counts = carve_dev_split(args.dataset, args.out, split=args.split, n=args.n, seed=args.seed)
     summary = {k: v for k, v in counts.items() if k != "dev_qids"}
-    write_manifest(Path(args.out), stage="carve-dev", experiment={k: counts[k] for k in ("source", "split", "seed")},
-                   counts=summary, outputs={"dev_qids": counts["dev_qids"]})
+    experiment = {k: counts[k] for k in ("source", "split", "seed", DEV)}  # DEV: the number of dev queries
+    write_manifest(Path(args.out), stage="carve-dev", experiment=experiment, counts=summary,
+                   outputs={"dev_qids": counts["dev_qids"]})
     print(json.dumps(summary))
     return 0

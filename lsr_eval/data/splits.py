@@ -35,6 +35,9 @@ def carve_dev_split(source: str | os.PathLike, out: str | os.PathLike, *, split:
     qids = sorted(qrels)
     if not 0 < n < len(qids):
         raise InputError(f"{qrels_path}: {len(qids)} judged queries; a dev split of n={n} must leave some to fit")
+    if dst.resolve() == src.resolve():
+        raise InputError(f"{dst}: the output is the source folder; carve-dev writes another folder (its files link "
+                         "the source's)")
     picked = set(np.random.default_rng(seed).choice(len(qids), size=n, replace=False).tolist())
     dev = [q for i, q in enumerate(qids) if i in picked]
     (dst / "qrels").mkdir(parents=True, exist_ok=True)
@@ -54,6 +57,8 @@ def carve_dev_split(source: str | os.PathLike, out: str | os.PathLike, *, split:
 
 
 def _link(target: Path, link: Path) -> None:
-    if link.is_symlink() or link.exists():
+    if link.exists() and not link.is_symlink():  # a real file (another data set's): never deleted
+        raise InputError(f"{link}: a file, not a link from an earlier carve-dev; choose an empty --out folder")
+    if link.is_symlink():
         link.unlink()
     link.symlink_to(target.resolve())
