@@ -175,6 +175,8 @@ def test_bad_datasets_measures_and_settings_are_refused(tmp_path):
         (lambda c: c["datasets"][0].update(measures=["nDCG@ten"]), "datasets\\[0\\]: measures"),
         (lambda c: c["systems"][1].update(doc_top_k="many"), "doc_top_k='many'"),
         (lambda c: c["systems"][0].update(b=2), "0 <= b <= 1"),
+        (lambda c: c["systems"][1].update(precision="fp16"), "precision='fp16'; allowed: auto, fp32, bf16"),
+        (lambda c: c["systems"][1].update(head_init="zeros"), "head_init='zeros'; allowed: auto"),
         (lambda c: c["datasets"][0].pop("tune_split"), "tune: true needs a tune_split"),
     ]
     for change, message in cases:

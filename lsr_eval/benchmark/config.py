@@ -356,6 +356,12 @@ def _check_system_params(kind: str, params: dict[str, Any], where: str) -> None:
     for key in ("model", "query_model"):
         if params.get(key) is not None:
             check_model(params[key], f"{where}: {key}")
+    from lsr_eval.commands._model_args import PRECISIONS  # torch-free copy of lsr_eval.models.precision's
+    from lsr_eval.models.options import HEAD_INIT_RULES
+
+    for key, allowed in (("precision", PRECISIONS), ("head_init", HEAD_INIT_RULES)):
+        if key in params and params[key] not in allowed:
+            raise ConfigError(f"{where}: {key}={params[key]!r}; allowed: {', '.join(allowed)}")
     for key in ("doc_top_k", "query_top_k", "prune_doc_top_k", "max_length_q", "max_length_d"):
         v = params.get(key)
         if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
