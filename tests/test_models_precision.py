@@ -52,8 +52,8 @@ def test_encoder_bf16_flag_is_an_alias():
     assert enc.precision == "auto" and enc.bf16 == resolve_precision("auto", "cpu").bf16
 
 
-def test_cli_choices_match_the_registry():
-    from lsr_eval.commands._model_args import PRECISIONS as CLI
-    from lsr_eval.models.precision import PRECISIONS
+def test_every_precision_but_auto_has_a_dtype():
+    from lsr_eval.models.options import PRECISIONS
+    from lsr_eval.models.precision import DTYPES
 
-    assert CLI == PRECISIONS
+    assert PRECISIONS == ("auto", *DTYPES)

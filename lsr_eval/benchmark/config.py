@@ -356,8 +356,7 @@ def _check_system_params(kind: str, params: dict[str, Any], where: str) -> None:
     for key in ("model", "query_model"):
         if params.get(key) is not None:
             check_model(params[key], f"{where}: {key}")
-    from lsr_eval.commands._model_args import PRECISIONS  # torch-free copy of lsr_eval.models.precision's
-    from lsr_eval.models.options import HEAD_INIT_RULES
+    from lsr_eval.models.options import HEAD_INIT_RULES, PRECISIONS
 
     for key, allowed in (("precision", PRECISIONS), ("head_init", HEAD_INIT_RULES)):
         if key in params and params[key] not in allowed:

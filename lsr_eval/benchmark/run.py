@@ -152,7 +152,8 @@ def _latency(system: SystemEntry, dataset: Dataset, run_dir: Path, cfg) -> dict[
     if system.kind == "bm25":
         from lsr_eval.efficiency.latency import timed
 
-        with Bm25Searcher(manifest["index"]["path"]) as s:
+        params = {key: system.params[key] for key in ("k1", "b") if key in system.params}
+        with Bm25Searcher(manifest["index"]["path"], **params) as s:
             ms, _ = timed(lambda q: s.search(q.text, cfg.hits), queries, cfg.warmup)
         return {"k": cfg.hits, "warmup_queries": cfg.warmup, "samples_ms": {"total": ms}}
     from lsr_eval.efficiency.latency import measure_latency

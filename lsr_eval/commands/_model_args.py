@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-#: choices of --precision (lsr_eval.models.precision.PRECISIONS; restated here to keep torch out of CLI start-up,
-#: checked by tests/test_models_precision.py).
-PRECISIONS = ("auto", "fp32", "bf16")
+from lsr_eval.models.options import PRECISIONS
 
 
 def add_model_arguments(p: argparse.ArgumentParser) -> None:

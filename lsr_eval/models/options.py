@@ -27,6 +27,11 @@ TiedInput = Literal["divided", "compensated"]
 TIED_INPUT_CHOICES: tuple[str, ...] = get_args(TiedInput)
 
 
+#: Forward-pass precisions (``auto`` resolves at run time: :mod:`lsr_eval.models.precision`); torch-free, so the CLI
+#: and config validation read it without importing torch.
+PRECISIONS: tuple[str, ...] = ("auto", "fp32", "bf16")
+
+
 def check_choice(name: str, value: Any, allowed: tuple[str, ...]) -> str:
     """``value`` if it is one of ``allowed``, else a ConfigError naming the option and listing the choices."""
     if value not in allowed:

@@ -14,11 +14,10 @@ from pathlib import Path
 
 import torch
 
-from lsr_eval.models.options import check_choice
+from lsr_eval.models.options import PRECISIONS, check_choice
 
-#: name -> dtype of the forward pass (``auto`` resolves to one of these).
+#: name -> dtype of the forward pass (``auto`` resolves to one of these; the names are PRECISIONS but ``auto``).
 DTYPES: dict[str, torch.dtype] = {"fp32": torch.float32, "bf16": torch.bfloat16}
-PRECISIONS: tuple[str, ...] = ("auto", *DTYPES)
 #: /proc/cpuinfo flags that make CPU bf16 matrix products native.
 CPU_BF16_FLAGS: tuple[str, ...] = ("avx512_bf16", "amx_bf16")
 CPUINFO = Path("/proc/cpuinfo")
