@@ -88,14 +88,9 @@ def pyserini_quantize(weights) -> np.ndarray:
 def import_pyserini():
     """Pyserini's encode and search modules, with lsr-eval's JVM started first and a dummy OpenAI key (see
     pipelines/bench_query_path.py)."""
-    os.environ.setdefault("OPENAI_API_KEY", "sk-dummy")  # pyserini.encode builds an OpenAI client at import
-    from lsr_eval.anserini import jvm
+    from lsr_eval.anserini.pyserini_modules import pyserini_encode, pyserini_search
 
-    jvm.start()
-    import pyserini.encode as encode
-    import pyserini.search.lucene as search
-
-    return encode, search
+    return pyserini_encode(), pyserini_search()
 
 
 def recording(cls):

@@ -69,11 +69,9 @@ def test_sentence_transformers_sparse_encoder_gives_the_same_vectors(saved):
 def test_pyserini_splade_encoders_give_the_same_quantised_vectors(saved):
     """Pyserini's encoders quantise as round(w / 5 * 256) and keep the non-zero terms by vocabulary string."""
     _require("pyserini")
-    from lsr_eval.anserini import jvm
+    from lsr_eval.anserini.pyserini_modules import pyserini_encode
 
-    jvm.start()  # pyserini starts a JVM at import: lsr-eval's first (Java 21+, Anserini's fatjar)
-    os.environ.setdefault("OPENAI_API_KEY", "sk-unused")  # pyserini.encode builds an OpenAI client at import
-    import pyserini.encode as encode
+    encode = pyserini_encode()
 
     model, folder = saved
     vocab = {i: t for t, i in model.document.tokenizer.vocab.items()}
