@@ -25,9 +25,9 @@ Documents: the first ``--docs`` of SciFact's corpus (``title + " " + text``, 256
   head); ``pyserini``: ``SpladeQueryEncoder.encode(q)`` with lsr-eval's model. Fidelity: integer query vectors
   (``rint(100 w)``, top-k/threshold as configured) of ``lean`` against the batched reference path over all queries.
 
-The only pipelines allowed to import pyserini are listed in tests/test_import_boundary.py. ``pyserini.encode``
-builds an OpenAI client at import: a dummy ``OPENAI_API_KEY`` is set when none is, and the JVM is started by
-:mod:`lsr_eval.anserini.jvm` first. The machine may be shared: compare the ratios measured in the same run.
+Pyserini's classes come from :mod:`lsr_eval.anserini.pyserini_modules` (the JVM started first, a dummy
+``OPENAI_API_KEY``: ``pyserini.encode`` builds an OpenAI client at import). The machine may be shared: compare the
+ratios measured in the same run.
 """
 
 from __future__ import annotations
@@ -136,13 +136,10 @@ class Roofline:
 
 
 def pyserini_classes():
-    os.environ.setdefault("OPENAI_API_KEY", "sk-dummy")  # pyserini.encode builds an OpenAI client at import
-    from lsr_eval.anserini import jvm
+    from lsr_eval.anserini.pyserini_modules import pyserini_encode
 
-    jvm.start()  # before pyserini: the JVM runs with lsr-eval's runtime and options, pyserini finds it running
-    from pyserini.encode import SpladeDocumentEncoder, SpladeQueryEncoder
-
-    return SpladeDocumentEncoder, SpladeQueryEncoder
+    encode = pyserini_encode()          # JVM started first, dummy OpenAI key
+    return encode.SpladeDocumentEncoder, encode.SpladeQueryEncoder
 
 
 def bench_documents(name: str, docs: list[str], args, PyDoc) -> dict[str, Any]:

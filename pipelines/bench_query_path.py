@@ -5,9 +5,10 @@ plus expected FLOPs, posting-list statistics and the single-thread latency repor
 
     python pipelines/bench_query_path.py --reuse /tmp/work      # SciFact test, offline MiniLM, top-128 / top-32
 
-The only file outside ``lsr_eval/anserini/`` allowed to import pyserini (tests/test_import_boundary.py). Pyserini's
-``pyserini.encode`` builds an OpenAI client at import (a dummy ``OPENAI_API_KEY`` is set when none is), and the JVM
-is started by :mod:`lsr_eval.anserini.jvm` first, so that pyserini finds it running with lsr-eval's options.
+Pyserini's classes come from :mod:`lsr_eval.anserini.pyserini_modules`, which sets a dummy ``OPENAI_API_KEY``
+(``pyserini.encode`` builds an OpenAI client at import) and starts lsr-eval's JVM first, so that pyserini finds it
+running with lsr-eval's options; the index's document frequencies come from
+:class:`lsr_eval.anserini.term_stats.TermStats`.
 
 Pyserini paths (``LuceneImpactSearcher`` with a ``SpladeQueryEncoder`` built on a folder saved by
 ``SpladeModel.save_pretrained``), and what differs from lsr-eval's:
@@ -166,9 +167,10 @@ def pyserini_encoder_class(sparsify):
     """Pyserini's SpladeQueryEncoder with lsr-eval's sparsification applied to its float weights (before its own
     term dicts and quantisation) and the time of each ``encode`` recorded."""
     import torch
-    from pyserini.encode import SpladeQueryEncoder
 
-    class SparsifiedSpladeQueryEncoder(SpladeQueryEncoder):
+    from lsr_eval.anserini.pyserini_modules import pyserini_encode
+
+    class SparsifiedSpladeQueryEncoder(pyserini_encode().SpladeQueryEncoder):
         last_ms = 0.0
         last_weights: dict = {}
 
@@ -238,10 +240,10 @@ def to_run(queries, results, remove_query: bool) -> dict[str, dict[str, float]]:
 
 def lucene_check(index_dir: Path, counts, vocab: list[str]) -> dict[str, Any]:
     """Compare lsr-eval's posting-list lengths (from the encoding) with the index's own document frequencies."""
-    from pyserini.index.lucene import LuceneIndexReader
+    from lsr_eval.anserini.term_stats import TermStats
 
-    reader = LuceneIndexReader(str(index_dir))
-    lucene = {t.term: t.df for t in reader.terms()}
+    with TermStats(str(index_dir)) as stats:
+        lucene = stats.all_doc_freqs()
     ours = {vocab[j]: int(counts.df[j]) for j in range(len(vocab)) if counts.df[j] > 0}
     mismatched = sorted(t for t in set(lucene) | set(ours) if lucene.get(t) != ours.get(t))
     stats = reader.stats()
@@ -269,12 +271,10 @@ def ratios(num: dict, den: dict, num_field: str, den_field: str) -> dict[str, fl
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    os.environ.setdefault("OPENAI_API_KEY", "sk-dummy")  # pyserini.encode builds an OpenAI client at import
-    from lsr_eval.anserini import jvm
+    from lsr_eval.anserini.pyserini_modules import pyserini_encode, pyserini_search
 
-    jvm.start()  # before pyserini: the JVM runs with lsr-eval's runtime and options, pyserini finds it running
-    from pyserini.encode import SpladeQueryEncoder
-    from pyserini.search.lucene import LuceneImpactSearcher
+    SpladeQueryEncoder = pyserini_encode().SpladeQueryEncoder       # JVM started first, dummy OpenAI key
+    LuceneImpactSearcher = pyserini_search().LuceneImpactSearcher
 
     import torch
 

@@ -231,11 +231,10 @@ def impact_index(collection_dir: Path, key: dict, label: str, work: Path, thread
 
 def index_df(index_dir: Path) -> tuple[int, dict[str, int]]:
     """Documents and per-term document frequency of an index (as LuceneImpactSearcher reads them for its idf)."""
-    import_pyserini()  # the JVM first
-    from pyserini.index.lucene import LuceneIndexReader
+    from lsr_eval.anserini.term_stats import TermStats
 
-    reader = LuceneIndexReader(str(index_dir))
-    return int(reader.stats()["documents"]), {t.term: int(t.df) for t in reader.terms()}
+    with TermStats(str(index_dir)) as stats:
+        return stats.documents, stats.all_doc_freqs()
 
 
 # ---- vectors --------------------------------------------------------------------------------------------------

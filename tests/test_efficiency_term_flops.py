@@ -81,6 +81,7 @@ def test_bm25_flops_over_an_anserini_index(tmp_path):
         assert stats.documents == 4
         # analysed terms: a {cat, sat, mat}, b {dog, chase, cat}, c {bird, hand}, d {cat}: 9 postings
         assert stats.postings == 9
+        assert stats.all_doc_freqs() == {"cat": 3, "sat": 1, "mat": 1, "dog": 1, "chase": 1, "bird": 1, "hand": 1}
     r = term_flops(queries, df, 4)
     assert r.flops == pytest.approx(((3 + 1) / 4 + 0) / 2)  # 0.5
     assert r.postings_per_query == pytest.approx(2.0)

@@ -47,6 +47,18 @@ class TermStats:
         with java_errors("reading document frequencies"):
             return {t: int(self._reader.docFreq(self._term(self.field, t))) for t in set(terms)}
 
+    def all_doc_freqs(self) -> dict[str, int]:
+        """``df`` of every term of the field (the index's whole vocabulary; one JNI call per term)."""
+        with java_errors("listing the index's terms"):
+            terms = autoclass("org.apache.lucene.index.MultiTerms").getTerms(self._reader, self.field)
+            out: dict[str, int] = {}
+            if terms is None:       # an empty index has no terms for the field
+                return out
+            it = terms.iterator()
+            while (term := it.next()) is not None:
+                out[term.utf8ToString()] = int(it.docFreq())
+            return out
+
     def close(self) -> None:
         self._reader.close()
 
