@@ -69,7 +69,7 @@ def run_system(system: SystemEntry, dataset: Dataset, out: Path, work: Path, thr
 
 def _fuse(entry: FusionEntry, runs: dict[str, Any], tune_runs: dict[str, Any] | None, qrels, tune_qrels,
           measures, out: Path) -> dict[str, float]:
-    from lsr_eval.evaluation import evaluate
+    from lsr_eval.evaluation import evaluate, write_metrics
     from lsr_eval.evaluation.provenance import evaluation_code
     from lsr_eval.fusion.fuse import fuse
     from lsr_eval.fusion.tune import tune_weights
@@ -87,7 +87,7 @@ def _fuse(entry: FusionEntry, runs: dict[str, Any], tune_runs: dict[str, Any] | 
     out.mkdir(parents=True, exist_ok=True)
     write_run(fused.run, out / "run.trec", tag=entry.name)
     metrics = evaluate(qrels, fused.run, measures)
-    (out / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
+    write_metrics(out, metrics)
     write_manifest(out, "fusion", {"fusion": asdict(entry), "inputs": list(entry.runs)},
                    settings=fused.settings(), counts=fused.counts.to_dict(),
                    tuning=tuning.to_dict() if tuning else None, metrics=metrics, evaluation=evaluation_code())

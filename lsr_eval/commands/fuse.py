@@ -5,7 +5,6 @@ optionally tune the fusion on training queries disjoint from the reported ones."
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import Any
 
@@ -87,7 +86,7 @@ def _params(args: argparse.Namespace) -> dict[str, Any]:
 def run(args: argparse.Namespace) -> int:
     from dataclasses import asdict
 
-    from lsr_eval.evaluation import count_queries, evaluate, parse_measure, parse_measures
+    from lsr_eval.evaluation import count_queries, evaluate, parse_measure, parse_measures, write_metrics
     from lsr_eval.evaluation.provenance import evaluation_code
     from lsr_eval.fusion import check_disjoint, fuse, tune_weights
     from lsr_eval.evaluation.measures import DEFAULT_MEASURES
@@ -161,9 +160,7 @@ def run(args: argparse.Namespace) -> int:
               f"{len(fusion.run)} queries, {lines} lines -> {out / 'run.trec'} (not evaluated: no --qrels)")
         return 0
     metrics = evaluate(qrels, fusion.run, measures)
-    with open(out / "metrics.json", "w", encoding="utf-8") as f:
-        json.dump(metrics, f, indent=2)
-        f.write("\n")
+    write_metrics(out, metrics)
     input_metrics = [evaluate(qrels, r, measures) for r in runs]
     write_manifest(out, "fuse", experiment,
                    fusion=fusion.settings(),

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 from dataclasses import asdict
 from pathlib import Path
 
@@ -27,7 +26,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from lsr_eval.anserini.searcher import ImpactSearcher
     from lsr_eval.commands.evaluate import _load_qrels
-    from lsr_eval.evaluation import count_queries, evaluate
+    from lsr_eval.evaluation import count_queries, evaluate, write_metrics
     from lsr_eval.evaluation.measures import DEFAULT_MEASURES
     from lsr_eval.export.queries import read_query_jsonl
     from lsr_eval.manifest import prepare_output, write_manifest
@@ -47,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
     if args.dataset:
         qrels, official = _load_qrels(args.dataset, args.split)
         metrics = evaluate(qrels, run_, official or DEFAULT_MEASURES)
-        (out / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
+        write_metrics(out, metrics)
         sections = {"counts": {"search": counts.to_dict(), "evaluation": asdict(count_queries(qrels, run_))},
                     "metrics": metrics}
         print("  ".join(f"{k} {v:.4f}" for k, v in metrics.items()))

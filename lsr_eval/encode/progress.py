@@ -13,7 +13,8 @@ _READ = 1 << 24
 
 
 def count_lines(path: Path) -> int:
-    """Non-empty lines of a text file (a last line without a newline counts)."""
+    """Lines of a text file, blank ones included (a last line without a newline counts): an upper bound for the
+    progress bar's total."""
     n, last = 0, b"\n"
     with open(path, "rb") as f:
         while block := f.read(_READ):

@@ -18,8 +18,10 @@ trec_eval's ``ndcg_cut`` counts only gains > 0 (negative grades are judged non-r
 
 from __future__ import annotations
 
+import json
 import logging
 import math
+import os
 import warnings
 from itertools import repeat
 from dataclasses import dataclass
@@ -132,3 +134,14 @@ def evaluate(qrels: Qrels, run: Run, measures: Iterable[str | Measure] = DEFAULT
     values = _ranx_per_query(qrels_arrays, run_arrays, parsed)
     table = {m.name: dict(zip(qids, values[m.name].tolist())) for m in parsed}
     return table if per_query else mean_scores(table)
+
+
+#: The file a stage writes its metrics to, beside its run.
+METRICS_FILE = "metrics.json"
+
+
+def write_metrics(folder: str | os.PathLike, metrics: Mapping[str, float]) -> None:
+    """``folder/metrics.json``: the metrics, keyed by canonical measure name, indented."""
+    with open(os.path.join(folder, METRICS_FILE), "w", encoding="utf-8") as f:
+        json.dump(dict(metrics), f, indent=2)
+        f.write("\n")

@@ -65,9 +65,9 @@ def run_bm25(dataset: Dataset, out: str | Path, work: Path, settings: Bm25Settin
              threads: int = 2, overwrite: bool = False) -> dict[str, float]:
     """Index (or reuse), search every query, evaluate; writes run.trec, metrics.json and manifest.json to ``out``."""
     from lsr_eval.anserini.searcher import Bm25Searcher
-    from lsr_eval.evaluation import count_queries, evaluate
+    from lsr_eval.evaluation import count_queries, evaluate, write_metrics
     from lsr_eval.evaluation.provenance import evaluation_code
-    from lsr_eval.experiments.reuse import reevaluate, write_metrics
+    from lsr_eval.experiments.reuse import reevaluate
     from lsr_eval.runs.trec import write_run
 
     params = settings.resolved(dataset)

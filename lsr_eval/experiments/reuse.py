@@ -7,7 +7,6 @@ made the run) is kept. Changed values are logged and kept in the manifest as ``p
 from __future__ import annotations
 
 import datetime as _dt
-import json
 import logging
 from dataclasses import asdict
 from pathlib import Path
@@ -19,18 +18,11 @@ from lsr_eval.errors import LsrEvalError
 log = logging.getLogger(__name__)
 
 RUN_FILE = "run.trec"
-METRICS_FILE = "metrics.json"
-
-
-def write_metrics(folder: Path, metrics: Mapping[str, float]) -> None:
-    with open(folder / METRICS_FILE, "w", encoding="utf-8") as f:
-        json.dump(dict(metrics), f, indent=2)
-        f.write("\n")
 
 
 def reevaluate(folder: str | Path, qrels: Qrels, measures, done: Mapping[str, Any]) -> dict[str, float]:
     """Metrics of the finished run in ``folder`` (its manifest ``done``), recomputed from its ``run.trec``."""
-    from lsr_eval.evaluation import count_queries, evaluate
+    from lsr_eval.evaluation import count_queries, evaluate, write_metrics
     from lsr_eval.evaluation.provenance import evaluation_code
     from lsr_eval.manifest import update_manifest
     from lsr_eval.runs.trec import read_run

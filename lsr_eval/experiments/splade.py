@@ -170,7 +170,7 @@ def run_splade(dataset: Dataset, out: str | os.PathLike, work: Path, s: SpladeSe
     from lsr_eval.anserini.searcher import ImpactSearcher
     from lsr_eval.encode.queries import encode_queries
     from lsr_eval.encode.splade import SpladeTextEncoder
-    from lsr_eval.evaluation import count_queries, evaluate
+    from lsr_eval.evaluation import count_queries, evaluate, write_metrics
     from lsr_eval.export.queries import export_queries, query_weight_maps
     from lsr_eval.runs.trec import write_run
 
@@ -204,9 +204,7 @@ def run_splade(dataset: Dataset, out: str | os.PathLike, work: Path, s: SpladeSe
                     ", ".join(search_counts.queries_without_hits[:20]))
     write_run(run, out / "run.trec", tag="splade")
     metrics = evaluate(dataset.qrels(), run, dataset.measures)
-    with open(out / "metrics.json", "w", encoding="utf-8") as f:
-        json.dump(metrics, f, indent=2)
-        f.write("\n")
+    write_metrics(out, metrics)
     enc = stages["encoding"]
     from lsr_eval.evaluation.provenance import evaluation_code
 
