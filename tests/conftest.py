@@ -76,3 +76,40 @@ TINY_QRELS = [("q1", "d1", 1), ("q2", "d2", 1), ("q3", "d3", 2)]
 @pytest.fixture
 def tiny_beir(tmp_path: Path) -> Path:
     return write_beir(tmp_path / "tiny", TINY_DOCS, TINY_QUERIES, TINY_QRELS)
+
+
+class ScifactImpact:
+    """SciFact test encoded by splade-tiny once per session: the exported ``JsonVectorCollection``, its Anserini
+    impact index, and the test queries as integer weight maps (the shared input of the engine tests)."""
+
+    def __init__(self, work: Path) -> None:
+        from lsr_eval.data.datasets import load_dataset
+        from lsr_eval.encode.queries import encode_queries
+        from lsr_eval.encode.splade import SpladeTextEncoder
+        from lsr_eval.errors import InputError
+        from lsr_eval.experiments.splade import SpladeSettings, ensure_impact_index, load_model
+        from lsr_eval.export.queries import query_weight_maps
+        from lsr_eval.models.offline import resolve_model
+
+        try:
+            model_dir = resolve_model("splade-tiny")
+        except InputError as e:
+            if os.environ.get("CI"):
+                raise
+            pytest.skip(str(e))
+        self.dataset = load_dataset(str(shared_path("beir", "scifact")), "test")
+        settings = SpladeSettings(model=str(model_dir))
+        model = load_model(settings)
+        stages = ensure_impact_index(self.dataset, model, settings, work, threads=2)
+        self.collection = Path(stages["paths"]["collection"])
+        self.anserini_index = Path(stages["index_dir"])
+        encoded = encode_queries(self.dataset.queries(), SpladeTextEncoder(model.query), batch_size=32)
+        self.queries: dict[str, dict[str, int]] = query_weight_maps(encoded.vectors, settings.scale)
+        self.qrels = self.dataset.qrels()
+        self.documents = stages["export"]["counts"]["documents_out"]
+
+
+@pytest.fixture(scope="session")
+def scifact_impact(tmp_path_factory) -> ScifactImpact:
+    """SciFact test through splade-tiny (encoded once per session, about a minute on 2 cores)."""
+    return ScifactImpact(tmp_path_factory.mktemp("scifact-impact"))

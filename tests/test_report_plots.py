@@ -91,13 +91,13 @@ def _sweep_frame() -> pd.DataFrame:
     rows = [
         {"system": "bm25", "kind": "bm25", "model": "", "flops": 2.0, "latency_mean_ms": 10.0, "nDCG@10": 0.60},
         {"system": "m", "kind": "splade", "model": "splade-tiny", "flops": 8.0, "latency_mean_ms": 30.0,
-         "nDCG@10": 0.64, "engine": "anserini"},
+         "nDCG@10": 0.64, "engine": "pisa"},
         {"system": "m-d8", "kind": "splade", "model": "splade-tiny", "sweep": "m:doc_top_k", "point": "d8",
          "doc_top_k": 8, "flops": 0.05, "latency_mean_ms": 2.0, "nDCG@10": 0.30},
         {"system": "m-d64", "kind": "splade", "model": "splade-tiny", "sweep": "m:doc_top_k", "point": "d64",
          "doc_top_k": 64, "flops": 1.0, "latency_mean_ms": 25.0, "nDCG@10": 0.58},  # a slow measurement
         {"system": "m-d256", "kind": "splade", "model": "splade-tiny", "sweep": "m:doc_top_k", "point": "d256",
-         "doc_top_k": 256, "flops": 4.0, "latency_mean_ms": 20.0, "nDCG@10": 0.65},
+         "doc_top_k": 256, "flops": 4.0, "latency_mean_ms": 20.0, "nDCG@10": 0.65, "engine": "anserini"},
         {"system": "rrf", "kind": "fusion", "model": "", "flops": 10.0, "latency_mean_ms": 40.0,
          "latency_parallel_mean_ms": 30.0, "nDCG@10": 0.69},
         {"system": "broken", "kind": "splade", "model": "x", "status": "failed: out of memory"},
@@ -116,9 +116,11 @@ def test_tradeoff_figure_reads_back_sweeps_fusions_front_and_log_axis(tmp_path):
     assert data["xscale"] == "log"  # 0.05 .. 10: decades
     assert data["points"] == {"bm25": [2.0, 0.6], "m": [8.0, 0.64], "m-d8": [0.05, 0.3], "m-d64": [1.0, 0.58],
                               "m-d256": [4.0, 0.65], "rrf": [10.0, 0.69]}
-    # sweep points by their budget, the engine beside a system that names one
-    assert data["labels"] == {"bm25": "bm25", "m": "m [anserini]", "m-d8": "d8", "m-d64": "d64", "m-d256": "d256",
+    # sweep points by their budget, the engine beside a system on another engine than the reference (Anserini,
+    # left unmarked and named in the note)
+    assert data["labels"] == {"bm25": "bm25", "m": "m [pisa]", "m-d8": "d8", "m-d64": "d64", "m-d256": "d256",
                               "rrf": "rrf"}
+    assert "retrieval engine: anserini unless marked [engine]" in data["note"]
     # by hand: d8 (0.05, .30) < d64 (1, .58) < bm25 (2, .60) < d256 (4, .65) < rrf (10, .69); m (8, .64) is beaten
     assert data["front"] == [[0.05, 0.3], [1.0, 0.58], [2.0, 0.6], [4.0, 0.65], [10.0, 0.69]]
     assert data["sweeps"] == {"m:doc_top_k": [[0.05, 0.3], [1.0, 0.58], [4.0, 0.65], [8.0, 0.64]]}
@@ -145,7 +147,7 @@ def test_labels_do_not_overlap():
     frame.loc[frame.system == "m-d256", ["flops", "nDCG@10"]] = [8.0, 0.64]  # on top of m
     fig = tradeoff_figure(frame, "d", "flops")
     labels = read_tradeoff(fig)["labels"]
-    assert labels["m"] == "m [anserini] = d256" and "m-d256" not in labels  # one label for both
+    assert labels["m"] == "m [pisa] = d256" and "m-d256" not in labels  # one label for both
     renderer = fig.canvas.get_renderer()
     boxes = {t.get_gid(): t.get_window_extent(renderer) for t in fig.axes[0].texts if t.get_gid()}
     assert not boxes["label:bm25"].overlaps(boxes["label:m-d64"])

@@ -49,10 +49,12 @@ def test_splade_chain_counts_and_awkward_documents(setup, chain):
     counts = manifest["counts"]
     n_docs = len(TINY_DOCS) + len(AWKWARD)
     assert counts["encoding"]["documents_in"] == counts["encoding"]["documents_out"] == n_docs
-    assert counts["export"]["documents_out"] == counts["index"]["total_indexed"] == n_docs
+    assert counts["export"]["documents_out"] == counts["index"]["documents_indexed"] == n_docs
+    assert counts["index"]["documents_read"] == n_docs and counts["index"]["engine"] == "anserini"
     assert counts["encoding"]["truncated_documents"] >= 1  # the long document
     # whatever became an empty vector was exported, then appended to the index without postings
-    assert counts["export"]["empty_vectors"] == counts["index"]["empty"] == counts["index"]["empty_appended"]
+    lucene = counts["index"]["anserini"]
+    assert counts["export"]["empty_vectors"] == lucene["empty"] == lucene["empty_appended"]
     assert counts["search"]["queries"] == len(TINY_QUERIES)
     assert manifest["quantization"]["scale"] == 100
     assert len(manifest["evaluation"]["sources_sha256"]) == 64  # which evaluation code computed the metrics
@@ -83,8 +85,8 @@ def test_all_vectors_empty_still_index_every_document(setup):
                  "--work-dir", str(root / "work"), "--threads", "1"]) == 0
     counts = json.loads((out / "manifest.json").read_text())["counts"]
     n_docs = len(TINY_DOCS) + len(AWKWARD)
-    assert counts["export"]["empty_vectors"] == counts["index"]["empty_appended"] == n_docs
-    assert counts["index"]["total_indexed"] == n_docs
+    assert counts["export"]["empty_vectors"] == counts["index"]["anserini"]["empty_appended"] == n_docs
+    assert counts["index"]["documents_indexed"] == n_docs
     assert counts["search"]["queries"] == 3 and counts["search"]["queries_without_hits"] == 3
     assert counts["evaluation"]["judged_without_results"] == 3
 

@@ -1,83 +1,117 @@
 """In-process Anserini search: BM25 over a flat index, integer-weighted queries over an impact index.
 
-Results come back as plain runs (``{qid: {docid: score}}``); writing TREC files and evaluating are later stages.
+Queries are built exactly as Anserini's ``SimpleSearcher``/``SimpleImpactSearcher`` build them (their analyzer,
+similarity and ``BagOfWordsQueryGenerator``), then searched on a Lucene ``IndexSearcher`` of our own so that hits
+come back in bulk (:mod:`lsr_eval.anserini.hits`): docids and scores only, no stored document, no per-hit JNI call.
+A batch streams its queries in chunks of :data:`CHUNK` over ``threads`` Python threads (pyjnius releases the GIL
+while Java searches), so neither Python nor the JVM holds more than a chunk of results beyond the run itself.
+
+Ranking and scores are Anserini's: score descending, ties by docid ascending (``BREAK_SCORE_TIES_BY_DOCID``), then
+its ``ScoreTiesAdjusterReranker`` (scores rounded to 1e-4, ties perturbed by 1e-6; :func:`~lsr_eval.anserini.hits.
+adjust_ties`).
+Lucene's plain top-k search is used first (it can skip documents); only when a tie straddles the rank-k cut is the
+query searched again with Anserini's sort, which then decides which tied documents make the cut.
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
-from typing import Iterable, Mapping, Sequence
+import os
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Iterable, Mapping, Sequence
 
+import numpy as np
+
+from lsr_eval.anserini.hits import adjust_ties, parse_hits, read_docid_table, top_docs_string
 from lsr_eval.anserini.jvm import autoclass, java_errors
 from lsr_eval.data.types import Query, Run
+from lsr_eval.defaults import LUCENE_MAX_CLAUSES
+from lsr_eval.engines.base import SearchCounts, check_k, chunks
 from lsr_eval.errors import ConfigError, InputError
 
 log = logging.getLogger(__name__)
 
-#: Lucene's default limit on clauses in one query (``IndexSearcher.getMaxClauseCount``).
-LUCENE_MAX_CLAUSES = 1024
-#: Queries sent to Java per batch call (bounds the memory held by one result map).
-BATCH = 1000
+#: Queries per chunk of a batch search (bounds what is in flight, whatever the number of queries).
+CHUNK = 256
+#: Field Anserini indexes contents into.
+CONTENTS = "contents"
 
-
-@dataclass
-class SearchCounts:
-    """What went into a search and what came out, so nothing is lost silently."""
-
-    queries: int = 0
-    queries_with_hits: int = 0
-    queries_without_hits: list[str] = field(default_factory=list)
-    hits: int = 0
-    removed_self_hits: int = 0
-
-    def to_dict(self) -> dict:
-        return {"queries": self.queries, "queries_with_hits": self.queries_with_hits,
-                "queries_without_hits": len(self.queries_without_hits),
-                "queries_without_hits_ids": self.queries_without_hits[:100], "hits": self.hits,
-                "removed_self_hits": self.removed_self_hits}
-
-
-def _java_list(items: Iterable):
-    lst = autoclass("java.util.ArrayList")()
-    for x in items:
-        lst.add(x)
-    return lst
-
-
-def _collect(result_map, qids: Sequence[str], run: Run, counts: SearchCounts, remove_query: bool, k: int) -> None:
-    """Copy a Java ``Map<String, ScoredDoc[]>`` into ``run``; ``remove_query`` drops hits whose docid is the qid."""
-    for qid in qids:
-        hits = result_map.get(qid) or []
-        ranked: dict[str, float] = {}
-        for h in hits:
-            docid = h.docid
-            if remove_query and docid == qid:
-                counts.removed_self_hits += 1
-                continue
-            ranked[docid] = float(h.score)
-        counts.queries += 1
-        counts.hits += len(ranked)
-        if ranked:
-            counts.queries_with_hits += 1
-        else:
-            counts.queries_without_hits.append(qid)
-        run[qid] = ranked
+__all__ = ["Bm25Searcher", "ImpactSearcher", "SearchCounts", "CHUNK"]
 
 
 class _Searcher:
-    _java_class = ""
+    """An Anserini ``Simple*Searcher`` (the reference configuration) and our own ``IndexSearcher`` on the same
+    index, with the same similarity."""
 
-    def __init__(self, index_dir: str) -> None:
+    _java_class = ""
+    engine = "anserini"
+
+    def __init__(self, index_dir: str | os.PathLike) -> None:
+        index_dir = str(index_dir)
         with java_errors(f"opening index {index_dir}"):
-            self._s = autoclass(self._java_class)(str(index_dir))
-        self.index_dir = str(index_dir)
+            self._s = autoclass(self._java_class)(index_dir)
+            from jnius import cast
+
+            directory = autoclass("org.apache.lucene.store.FSDirectory").open(
+                autoclass("java.io.File")(index_dir).toPath())
+            self._reader = autoclass("org.apache.lucene.index.DirectoryReader").open(directory)
+            self._searcher = autoclass("org.apache.lucene.search.IndexSearcher")(
+                cast("org.apache.lucene.index.IndexReader", self._reader))
+            self._generator = autoclass("io.anserini.search.query.BagOfWordsQueryGenerator")()
+            self._sort = autoclass("io.anserini.search.SearchCollection").BREAK_SCORE_TIES_BY_DOCID
+        self.index_dir = index_dir
+        self._docids = read_docid_table(self._reader)
+
+    def _configure(self) -> None:
+        """Take the analyzer and similarity from the Anserini searcher (after its settings are applied)."""
+        self._analyzer = self._s.get_analyzer()
+        self._searcher.setSimilarity(self._s.get_similarity())
 
     @property
     def num_docs(self) -> int:
         return int(self._s.get_total_num_docs())
 
+    def _top(self, query, k: int) -> list[tuple[str, float]]:
+        """Top ``k`` of a Java ``Query``: (docid, score) best first, ties by docid."""
+        td = self._searcher.search(query, k + 1)
+        docs, scores = parse_hits(top_docs_string(td))
+        if len(docs) > k and scores[k] == scores[k - 1]:  # a tie straddles the cut: Anserini's sort decides
+            docs, scores = parse_hits(top_docs_string(self._searcher.search(query, k, self._sort, True)))
+        docs, scores = docs[:k], scores[:k]
+        ids = self._docids[docs]
+        if len(scores) > 1 and bool(np.any(scores[1:] == scores[:-1])):
+            order = np.lexsort((ids.astype(str), -scores))
+            ids, scores = ids[order], scores[order]
+        return list(zip(ids.tolist(), adjust_ties(scores).astype(np.float64).tolist()))
+
+    def _search_one(self, query_input: Any, k: int, what: str) -> list[tuple[str, float]]:
+        with java_errors(what):
+            return self._top(self._build(query_input), k)
+
+    def _build(self, query_input: Any):
+        raise NotImplementedError
+
+    def _batch(self, items: Iterable[tuple[str, Any]], k: int, threads: int, remove_query: bool, what: str
+               ) -> tuple[Run, SearchCounts]:
+        check_k(k)
+        if threads < 1:
+            raise ConfigError(f"threads must be >= 1, got {threads}")
+        run: Run = {}
+        counts = SearchCounts()
+        with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="lsr-search") as pool:
+            for chunk in chunks(items, CHUNK):
+                hits = pool.map(lambda item: self._search_one(item[1], k, f"{what} for query {item[0]}"), chunk)
+                for (qid, _), ranked in zip(chunk, hits):
+                    counts.add(qid, ranked, remove_query, run)
+        return run, counts
+
+    def describe(self) -> dict[str, Any]:
+        return {"engine": self.engine, "index": self.index_dir, "similarity": self._s.get_similarity().toString(),
+                "hits_path": "Lucene IndexSearcher, bulk docids+scores (lsr_eval.anserini.hits)",
+                "tie_break": "score desc, docid asc"}
+
     def close(self) -> None:
+        self._reader.close()
         self._s.close()
 
     def __enter__(self):
@@ -92,78 +126,72 @@ class Bm25Searcher(_Searcher):
 
     _java_class = "io.anserini.search.SimpleSearcher"
 
-    def __init__(self, index_dir: str, k1: float = 0.9, b: float = 0.4) -> None:
+    def __init__(self, index_dir: str | os.PathLike, k1: float = 0.9, b: float = 0.4) -> None:
         if k1 < 0 or not 0 <= b <= 1:
             raise ConfigError(f"BM25 needs k1 >= 0 and 0 <= b <= 1, got k1={k1}, b={b}")
         super().__init__(index_dir)
         self.k1, self.b = k1, b
         self._s.set_bm25(float(k1), float(b))
+        self._configure()
+
+    def _build(self, text: str):
+        return self._generator.buildQuery(CONTENTS, self._analyzer, text)
 
     def search(self, text: str, k: int = 1000) -> list[tuple[str, float]]:
-        with java_errors("BM25 search"):
-            return [(h.docid, float(h.score)) for h in self._s.search(text, int(k))]
+        return self._search_one(text, check_k(k), "BM25 search")
 
     def batch_search(self, queries: Sequence[Query], k: int = 1000, threads: int = 2,
                      remove_query: bool = False) -> tuple[Run, SearchCounts]:
-        """Search every query (in batches of :data:`BATCH`, ``threads`` Java threads)."""
-        run: Run = {}
-        counts = SearchCounts()
-        for start in range(0, len(queries), BATCH):
-            chunk = queries[start:start + BATCH]
-            qids = [q.id for q in chunk]
-            with java_errors("BM25 batch search"):
-                result = self._s.batch_search(_java_list(q.text for q in chunk), _java_list(qids), int(k),
-                                              int(threads))
-            _collect(result, qids, run, counts, remove_query, k)
-        return run, counts
+        """Every query's top ``k`` (chunks of :data:`CHUNK`, ``threads`` threads)."""
+        return self._batch(((q.id, q.text) for q in queries), k, threads, remove_query, "BM25 search")
 
 
 class ImpactSearcher(_Searcher):
-    """Integer-weighted queries over an ``impact`` index (Anserini ``SimpleImpactSearcher``).
+    """Integer-weighted queries over an ``impact`` index (Anserini ``SimpleImpactSearcher``'s configuration).
 
     The score of a document is the dot product of the query's integer weights with the document's (the impacts).
+    A query goes to Java as one pre-tokenised string, each term repeated by its weight (Anserini's own impact
+    topics): its analyzer and ``BagOfWordsQueryGenerator`` turn the counts back into ``term^weight`` clauses.
     Lucene refuses a query with more than ``max_clauses`` terms; ``max_clauses`` above 1024 raises Lucene's global
     limit (an untrained head can give ~30k terms per query).
     """
 
     _java_class = "io.anserini.search.SimpleImpactSearcher"
 
-    def __init__(self, index_dir: str, max_clauses: int = LUCENE_MAX_CLAUSES) -> None:
-        super().__init__(index_dir)
+    def __init__(self, index_dir: str | os.PathLike, max_clauses: int = LUCENE_MAX_CLAUSES) -> None:
         if max_clauses < 1:
             raise ConfigError(f"max_clauses must be >= 1, got {max_clauses}")
+        super().__init__(index_dir)
         self.max_clauses = max_clauses
         index_searcher = autoclass("org.apache.lucene.search.IndexSearcher")
         if max_clauses > index_searcher.getMaxClauseCount():
             index_searcher.setMaxClauseCount(int(max_clauses))
+        self._configure()
 
-    def _weights_map(self, qid: str, weights: Mapping[str, int]):
+    def _text(self, qid: str, weights: Mapping[str, int]) -> str:
         if len(weights) > self.max_clauses:
             raise InputError(f"query {qid} has {len(weights)} terms, more than the {self.max_clauses} Lucene allows "
                              "(sparsify queries with a top-k, or raise max_clauses)")
-        integer = autoclass("java.lang.Integer")
-        m = autoclass("java.util.HashMap")()
+        parts = []
         for term, w in weights.items():
-            if w <= 0:
-                continue
-            m.put(term, integer(int(w)))
-        return m
+            if w > 0:
+                if not term or any(c.isspace() for c in term):
+                    raise InputError(f"query {qid}: term {term!r} is empty or holds whitespace (not a token)")
+                parts.append((term + " ") * int(w))
+        return "".join(parts)
+
+    def _build(self, text: str):
+        return self._generator.buildQuery(CONTENTS, self._analyzer, text)
 
     def search(self, weights: Mapping[str, int], k: int = 1000, qid: str = "query") -> list[tuple[str, float]]:
-        m = self._weights_map(qid, weights)
-        with java_errors(f"impact search for query {qid}"):
-            return [(h.docid, float(h.score)) for h in self._s.search(m, int(k))]
+        text = self._text(qid, weights)
+        return self._search_one(text, check_k(k), f"impact search for query {qid}") if text else []
 
     def batch_search(self, queries: Mapping[str, Mapping[str, int]], k: int = 1000, threads: int = 2,
                      remove_query: bool = False) -> tuple[Run, SearchCounts]:
-        run: Run = {}
-        counts = SearchCounts()
-        items = list(queries.items())
-        for start in range(0, len(items), BATCH):
-            chunk = items[start:start + BATCH]
-            qids = [qid for qid, _ in chunk]
-            maps = _java_list(self._weights_map(qid, w) for qid, w in chunk)
-            with java_errors("impact batch search"):
-                result = self._s.batch_search(maps, _java_list(qids), int(k), int(threads))
-            _collect(result, qids, run, counts, remove_query, k)
-        return run, counts
+        """Every query's top ``k``; a query without a positive weight is counted without hits."""
+        items = ((qid, self._text(qid, w)) for qid, w in queries.items())
+        return self._batch(items, k, threads, remove_query, "impact search")
+
+    def _search_one(self, query_input: Any, k: int, what: str) -> list[tuple[str, float]]:
+        return super()._search_one(query_input, k, what) if query_input else []

@@ -333,6 +333,20 @@ def check_on_disk(cfg: BenchmarkConfig) -> None:
                 check_model(s.params[key], f"{cfg.source}: systems[{i}] ({s.name}): {key}", on_disk=True)
 
 
+def _check_engine(params: dict[str, Any], where: str) -> None:
+    """``engine`` is a known engine and ``engine_options`` a mapping of options it takes (its package is only
+    needed to run, not to check)."""
+    from lsr_eval.engines.registry import check_engine, split_options
+
+    engine, options = params.get("engine", "anserini"), params.get("engine_options")
+    if options is not None and not isinstance(options, dict):
+        raise ConfigError(f"{where}: engine_options must be a mapping of option: value, got {options!r}")
+    try:
+        split_options(check_engine(engine), options)
+    except ConfigError as e:
+        raise ConfigError(f"{where}: {e}") from e
+
+
 def _check_system_params(kind: str, params: dict[str, Any], where: str) -> None:
     """Known keys for the kind, and values its settings accept (model path, term budgets, BM25 parameters)."""
     if kind == "bm25":
@@ -361,6 +375,7 @@ def _check_system_params(kind: str, params: dict[str, Any], where: str) -> None:
     for key, allowed in (("precision", PRECISIONS), ("head_init", HEAD_INIT_RULES)):
         if key in params and params[key] not in allowed:
             raise ConfigError(f"{where}: {key}={params[key]!r}; allowed: {', '.join(allowed)}")
+    _check_engine(params, where)
     for key in ("doc_top_k", "query_top_k", "prune_doc_top_k", "max_length_q", "max_length_d"):
         v = params.get(key)
         if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):

@@ -145,7 +145,7 @@ def _splade_settings(system: SystemEntry):
 def _latency(system: SystemEntry, dataset: Dataset, run_dir: Path, cfg) -> dict[str, Any]:
     """One single-thread latency measurement of one system: ``samples_ms`` per part (``total``; SPLADE also
     ``encode`` and ``search``), in query order, and the protocol (:mod:`lsr_eval.efficiency.latency`)."""
-    from lsr_eval.anserini.searcher import Bm25Searcher, ImpactSearcher
+    from lsr_eval.anserini.searcher import Bm25Searcher
 
     manifest = read_manifest(run_dir) or {}
     queries = dataset.queries()[: cfg.latency_queries + cfg.warmup]
@@ -159,9 +159,11 @@ def _latency(system: SystemEntry, dataset: Dataset, run_dir: Path, cfg) -> dict[
     from lsr_eval.efficiency.latency import measure_latency
     from lsr_eval.experiments.splade import load_model
 
+    from lsr_eval.experiments.splade import open_searcher
+
     settings = _splade_settings(system)
     model = load_model(settings)
-    with ImpactSearcher(manifest["paths"]["index"], max_clauses=settings.max_clauses) as s:
+    with open_searcher(settings, manifest["paths"]["index"]) as s:
         lat = measure_latency(queries, model.query, s, k=cfg.hits, scale=manifest["quantization"]["scale"],
                               warmup=cfg.warmup).to_dict(samples=True)
     lat.pop("latency_ms")
@@ -225,7 +227,8 @@ def _fusion_cost(entry: FusionEntry, by_name: dict[str, dict[str, Any]]) -> dict
 
 def _system_columns(system: SystemEntry) -> dict[str, Any]:
     """Identity columns of a system's row: kind, model, k, and for a sweep point its sweep, label and values."""
-    row = {"kind": system.kind, "model": system.params.get("model", ""), "k": system.params.get("rescale_k")}
+    row = {"kind": system.kind, "model": system.params.get("model", ""), "k": system.params.get("rescale_k"),
+           "engine": system.params.get("engine", "anserini")}
     if system.sweep:
         row.update(sweep=system.sweep, point=system.point)
         for key, (field, _, _) in SWEEP_KEYS.items():

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from lsr_eval.defaults import DEFAULT_SCALE, LUCENE_MAX_CLAUSES
+
 from lsr_eval.models.options import PRECISIONS
 
 
@@ -29,9 +31,9 @@ def add_model_arguments(p: argparse.ArgumentParser) -> None:
                         "the manifests")
     p.add_argument("--bf16", action="store_true", help="same as --precision bf16")
     p.add_argument("--batch-size", type=int, default=32)
-    p.add_argument("--scale", type=float, default=100.0, help="quantisation scale: impact = round(w * scale)")
-    p.add_argument("--max-clauses", type=int, default=1024,
-                   help="terms allowed per query (Lucene's limit is 1024; more raises it)")
+    p.add_argument("--scale", type=float, default=DEFAULT_SCALE, help="quantisation scale: impact = round(w * scale)")
+    p.add_argument("--max-clauses", type=int, default=LUCENE_MAX_CLAUSES,
+                   help="terms allowed per query (Lucene's limit is %(default)s; more raises it)")
 
 
 def resolve_model(name: str) -> str:

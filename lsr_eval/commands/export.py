@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from lsr_eval.defaults import DEFAULT_SCALE
+
 NAME = "export"
 HELP = "export encoded vectors as an Anserini JsonVectorCollection (impact = round(w * scale))"
 
@@ -11,7 +13,7 @@ HELP = "export encoded vectors as an Anserini JsonVectorCollection (impact = rou
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("vectors", metavar="VECTORS", help="folder written by lsr-eval encode")
     p.add_argument("--out", required=True)
-    p.add_argument("--scale", type=float, default=100.0, help="quantisation scale (default 100)")
+    p.add_argument("--scale", type=float, default=DEFAULT_SCALE, help="quantisation scale (default %(default)s)")
     p.add_argument("--workers", type=int, default=1)
     p.add_argument("--gzip", action="store_true", help="write .jsonl.gz files")
     p.add_argument("--overwrite", action="store_true")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from lsr_eval.commands._common import add_dataset_arguments, add_output_arguments, print_metrics
+from lsr_eval.commands._engine_args import add_engine_arguments, engine_options
 from lsr_eval.commands._model_args import add_model_arguments, settings_from_args
 
 NAME = "splade"
@@ -15,6 +16,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_model_arguments(p)
     add_dataset_arguments(p)
     add_output_arguments(p)
+    add_engine_arguments(p)
     p.add_argument("--hits", type=int, default=1000)
     p.add_argument("--shard-size", type=int, default=50_000, help="documents per encoded shard")
     p.add_argument("--remove-query", dest="remove_query", action="store_true", default=None,
@@ -28,7 +30,8 @@ def run(args: argparse.Namespace) -> int:
     from lsr_eval.experiments.workdir import work_dir
 
     dataset = load_dataset(args.dataset, args.split, args.topics, args.qrels)
-    settings = settings_from_args(args, hits=args.hits, shard_size=args.shard_size, remove_query=args.remove_query)
+    settings = settings_from_args(args, hits=args.hits, shard_size=args.shard_size, remove_query=args.remove_query,
+                                  engine=args.engine, engine_options=engine_options(args))
     metrics = run_splade(dataset, args.out, work_dir(args.work_dir), settings, threads=args.threads,
                          overwrite=args.overwrite)
     print_metrics(f"splade {dataset.name}", metrics)

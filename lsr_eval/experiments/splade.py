@@ -15,11 +15,12 @@ import os
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from lsr_eval.data.datasets import Dataset
 from lsr_eval.errors import LsrEvalError
 from lsr_eval.experiments.workdir import cache_slot, cached
+from lsr_eval.defaults import DEFAULT_SCALE, LUCENE_MAX_CLAUSES
 from lsr_eval.manifest import completed, prepare_output, write_manifest
 
 log = logging.getLogger(__name__)
@@ -43,15 +44,26 @@ class SpladeSettings:
     bf16: bool = False  # forces bf16 (alias of precision="bf16")
     precision: str = "auto"  # auto (bf16 on CUDA / CPUs with avx512_bf16 or AMX, else fp32), fp32, bf16
     batch_size: int = 32
-    scale: float = 100.0
+    scale: float = DEFAULT_SCALE
     hits: int = 1000
-    max_clauses: int = 1024
+    max_clauses: int = LUCENE_MAX_CLAUSES
     remove_query: bool | None = None
     shard_size: int = 50_000
     # pruned at export (the encoding is reused: a sparsity sweep encodes once), see lsr_eval.export.prune
     prune_doc_top_k: int | None = None
     prune_doc_threshold: float = 0.0
     query_threshold: float | None = None  # the query encoder's own threshold (None: ``threshold``)
+    engine: str = "anserini"  # lsr_eval.engines.registry.ENGINES
+    engine_options: Mapping[str, Any] | None = None  # the engine's build settings and search knobs, by name
+
+    def engine_parts(self) -> tuple[Any, dict[str, Any], dict[str, Any]]:
+        """(the engine with its build settings, those settings, its search knobs) for these settings."""
+        from lsr_eval.engines.registry import get_engine, split_options
+
+        build, search = split_options(self.engine, dict(self.engine_options or {}))
+        if self.engine == "anserini":
+            search.setdefault("max_clauses", self.max_clauses)
+        return get_engine(self.engine, **build), build, search
 
 
 def model_fingerprint(path: str) -> dict[str, Any]:
@@ -85,8 +97,6 @@ def load_model(s: SpladeSettings):
 
 def ensure_impact_index(dataset: Dataset, model, s: SpladeSettings, work: Path, threads: int) -> dict[str, Any]:
     """Encode, export and index the corpus (each stage reused when cached); returns the three manifests."""
-    from lsr_eval.anserini.indexer import build_index
-    from lsr_eval.anserini.jvm import info
     from lsr_eval.encode.corpus import encode_corpus
     from lsr_eval.encode.splade import SpladeTextEncoder
     from lsr_eval.export.documents import COLLECTION_DIR, export_documents
@@ -115,16 +125,20 @@ def ensure_impact_index(dataset: Dataset, model, s: SpladeSettings, work: Path, 
         export_documents(enc_slot, exp_slot, exp_key, scale=s.scale, prune=prune)
         exp_manifest = json.loads((exp_slot / "manifest.json").read_text())
 
-    idx_key = {"stage": "index", "kind": "impact", "collection": exp_key}
+    engine, build_options, _ = s.engine_parts()
+    idx_key: dict[str, Any] = {"stage": "index", "kind": "impact", "collection": exp_key}
+    if s.engine != "anserini":  # Anserini indexes keep the key they had before engines existed
+        idx_key.update(engine=s.engine, engine_build=build_options)
+        label = f"{s.engine}-{label}"
     idx_slot = cache_slot(work, "indexes", idx_key, f"impact-{label}")
     idx_manifest = cached(idx_slot, idx_key)
     if idx_manifest is None:
-        counts = build_index(exp_slot / COLLECTION_DIR, idx_slot / "index", "impact", threads=threads)
+        counts = engine.build(exp_slot / COLLECTION_DIR, idx_slot / "index", threads=threads)
         exported = exp_manifest["counts"]["documents_out"]
-        if counts.total_indexed != exported:
-            raise LsrEvalError(f"documents exported ({exported}) != documents indexed ({counts.total_indexed}): "
+        if counts.documents_indexed != exported:
+            raise LsrEvalError(f"documents exported ({exported}) != documents indexed ({counts.documents_indexed}): "
                                f"{counts.to_dict()}")
-        write_manifest(idx_slot, "index", idx_key, counts=counts.to_dict(), java=info(),
+        write_manifest(idx_slot, "index", idx_key, counts=counts.to_dict(), engine=engine.describe(),
                        index=str(idx_slot / "index"), disk_bytes=_folder_bytes(idx_slot / "index"))
         idx_manifest = json.loads((idx_slot / "manifest.json").read_text())
     read = dataset.doc_stats.read
@@ -134,6 +148,12 @@ def ensure_impact_index(dataset: Dataset, model, s: SpladeSettings, work: Path, 
             "index_dir": str(idx_slot / "index"),
             "paths": {"encoding": str(enc_slot), "collection": str(exp_slot / COLLECTION_DIR),
                       "index": str(idx_slot / "index")}}
+
+
+def open_searcher(s: SpladeSettings, index_dir: str | os.PathLike):
+    """A searcher of ``s.engine`` over ``index_dir`` with the settings' search knobs."""
+    engine, _, search = s.engine_parts()
+    return engine.open(Path(index_dir), **search)
 
 
 def doc_prune(s: SpladeSettings):
@@ -148,7 +168,7 @@ def settings_record(s: SpladeSettings) -> dict[str, Any]:
     they existed keep their identity (and their cached runs)."""
     record = asdict(s)
     for name, default in (("prune_doc_top_k", None), ("prune_doc_threshold", 0.0), ("query_threshold", None),
-                          ("precision", "auto")):
+                          ("precision", "auto"), ("engine", "anserini"), ("engine_options", None)):
         if record[name] == default:
             del record[name]
     if s.precision == "auto" and not s.bf16:
@@ -167,7 +187,6 @@ def _folder_bytes(folder: Path) -> int:
 def run_splade(dataset: Dataset, out: str | os.PathLike, work: Path, s: SpladeSettings, threads: int = 2,
                overwrite: bool = False) -> dict[str, float]:
     """The whole chain for one model and one dataset; writes run.trec, metrics.json, queries/ and manifest.json."""
-    from lsr_eval.anserini.searcher import ImpactSearcher
     from lsr_eval.encode.queries import encode_queries
     from lsr_eval.encode.splade import SpladeTextEncoder
     from lsr_eval.evaluation import count_queries, evaluate, write_metrics
@@ -194,8 +213,9 @@ def run_splade(dataset: Dataset, out: str | os.PathLike, work: Path, s: SpladeSe
                    clause_limit=s.max_clauses, overwrite=True)
     maps = query_weight_maps(encoded.vectors, s.scale)
     t_search = time.perf_counter()
-    with ImpactSearcher(stages["index_dir"], max_clauses=s.max_clauses) as searcher:
+    with open_searcher(s, stages["index_dir"]) as searcher:
         run, search_counts = searcher.batch_search(maps, k=s.hits, threads=threads, remove_query=remove_query)
+        engine_record = searcher.describe()
     search_s = time.perf_counter() - t_search
     if search_counts.queries != len(queries):
         raise LsrEvalError(f"queries read ({len(queries)}) != queries searched ({search_counts.queries})")
@@ -219,7 +239,9 @@ def run_splade(dataset: Dataset, out: str | os.PathLike, work: Path, s: SpladeSe
         throughput={"encoding": enc.get("throughput"), "search_seconds": round(search_s, 3),
                     "total_seconds": round(time.perf_counter() - t0, 3)},
         quantization={"scale": s.scale, "rounding": stages["export"]["parameters"]["rounding"]},
-        index={"path": stages["index_dir"], "disk_bytes": stages["index"].get("disk_bytes")},
+        index={"path": stages["index_dir"], "disk_bytes": stages["index"].get("disk_bytes"),
+               "engine": stages["index"].get("engine", {"engine": "anserini"})},
+        search=engine_record,
         paths=stages["paths"],
         outputs=["run.trec", "metrics.json", "queries/"], metrics=metrics)
     return metrics

@@ -20,10 +20,10 @@ from typing import Sequence
 import numpy as np
 import scipy.sparse as sp
 
+from lsr_eval.defaults import DEFAULT_SCALE
 from lsr_eval.errors import ConfigError, InputError
 
-#: Default quantisation factor (SPLADE convention, see module doc).
-DEFAULT_SCALE = 100
+__all__ = ["DEFAULT_SCALE", "ROUNDING", "VocabCheck", "check_scale", "quantize", "quantize_rows"]
 ROUNDING = "half-to-even (numpy.rint), as naver/splade EncodeAnserini and Pyserini's SPLADE encoder"
 #: Anserini parses impacts as Java ints.
 JAVA_INT_MAX = 2**31 - 1

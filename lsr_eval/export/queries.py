@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Literal, Mapping, get_args
 
 from lsr_eval.encode.protocol import SparseVectors
+from lsr_eval.defaults import LUCENE_MAX_CLAUSES
 from lsr_eval.encode.store import atomic_write
 from lsr_eval.errors import ConfigError, InputError
 from lsr_eval.export.jsonl import json_dumper
@@ -27,8 +28,6 @@ from lsr_eval.export.quantize import DEFAULT_SCALE, ROUNDING, VocabCheck, check_
 from lsr_eval.manifest import prepare_output, write_manifest
 
 STAGE = "export-queries"
-#: Lucene's default ``IndexSearcher.maxClauseCount``: a query with more terms fails with TooManyClauses.
-LUCENE_MAX_CLAUSES = 1024
 OnEmpty = Literal["error", "skip"]
 QUERIES_JSONL = "queries.jsonl"
 QUERIES_TSV = "queries.tsv"

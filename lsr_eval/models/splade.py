@@ -22,6 +22,7 @@ from pathlib import Path
 from torch import nn
 
 from lsr_eval import __version__
+from lsr_eval.defaults import DEFAULT_SCALE
 from lsr_eval.errors import ConfigError, InputError
 from lsr_eval.models.encoder import SpladeEncoder
 from lsr_eval.models.options import HeadInitRule, IdentityHead
@@ -36,7 +37,6 @@ FORMAT_VERSION = 1
 MAX_LENGTH_QUERY = 64
 MAX_LENGTH_DOCUMENT = 256
 #: Weights are multiplied by this and rounded to integer impacts for Anserini (Formal et al. use 100).
-QUANTIZATION_SCALE = 100
 POOLING = "max"
 ACTIVATION = "log1p_relu"
 
@@ -45,7 +45,7 @@ class SpladeModel(nn.Module):
     """``query`` and ``document`` :class:`SpladeEncoder` s; ``shared`` when they wrap the same backbone."""
 
     def __init__(self, query: SpladeEncoder, document: SpladeEncoder, *,
-                 quantization_scale: float = QUANTIZATION_SCALE) -> None:
+                 quantization_scale: float = DEFAULT_SCALE) -> None:
         super().__init__()
         self.query = query
         self.document = document
@@ -84,7 +84,7 @@ class SpladeModel(nn.Module):
         sp_q = sparsify_q if sparsify_q is not None else Sparsify.from_dict(q_cfg.get("sparsify"))
         sp_d = sparsify_d if sparsify_d is not None else Sparsify.from_dict(d_cfg.get("sparsify"))
         scale = quantization_scale if quantization_scale is not None else (saved or {}).get(
-            "quantization_scale", QUANTIZATION_SCALE)
+            "quantization_scale", DEFAULT_SCALE)
         common = dict(head_init=head_init, identity=identity, rescale_k=rescale_k, scale_bias=scale_bias,
                       bf16=bf16, precision=precision, trust_remote_code=trust_remote_code)
         if saved is not None and not saved.get("shared", True):

@@ -181,6 +181,12 @@ def tradeoff_figure(frame: pd.DataFrame, dataset: str, cost: str = "flops", meas
     notes = []
     if (pts["kind"] == "fusion").any():
         notes.append(RULE + ("; hollow marker: parts in parallel" if pts["parallel_x"].notna().any() else ""))
+    engines = sorted(set(pts["engine"]) - {""})
+    if engines:
+        from lsr_eval.report.tradeoff import REFERENCE_ENGINE
+
+        notes.append("retrieval engine: " + (f"{REFERENCE_ENGINE} unless marked [engine]" if REFERENCE_ENGINE in engines
+                                             else ", ".join(engines)))
     if t.skipped:
         notes.append(f"not plotted: {'; '.join(t.skipped)}")
     _note(fig, notes)

@@ -77,11 +77,15 @@ def row_family(row: pd.Series) -> str:
     return _model_name(model) if model else str(row["system"])
 
 
+#: The engine left unmarked in labels (the figure's note says so when the table names engines).
+REFERENCE_ENGINE = "anserini"
+
+
 def row_label(row: pd.Series) -> str:
     """Short label drawn next to a point."""
     label = _text(row, "point") or str(row["system"])
     engine = _text(row, "engine")
-    return f"{label} [{engine}]" if engine else label
+    return f"{label} [{engine}]" if engine and engine != REFERENCE_ENGINE else label
 
 
 @dataclass(frozen=True)
@@ -124,9 +128,10 @@ def tradeoff_points(frame: pd.DataFrame, dataset: str, cost_column: str, measure
         records.append({"system": r["system"], "label": row_label(r), "kind": row_kind(r), "family": row_family(r),
                         "sweep": sweep, "setting": _setting(r, sweep), "x": float(r[cost_column]),
                         "y": float(r[measure]),
-                        "parallel_x": float(par) if par is not None and not math.isnan(par) else math.nan})
+                        "parallel_x": float(par) if par is not None and not math.isnan(par) else math.nan,
+                        "engine": _text(r, "engine")})
     points = pd.DataFrame(records, columns=["system", "label", "kind", "family", "sweep", "setting", "x", "y",
-                                            "parallel_x"])
+                                            "parallel_x", "engine"])
     for _, same in points.groupby(["x", "y"], sort=False):
         if len(same) > 1:  # one label for points drawn on top of each other
             points.loc[same.index[0], "label"] = " = ".join(same["label"])

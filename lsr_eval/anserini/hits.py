@@ -1,0 +1,150 @@
+"""Lucene hits without per-hit JNI calls: a query's top-k comes back as one string, and the index's docids as one
+string per block of documents.
+
+Through pyjnius every Java object that crosses into Python costs a proxy and a JNI call per field: reading 1,000
+hits that way (Anserini's ``ScoredDoc`` with its loaded stored document) costs ~10 ms, five times the search itself.
+Here ``java.lang.invoke.MethodHandles`` compose, on the Java side, ``IndexSearcher.search`` -> ``TopDocs.scoreDocs``
+-> ``Arrays.toString`` (``"[doc=12 score=3.5 shardIndex=-1, ...]"``), so a query is one JNI call returning one
+string that Python parses with one regular expression. Lucene's internal doc numbers map to collection docids
+through a table read once per open index, also in bulk (a ``MethodHandles.countedLoop`` appending each document's
+``id`` to a ``StringBuilder``). No stored document is ever loaded while searching.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from typing import Any
+
+import numpy as np
+
+from lsr_eval.anserini.jvm import autoclass, java_errors
+
+#: Documents per JNI call when reading the docid table.
+DOCID_BLOCK = 200_000
+_HIT = re.compile(r"doc=(\d+) score=(\S+?) ")
+_local = threading.local()
+
+
+class _Handles:
+    """Method handles and classes, built once per process (the JVM is shared)."""
+
+    def __init__(self) -> None:
+        with java_errors("composing method handles"):
+            cls = autoclass("java.lang.Class").forName
+            mh, mt = autoclass("java.lang.invoke.MethodHandles"), autoclass("java.lang.invoke.MethodType")
+            lookup = mh.publicLookup()
+            string, objs = cls("java.lang.String"), cls("[Ljava.lang.Object;")
+            score_docs = cls("[Lorg.apache.lucene.search.ScoreDoc;")
+            to_string = lookup.findStatic(cls("java.util.Arrays"), "toString", mt.methodType(string, objs))
+            getter = lookup.findGetter(cls("org.apache.lucene.search.TopDocs"), "scoreDocs", score_docs)
+            #: TopDocs -> "[doc=.. score=.. shardIndex=.., ...]"
+            self.top_docs_string = mh.filterReturnValue(getter, to_string.asType(mt.methodType(string, score_docs)))
+            self.mh, self.mt, self.lookup, self.cls = mh, mt, lookup, cls
+            self.integer = autoclass("java.lang.Integer")
+            self.array_list = autoclass("java.util.ArrayList")
+
+    def call(self, handle, *args: Any) -> Any:
+        """``handle(*args)`` through ``invokeWithArguments(List)`` (pyjnius cannot call signature-polymorphic
+        ``invokeExact``)."""
+        from jnius import cast
+
+        lst = self.array_list()
+        for a in args:
+            lst.add(a)
+        return handle.invokeWithArguments(cast("java.util.List", lst))
+
+
+_handles: _Handles | None = None
+_handles_lock = threading.Lock()
+
+
+def handles() -> _Handles:
+    global _handles
+    with _handles_lock:
+        if _handles is None:
+            _handles = _Handles()
+        return _handles
+
+
+def top_docs_string(top_docs) -> str:
+    """``TopDocs`` as Lucene's ``"[doc=N score=S shardIndex=-1, ...]"`` in one JNI call."""
+    h = handles()
+    return h.call(h.top_docs_string, top_docs)
+
+
+def parse_hits(text: str) -> tuple[np.ndarray, np.ndarray]:
+    """(Lucene doc numbers, float32 scores) from :func:`top_docs_string` output, in Lucene's rank order.
+
+    Java prints a float with the fewest digits that identify it among floats, so parsing to float32 recovers the
+    exact score."""
+    found = _HIT.findall(text)
+    if not found:
+        return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32)
+    docs, scores = zip(*found)
+    return np.array(docs, dtype=np.int64), np.array(scores, dtype=np.float32)
+
+
+def read_docid_table(reader, field: str = "id") -> np.ndarray:
+    """The collection docid of every Lucene doc number of ``reader`` (an object array indexed by doc number),
+    read in blocks of :data:`DOCID_BLOCK` documents per JNI call."""
+    h = handles()
+    n = int(reader.maxDoc())
+    with java_errors("reading the index's docids"):
+        mh, mt, lookup, cls = h.mh, h.mt, h.lookup, h.cls
+        string, sb = cls("java.lang.String"), cls("java.lang.StringBuilder")
+        int_type = h.integer.TYPE
+        stored = reader.storedFields()
+        document = lookup.findVirtual(cls("org.apache.lucene.index.StoredFields"), "document",
+                                      mt.methodType(cls("org.apache.lucene.document.Document"), int_type))
+        get = mh.insertArguments(lookup.findVirtual(cls("org.apache.lucene.document.Document"), "get",
+                                                    mt.methodType(string, string)), 1, field)
+        line = mh.insertArguments(lookup.findVirtual(string, "concat", mt.methodType(string, string)), 1, "\n")
+        one = mh.filterReturnValue(mh.filterReturnValue(document.bindTo(stored), get), line)  # int -> "id\n"
+        body = mh.filterArguments(lookup.findVirtual(sb, "append", mt.methodType(sb, string)), 1, one)
+        init = lookup.findConstructor(sb, mt.methodType(autoclass("java.lang.Void").TYPE))
+        finish = lookup.findVirtual(sb, "toString", mt.methodType(string))
+        ids: list[str] = []
+        for start in range(0, n, DOCID_BLOCK):
+            end = min(n, start + DOCID_BLOCK)
+            loop = mh.countedLoop(mh.constant(int_type, h.integer(start)), mh.constant(int_type, h.integer(end)),
+                                  init, body)
+            text = h.call(mh.filterReturnValue(loop, finish))
+            ids += text.split("\n")[:-1]
+    if len(ids) != n:
+        raise RuntimeError(f"read {len(ids)} docids from an index of {n} documents (a docid with a newline?)")
+    return np.array(ids, dtype=object)
+
+
+_GAP = np.float32(1e-4)
+_DELTA = np.float32(1e-6)
+
+
+def adjust_ties(scores: np.ndarray) -> np.ndarray:
+    """Anserini's ``ScoreTiesAdjusterReranker`` on a ranked list of float32 scores (score desc, docid asc).
+
+    Every score is rounded to 1e-4 (``(float) (Math.round(s * 1e4) / 1e4)``: half up, in double), then the
+    ``d``-th score in a run of scores within 1e-4 of the one before loses ``d * 1e-6``, so that the scores alone
+    give the rank order (trec_eval breaks ties its own way). Anserini's ``SimpleSearcher`` and ``SearchCollection``
+    report these adjusted scores; so do we."""
+    s = np.asarray(scores, dtype=np.float32)
+    rounded = (np.floor(s.astype(np.float64) * 1e4 + 0.5) / 1e4).astype(np.float32)
+    n = len(rounded)
+    if n < 2:
+        return rounded
+    # A score can only join a run where the unperturbed gap is within 1e-4 plus the largest possible
+    # perturbation; elsewhere the gap stays above 1e-4 and the run restarts, so only those positions are walked.
+    gaps = rounded[:-1] - rounded[1:]
+    candidates = np.nonzero(gaps <= _GAP + _DELTA * np.float32(n))[0] + 1
+    if not len(candidates):
+        return rounded
+    out = rounded.copy()
+    dup, previous = 0, -1
+    for i in candidates.tolist():
+        if i != previous + 1 or out[i - 1] - out[i] > _GAP:
+            dup = 0
+        if out[i - 1] - out[i] <= _GAP:
+            dup += 1
+            out[i] = out[i] - _DELTA * np.float32(dup)
+        previous = i
+    return out

@@ -1,0 +1,23 @@
+"""``--engine`` and ``--engine-option`` (shared by the splade, index and search subcommands)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from lsr_eval.engines.registry import DEFAULT_ENGINE, ENGINES
+
+
+def add_engine_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--engine", default=DEFAULT_ENGINE, choices=list(ENGINES),
+                   help="retrieval engine: " + "; ".join(f"{k}: {v.summary}" for k, v in ENGINES.items()))
+    p.add_argument("--engine-option", action="append", default=[], metavar="KEY=VALUE",
+                   help="an engine build setting or search knob (repeatable), e.g. query_cut=10 heap_factor=0.9 "
+                        "for seismic, query_algorithm=maxscore for pisa")
+
+
+def engine_options(args: argparse.Namespace) -> dict[str, Any] | None:
+    """The ``--engine-option`` values as a dict (None when none was given)."""
+    from lsr_eval.engines.registry import parse_option
+
+    return dict(parse_option(o) for o in args.engine_option) or None

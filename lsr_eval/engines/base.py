@@ -1,0 +1,189 @@
+"""The engine seam: what every retrieval engine offers, and what all of them share.
+
+An engine (:class:`Engine`) builds an index from lsr-eval's ``JsonVectorCollection`` folder (one
+``{"id", "contents", "vector": {term: int}}`` line per document, the export stage's output) and opens a
+:class:`Searcher` over it. A searcher answers integer-weighted queries with ``(docid, score)`` hits, one query at a
+time (:meth:`Searcher.search`, the latency path) or a whole query set (:meth:`Searcher.batch_search`) into an
+in-memory run with :class:`SearchCounts`. Every index folder gets :data:`MARKER` naming the engine that built it, so
+an index is never searched by another engine.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Mapping, Protocol, Sequence
+
+from lsr_eval.data.types import Run
+from lsr_eval.errors import ConfigError, InputError
+
+#: File written into every index folder lsr-eval builds: ``{"engine": name, ...}``.
+MARKER = "lsr_eval_engine.json"
+
+QueryWeights = Mapping[str, int]
+
+
+@dataclass
+class SearchCounts:
+    """What went into a search and what came out, so nothing is lost silently."""
+
+    queries: int = 0
+    queries_with_hits: int = 0
+    queries_without_hits: list[str] = field(default_factory=list)
+    hits: int = 0
+    removed_self_hits: int = 0
+
+    def add(self, qid: str, hits: Sequence[tuple[str, float]], remove_query: bool, run: Run) -> None:
+        """Record one query's ranked ``hits`` into ``run`` (``remove_query`` drops the hit whose docid is ``qid``)."""
+        ranked: dict[str, float] = {}
+        for docid, score in hits:
+            if remove_query and docid == qid:
+                self.removed_self_hits += 1
+                continue
+            ranked[docid] = score
+        self.queries += 1
+        self.hits += len(ranked)
+        if ranked:
+            self.queries_with_hits += 1
+        else:
+            self.queries_without_hits.append(qid)
+        run[qid] = ranked
+
+    def to_dict(self) -> dict:
+        return {"queries": self.queries, "queries_with_hits": self.queries_with_hits,
+                "queries_without_hits": len(self.queries_without_hits),
+                "queries_without_hits_ids": self.queries_without_hits[:100], "hits": self.hits,
+                "removed_self_hits": self.removed_self_hits}
+
+
+@dataclass
+class BuildCounts:
+    """Documents read from the collection and documents in the built index (they must be equal)."""
+
+    engine: str
+    documents_read: int
+    documents_indexed: int
+    seconds: float
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"engine": self.engine, "documents_read": self.documents_read,
+                "documents_indexed": self.documents_indexed, "seconds": round(self.seconds, 3), **self.details}
+
+
+class Searcher(Protocol):
+    """An open index answering integer-weighted queries."""
+
+    engine: str
+
+    def search(self, weights: QueryWeights, k: int = 1000, qid: str = "query") -> list[tuple[str, float]]:
+        """One query's top ``k`` hits, best first (ties by docid)."""
+
+    def batch_search(self, queries: Mapping[str, QueryWeights], k: int = 1000, threads: int = 2,
+                     remove_query: bool = False) -> tuple[Run, SearchCounts]:
+        """Every query's top ``k`` into an in-memory run; memory bounded by a chunk of queries, not the set."""
+
+    def describe(self) -> dict[str, Any]:
+        """Engine, version and search knobs, for the manifest."""
+
+    def close(self) -> None: ...
+
+    def __enter__(self) -> "Searcher": ...
+
+    def __exit__(self, *exc) -> None: ...
+
+
+class Engine(Protocol):
+    """A retrieval engine: builds an index from a ``JsonVectorCollection`` folder and opens searchers over it."""
+
+    name: str
+
+    def build(self, collection: Path, index: Path, threads: int = 2) -> BuildCounts:
+        """Index every document of ``collection`` into the new folder ``index`` (marker written last)."""
+
+    def open(self, index: Path, **knobs: Any) -> Searcher:
+        """A searcher over an index this engine built (another engine's index is refused)."""
+
+    def describe(self) -> dict[str, Any]:
+        """Engine name, package and version, build settings, for the manifest."""
+
+
+def write_marker(index: Path, engine: str, /, **info: Any) -> None:
+    """Record which engine built ``index`` (and with what: ``info``, e.g. the engine's ``describe()``), written
+    after the index is complete."""
+    record = {**info, "engine": engine}
+    (Path(index) / MARKER).write_text(json.dumps(record, indent=2, default=str) + "\n")
+
+
+def read_marker(index: Path) -> dict[str, Any] | None:
+    path = Path(index) / MARKER
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def check_index_engine(index: Path, engine: str, detected: str | None = None) -> dict[str, Any]:
+    """The marker of ``index`` when ``engine`` built it; a clear error naming both engines otherwise.
+
+    ``detected`` is the engine an unmarked folder looks like (a Lucene index built before markers existed)."""
+    index = Path(index)
+    if not index.is_dir():
+        raise InputError(f"index {index} does not exist (build it with `lsr-eval index --engine {engine}`)")
+    marker = read_marker(index)
+    built_by = marker["engine"] if marker else detected
+    if built_by is None:
+        raise InputError(f"{index} is not an index lsr-eval built (no {MARKER}); build it with "
+                         f"`lsr-eval index --engine {engine}`")
+    if built_by != engine:
+        raise InputError(f"index {index} was built by engine {built_by!r}; it cannot be searched with engine "
+                         f"{engine!r} (use --engine {built_by}, or build a {engine} index)")
+    return marker or {"engine": built_by}
+
+
+def iter_vectors(collection: Path) -> Iterator[tuple[str, dict[str, int]]]:
+    """``(docid, {term: impact})`` for every document of a ``JsonVectorCollection`` folder, in file order.
+
+    A line that is not a JSON object with an ``id`` and a ``vector`` of positive integers is an error naming the
+    file and line."""
+    import gzip
+
+    files = sorted(p for p in Path(collection).iterdir() if p.is_file() and (p.suffix in (".jsonl", ".json", ".gz")))
+    if not files:
+        raise InputError(f"{collection} holds no .jsonl/.jsonl.gz collection files")
+    for path in files:
+        opener = gzip.open if path.suffix == ".gz" else open
+        with opener(path, "rt", encoding="utf-8") as f:
+            for line_no, line in enumerate(f, 1):
+                if not line.strip():
+                    continue
+                try:
+                    obj = json.loads(line)
+                    docid, vector = str(obj["id"]), obj["vector"]
+                    if not isinstance(vector, dict):
+                        raise TypeError("vector is not an object")
+                    out = {}
+                    for term, w in vector.items():
+                        if isinstance(w, bool) or not isinstance(w, int) or w < 0:
+                            raise TypeError(f"weight of {term!r} is {w!r}, not an integer >= 0")
+                        if w:
+                            out[term] = w
+                except (ValueError, KeyError, TypeError) as e:
+                    raise InputError(f"{path}:{line_no}: not a JsonVectorCollection line ({e})") from e
+                yield docid, out
+
+
+def chunks(items: Iterable, size: int) -> Iterator[list]:
+    """Consecutive lists of at most ``size`` items (the bounded unit of every batch search)."""
+    chunk: list = []
+    for item in items:
+        chunk.append(item)
+        if len(chunk) == size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def check_k(k: int) -> int:
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise ConfigError(f"k (hits per query) must be an integer >= 1, got {k!r}")
+    return k
