@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import dataclasses
 import json
 import logging
 import os
@@ -42,6 +43,8 @@ import sys
 import time
 from pathlib import Path
 from typing import Any, Callable
+
+from lsr_eval.defaults import DEFAULT_SCALE
 
 REPO = Path(__file__).resolve().parents[1]
 STAGE = "bench-query-path"
@@ -56,11 +59,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--dataset", default="../shared/data/beir/scifact", help="BEIR folder or registry name")
     p.add_argument("--split", default="test")
     p.add_argument("--model", default="minilm", help="model folder or hub id; 'minilm' = offline all-MiniLM-L6-v2")
-    p.add_argument("--doc-top-k", type=int, default=128)
-    p.add_argument("--query-top-k", type=int, default=32)
+    p.add_argument("--doc-top-k", type=int, default=128, help="0: no cap")
+    p.add_argument("--query-top-k", type=int, default=32, help="0: no cap")
+    p.add_argument("--engine", default="anserini", help="engine of lsr-eval's path: anserini, pisa or seismic")
+    p.add_argument("--engine-option", action="append", default=[], metavar="KEY=VALUE",
+                   help="an engine build setting or search knob (repeatable)")
     p.add_argument("--max-length-q", type=int, help="query max length in tokens (default: the model's, else 64)")
     p.add_argument("--max-length-d", type=int, help="document max length in tokens (default: the model's, else 256)")
-    p.add_argument("--scale", type=float, default=100.0, help="lsr-eval quantisation scale (documents and queries)")
+    p.add_argument("--scale", type=float, default=DEFAULT_SCALE, help="lsr-eval quantisation scale (documents and queries)")
     p.add_argument("--k", type=int, default=1000, help="hits per query")
     p.add_argument("--warmup", type=int, default=20, help="first queries run but not counted")
     p.add_argument("--limit", type=int, help="only the first N queries (smoke test)")
@@ -148,14 +154,16 @@ def bm25_index(dataset, work: Path, threads: int) -> Path:
 
 # ---- the query paths ------------------------------------------------------------------------------------------
 
-def ours_path(qw, searcher, k: int) -> Callable:
-    """lsr-eval: weight map, then ImpactSearcher.search (hits read into Python)."""
+def ours_path(qw, searcher, k: int, search: str = "search") -> Callable:
+    """lsr-eval: weight map, then ``searcher.search`` (hits read into Python) on the chosen engine; with
+    ``search="search_per_hit"`` the Anserini path before bulk hits (one JNI call per hit field)."""
+    search_fn = getattr(searcher, search)
 
     def run(q):
         t0 = time.perf_counter()
         weights = qw(q.text, q.id)
         t1 = time.perf_counter()
-        hits = searcher.search(weights, k, qid=q.id)
+        hits = search_fn(weights, k, qid=q.id)
         t2 = time.perf_counter()
         return {"encode": (t1 - t0) * 1e3, "search": (t2 - t1) * 1e3, "total": (t2 - t0) * 1e3,
                 "terms": len(weights), "hits": hits, "weights": weights}
@@ -244,11 +252,11 @@ def lucene_check(index_dir: Path, counts, vocab: list[str]) -> dict[str, Any]:
 
     with TermStats(str(index_dir)) as stats:
         lucene = stats.all_doc_freqs()
+        documents, postings = stats.documents, stats.postings
     ours = {vocab[j]: int(counts.df[j]) for j in range(len(vocab)) if counts.df[j] > 0}
     mismatched = sorted(t for t in set(lucene) | set(ours) if lucene.get(t) != ours.get(t))
-    stats = reader.stats()
     return {"lucene_terms": len(lucene), "lucene_postings": sum(lucene.values()),
-            "lucene_stats": {k: int(v) for k, v in stats.items()}, "df_mismatches": len(mismatched),
+            "lucene_stats": {"documents": documents, "postings": postings}, "df_mismatches": len(mismatched),
             "df_mismatch_examples": mismatched[:10], "equal": not mismatched}
 
 
@@ -278,6 +286,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import torch
 
+    from lsr_eval.anserini.jvm import info as java_info
     from lsr_eval.anserini.searcher import Bm25Searcher, ImpactSearcher
     from lsr_eval.commands._model_args import resolve_model
     from lsr_eval.data.datasets import load_dataset
@@ -287,19 +296,25 @@ def main(argv: list[str] | None = None) -> int:
     from lsr_eval.encode import encode_queries, read_vocab
     from lsr_eval.encode.splade import SpladeTextEncoder
     from lsr_eval.evaluation import evaluate
-    from lsr_eval.experiments.splade import SpladeSettings, load_model, model_fingerprint
+    from lsr_eval.experiments.splade import (SpladeSettings, ensure_impact_index, load_model, model_fingerprint,
+                                             open_searcher)
     from lsr_eval.manifest import machine, prepare_output, write_manifest
 
     t_start = time.perf_counter()
     load_start = list(os.getloadavg())  # other processes share the CPUs: recorded with the figures
     dataset = load_dataset(args.dataset, args.split)
     queries = dataset.queries()[:args.limit] if args.limit else dataset.queries()
+    from lsr_eval.engines.registry import check_engine, parse_option
+
     s = SpladeSettings(model=resolve_model(args.model), max_length_q=args.max_length_q,
-                       max_length_d=args.max_length_d, doc_top_k=args.doc_top_k, query_top_k=args.query_top_k,
-                       scale=args.scale, hits=args.k)
+                       max_length_d=args.max_length_d, doc_top_k=args.doc_top_k or None,
+                       query_top_k=args.query_top_k or None, scale=args.scale, hits=args.k)
+    s_engine = dataclasses.replace(s, engine=check_engine(args.engine),
+                                   engine_options=dict(parse_option(o) for o in args.engine_option) or None)
     experiment = {"benchmark": STAGE, "dataset": dataset.describe(), "split": args.split, "queries": len(queries),
                   "model": model_fingerprint(s.model), "doc_top_k": s.doc_top_k, "query_top_k": s.query_top_k,
-                  "scale": s.scale, "k": args.k, "warmup": args.warmup, "bf16_queries": args.bf16_queries}
+                  "scale": s.scale, "k": args.k, "warmup": args.warmup, "bf16_queries": args.bf16_queries,
+                  "engine": s_engine.engine, "engine_options": s_engine.engine_options}
     out = prepare_output(args.out, experiment, overwrite=True)
     model = load_model(s).eval()  # encode() restores the wrapper's mode: eval, so the shared MLM never trains
     art = impact_artefacts(dataset, model, s, args.reuse, args.work_dir, args.threads)
@@ -317,11 +332,17 @@ def main(argv: list[str] | None = None) -> int:
     del plain
 
     qw = QueryWeights(model.query, s.scale)
-    ours_searcher = ImpactSearcher(str(art["index_dir"]))
+    anserini_searcher = ImpactSearcher(str(art["index_dir"]))
+    if s_engine.engine == "anserini":
+        engine_index = Path(art["index_dir"])
+    else:  # the engine's index from the same exported collection (built once, cached in the work folder)
+        engine_index = Path(ensure_impact_index(dataset, model, s_engine, args.work_dir, args.threads)["index_dir"])
+    ours_searcher = open_searcher(s_engine, engine_index)
     ls_loaded = LuceneImpactSearcher(str(art["index_dir"]), py_loaded)
     ls_same = LuceneImpactSearcher(str(art["index_dir"]), py_same)
-    paths = {"lsr-eval": ours_path(qw, ours_searcher, args.k), "pyserini": pyserini_path(ls_loaded, args.k),
-             "pyserini-same-weights": pyserini_path(ls_same, args.k)}
+    paths = {"lsr-eval": ours_path(qw, ours_searcher, args.k),
+             "anserini-per-hit": ours_path(qw, anserini_searcher, args.k, "search_per_hit"),
+             "pyserini": pyserini_path(ls_loaded, args.k), "pyserini-same-weights": pyserini_path(ls_same, args.k)}
     log.info("side by side: %d queries (%d warm-up), %d paths, 1 thread", len(queries), args.warmup, len(paths))
     with torch_threads(1):
         results = run_interleaved(queries, paths, args.warmup)
@@ -340,12 +361,12 @@ def main(argv: list[str] | None = None) -> int:
     # agreement and effectiveness
     ours_hits = [r["hits"] for r in results["lsr-eval"]]
     agreement = {name: top_agreement(ours_hits, [r["hits"] for r in results[name]])
-                 for name in ("pyserini", "pyserini-same-weights")}
+                 for name in ("anserini-per-hit", "pyserini", "pyserini-same-weights")}
     # lsr-eval's path with Pyserini's query scale and term filter: isolates the rest of the two paths
     qw_py = QueryWeights(model.query, PYSERINI_SCALE)
     maps_py_scale = {q.id: {t: w for t, w in qw_py(q.text, q.id).items()
                             if t in ls_same.idf and ls_same.idf[t] > ls_same.min_idf} for q in queries}
-    run_py_scale, _ = ours_searcher.batch_search(maps_py_scale, k=args.k, threads=1)
+    run_py_scale, _ = anserini_searcher.batch_search(maps_py_scale, k=args.k, threads=1)
     agreement["lsr-eval-pyserini-scale-and-filter_vs_pyserini-same-weights"] = top_agreement(
         [sorted(run_py_scale[q.id].items(), key=lambda x: -x[1]) for q in queries],
         [r["hits"] for r in results["pyserini-same-weights"]])
@@ -365,10 +386,13 @@ def main(argv: list[str] | None = None) -> int:
              "weight": flops_report(docs_weight, count_matrix(q_vectors.matrix, "weight")).to_dict()}
     postings = posting_stats(docs_impact, art["index_dir"]).to_dict()
     postings["lucene_check"] = lucene_check(art["index_dir"], docs_impact, vocab)
+    engine_record = ours_searcher.describe()
     ours_searcher.close()
+    anserini_searcher.close()
 
     # summaries
-    lat = {"lsr-eval": summarise(results["lsr-eval"], args.warmup, ("encode", "search", "total"))}
+    lat = {name: summarise(results[name], args.warmup, ("encode", "search", "total"))
+           for name in ("lsr-eval", "anserini-per-hit")}
     for name in ("pyserini", "pyserini-same-weights"):
         lat[name] = summarise(results[name], args.warmup, ("encode", "search", "total", "read", "total_read"))
     ratio = {name: {"total_read_vs_total": ratios(lat[name], lat["lsr-eval"], "total_read", "total"),
@@ -378,6 +402,8 @@ def main(argv: list[str] | None = None) -> int:
                         "mean": (lat[name]["search"]["mean_ms"] + lat[name]["read"]["mean_ms"])
                         / lat["lsr-eval"]["search"]["mean_ms"]}}
              for name in ("pyserini", "pyserini-same-weights")}
+    ratio["anserini-per-hit"] = {"total_vs_total": ratios(lat["anserini-per-hit"], lat["lsr-eval"], "total", "total"),
+                                 "search": ratios(lat["anserini-per-hit"], lat["lsr-eval"], "search", "search")}
     bench = {
         "protocol": {"queries": len(queries), "warmup": args.warmup, "measured": len(queries) - args.warmup,
                      "k": args.k, "torch_threads": 1, "search": "one query at a time in the calling thread",
@@ -385,7 +411,9 @@ def main(argv: list[str] | None = None) -> int:
                      "machine": machine(), "torch_version": torch.__version__,
                      "load_average_1_5_15min": {"start": load_start, "after_side_by_side": load_side_by_side,
                                                 "end": list(os.getloadavg())}},
-        "artefacts": {"index_dir": str(art["index_dir"]), "encoding_dir": str(art["encoding_dir"]),
+        "engine": engine_record,
+        "artefacts": {"index_dir": str(art["index_dir"]), "engine_index": str(engine_index),
+                      "encoding_dir": str(art["encoding_dir"]),
                       "bm25_index": str(bm25_dir), "source": art["source"], "model_dir": str(model_dir)},
         "latency_ms": lat, "ratios": ratio,
         "agreement_top10": {k: {kk: vv for kk, vv in v.items() if kk != "overlaps"} for k, v in agreement.items()},
@@ -402,7 +430,7 @@ def main(argv: list[str] | None = None) -> int:
     write_per_query(out / "per_query.csv", queries, results, agreement, args.warmup)
     (out / "summary.md").write_text(summary_md(bench), encoding="utf-8")
     write_manifest(out, STAGE, experiment, settings=s.__dict__, artefacts=bench["artefacts"],
-                   outputs=["bench.json", "per_query.csv", "summary.md"], java=jvm.info(),
+                   outputs=["bench.json", "per_query.csv", "summary.md"], java=java_info(),
                    seconds=bench["seconds"])
     print(summary_md(bench))
     return 0
@@ -429,7 +457,8 @@ def write_per_query(path: Path, queries, results, agreement, warmup: int) -> Non
 
 def summary_md(b: dict) -> str:
     p, lat = b["protocol"], b["latency_ms"]
-    lines = [f"# Query path: lsr-eval vs Pyserini ({p['measured']} measured queries, {p['warmup']} warm-up, "
+    lines = [f"# Query path: lsr-eval [{b['engine']['engine']}] vs Pyserini ({p['measured']} measured queries, "
+             f"{p['warmup']} warm-up, "
              f"k={p['k']}, 1 thread, {p['machine']['cpu']}, {p['machine']['cores']} cores)", "",
              "Load average (1 / 5 / 15 min; other processes shared the CPUs): " + ", ".join(
                  f"{when} {' / '.join(f'{x:.1f}' for x in v)}" for when, v in p["load_average_1_5_15min"].items()),
@@ -448,6 +477,11 @@ def summary_md(b: dict) -> str:
               "index, lsr-eval uses scale 100 (see pipelines/bench_query_path.py).",
               "", "Ratios Pyserini / lsr-eval (total with hits read; as is, without reading):", ""]
     for name, r in b["ratios"].items():
+        if name == "anserini-per-hit":
+            lines.append(f"* anserini-per-hit (the Anserini path before bulk hits): total mean "
+                         f"{r['total_vs_total']['mean']:.2f}, p50 {r['total_vs_total']['p50']:.2f}; search mean "
+                         f"{r['search']['mean']:.2f}, p50 {r['search']['p50']:.2f}")
+            continue
         lines.append(f"* {name}: mean {r['total_read_vs_total']['mean']:.2f}, p50 {r['total_read_vs_total']['p50']:.2f}"
                      f" (as is: mean {r['total_vs_total']['mean']:.2f}, p50 {r['total_vs_total']['p50']:.2f}); "
                      f"encode mean {r['encode']['mean']:.2f}")

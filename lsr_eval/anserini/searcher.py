@@ -187,6 +187,23 @@ class ImpactSearcher(_Searcher):
         text = self._text(qid, weights)
         return self._search_one(text, check_k(k), f"impact search for query {qid}") if text else []
 
+    def search_per_hit(self, weights: Mapping[str, int], k: int = 1000, qid: str = "query"
+                       ) -> list[tuple[str, float]]:
+        """The same hits through Anserini's own ``SimpleImpactSearcher.search(Map, k)``, read one JNI call per hit
+        field (each hit's stored document loaded): lsr-eval's path before bulk hits, kept as the benchmarks'
+        reference."""
+        self._text(qid, weights)  # same validation
+        integer = autoclass("java.lang.Integer")
+        m = autoclass("java.util.HashMap")()
+        for term, w in weights.items():
+            if w > 0:
+                m.put(term, integer(int(w)))
+        with java_errors(f"impact search for query {qid}"):
+            return [(h.docid, float(h.score)) for h in self._s.search(m, int(check_k(k)))]
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "max_clauses": self.max_clauses}
+
     def batch_search(self, queries: Mapping[str, Mapping[str, int]], k: int = 1000, threads: int = 2,
                      remove_query: bool = False) -> tuple[Run, SearchCounts]:
         """Every query's top ``k``; a query without a positive weight is counted without hits."""
