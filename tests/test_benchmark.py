@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import json
 
 import pandas as pd
@@ -209,14 +211,31 @@ def test_latency_rounds_interleave_systems_and_keep_each_querys_fastest_time(mon
     times = {"a": [[3.0, 1.0], [2.0, 5.0], [4.0, 0.5]], "b": [[10.0, 10.0], [8.0, 12.0], [9.0, 9.0]]}
     order = []
 
-    def fake(system, dataset, run_dir, cfg):
+    def fake(system, dataset, run_dir, cfg, models):
         order.append(system)
         return {"samples_ms": {"total": times[system][sum(s == system for s in order) - 1]}}
 
     monkeypatch.setattr(run, "_latency", fake)
-    out = run._measure_latencies({"a": ("a", None), "b": ("b", None)}, None, SimpleNamespace(rounds=3))
+    out = run._measure_latencies({"a": ("a", None), "b": ("b", None)}, None, SimpleNamespace(rounds=3), {})
     assert order == ["a", "b", "b", "a", "a", "b"]  # each round starts one system later
     assert out["a"]["samples_ms"]["total"] == [2.0, 0.5] and out["b"]["samples_ms"]["total"] == [8.0, 9.0]
     assert out["a"]["rounds"] == 3 and out["a"]["per_query"] == "fastest over the rounds"
     columns, record = run._latency_columns(out["b"])
     assert columns["latency_mean_ms"] == 8.5 and record["latency_ms"]["total"]["max_ms"] == 9.0
+
+
+def test_latency_rounds_and_sweep_points_share_one_loaded_model(monkeypatch):
+    """A model is loaded once for all latency rounds and for sweep points that differ only after encoding
+    (export pruning, engine, hits); a different query budget is another model."""
+    import lsr_eval.benchmark.run as run
+    import lsr_eval.experiments.splade as splade
+
+    loads = []
+    monkeypatch.setattr(splade, "load_model", lambda s: loads.append(s) or object())
+    models: dict = {}
+    base = splade.SpladeSettings(model="m")
+    first = run._model_for(base, models)
+    for s in (base, dataclasses.replace(base, prune_doc_top_k=8, hits=10, engine="pisa")):
+        assert run._model_for(s, models) is first
+    assert run._model_for(dataclasses.replace(base, query_top_k=4), models) is not first
+    assert len(loads) == 2

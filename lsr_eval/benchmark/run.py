@@ -55,20 +55,20 @@ def _label(e: DatasetEntry, dataset: Dataset) -> str:
     return e.label or _slug(dataset.name.replace("/", "-"))
 
 
-def run_system(system: SystemEntry, dataset: Dataset, out: Path, work: Path, threads: int) -> dict[str, float]:
+def run_system(system: SystemEntry, dataset: Dataset, out: Path, work: Path, threads: int):
+    """One system on one dataset (reused when already done): a :class:`~lsr_eval.experiments.result.SystemResult`."""
     if system.kind == "bm25":
         from lsr_eval.experiments.bm25 import Bm25Settings, run_bm25
 
         return run_bm25(dataset, out, work, Bm25Settings(**system.params), threads=threads)
-    from lsr_eval.commands._model_args import resolve_model
-    from lsr_eval.experiments.splade import SpladeSettings, run_splade
+    from lsr_eval.experiments.splade import run_splade
 
-    params = {**system.params, "model": resolve_model(system.params["model"])}
-    return run_splade(dataset, out, work, SpladeSettings(**params), threads=threads)
+    return run_splade(dataset, out, work, _splade_settings(system), threads=threads)
 
 
 def _fuse(entry: FusionEntry, runs: dict[str, Any], tune_runs: dict[str, Any] | None, qrels, tune_qrels,
-          measures, out: Path) -> dict[str, float]:
+          measures, out: Path) -> tuple[dict[str, float], dict[str, dict[str, float]]]:
+    """Fuse the runs (weights tuned on the tune split when asked); (metrics, fused run), files written to ``out``."""
     from lsr_eval.evaluation import evaluate, write_metrics
     from lsr_eval.evaluation.provenance import evaluation_code
     from lsr_eval.fusion.fuse import fuse
@@ -91,7 +91,7 @@ def _fuse(entry: FusionEntry, runs: dict[str, Any], tune_runs: dict[str, Any] | 
     write_manifest(out, "fusion", {"fusion": asdict(entry), "inputs": list(entry.runs)},
                    settings=fused.settings(), counts=fused.counts.to_dict(),
                    tuning=tuning.to_dict() if tuning else None, metrics=metrics, evaluation=evaluation_code())
-    return metrics
+    return metrics, fused.run
 
 
 #: Row key holding a system's per-query latency samples (ms) until its fusions are costed; never written out.
@@ -136,13 +136,32 @@ def _costs(system: SystemEntry, dataset: Dataset, run_dir: Path) -> tuple[dict[s
 
 
 def _splade_settings(system: SystemEntry):
-    from lsr_eval.commands._model_args import resolve_model
     from lsr_eval.experiments.splade import SpladeSettings
+    from lsr_eval.models.offline import resolve_model
 
-    return SpladeSettings(**{**system.params, "model": resolve_model(system.params["model"])})
+    params = {**system.params, "model": resolve_model(system.params["model"])}
+    if params.get("query_model"):
+        params["query_model"] = resolve_model(params["query_model"])
+    return SpladeSettings(**params)
 
 
-def _latency(system: SystemEntry, dataset: Dataset, run_dir: Path, cfg) -> dict[str, Any]:
+#: SpladeSettings fields that ``load_model`` does not read (a sweep over them shares one loaded model).
+_NOT_MODEL = ("hits", "max_clauses", "remove_query", "shard_size", "prune_doc_top_k", "prune_doc_threshold",
+              "engine", "engine_options")
+
+
+def _model_for(settings, models: dict[str, Any]):
+    """The loaded model for these settings: the one the run loaded, or one loaded once and shared by every
+    latency round and by sweep points that only differ in export pruning, search or engine settings."""
+    from lsr_eval.experiments.splade import load_model
+
+    key = json.dumps({k: v for k, v in asdict(settings).items() if k not in _NOT_MODEL}, sort_keys=True, default=str)
+    if key not in models:
+        models[key] = load_model(settings)
+    return models[key]
+
+
+def _latency(system: SystemEntry, dataset: Dataset, run_dir: Path, cfg, models: dict[str, Any]) -> dict[str, Any]:
     """One single-thread latency measurement of one system: ``samples_ms`` per part (``total``; SPLADE also
     ``encode`` and ``search``), in query order, and the protocol (:mod:`lsr_eval.efficiency.latency`)."""
     from lsr_eval.anserini.searcher import Bm25Searcher
@@ -157,12 +176,10 @@ def _latency(system: SystemEntry, dataset: Dataset, run_dir: Path, cfg) -> dict[
             ms, _ = timed(lambda q: s.search(q.text, cfg.hits), queries, cfg.warmup)
         return {"k": cfg.hits, "warmup_queries": cfg.warmup, "samples_ms": {"total": ms}}
     from lsr_eval.efficiency.latency import measure_latency
-    from lsr_eval.experiments.splade import load_model
-
     from lsr_eval.experiments.splade import open_searcher
 
     settings = _splade_settings(system)
-    model = load_model(settings)
+    model = _model_for(settings, models)
     with open_searcher(settings, manifest["paths"]["index"]) as s:
         lat = measure_latency(queries, model.query, s, k=cfg.hits, scale=manifest["quantization"]["scale"],
                               warmup=cfg.warmup).to_dict(samples=True)
@@ -170,8 +187,8 @@ def _latency(system: SystemEntry, dataset: Dataset, run_dir: Path, cfg) -> dict[
     return lat
 
 
-def _measure_latencies(pending: dict[str, tuple[SystemEntry, Path]], dataset: Dataset, cfg
-                       ) -> dict[str, dict[str, Any]]:
+def _measure_latencies(pending: dict[str, tuple[SystemEntry, Path]], dataset: Dataset, cfg,
+                       models: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """Latency of every pending system, in ``cfg.rounds`` rounds; each round measures every system in turn
     (starting one system later than the round before), and each query keeps, per part, its fastest time over the
     rounds: load from other processes then hits every system alike and its spikes drop out. A system whose
@@ -184,7 +201,7 @@ def _measure_latencies(pending: dict[str, tuple[SystemEntry, Path]], dataset: Da
                 continue  # failed in an earlier round
             system, run_dir = pending[name]
             try:
-                lat = _latency(system, dataset, run_dir, cfg)
+                lat = _latency(system, dataset, run_dir, cfg, models)
             except (LsrEvalError, KeyError, OSError) as e:
                 log.error("latency of %s failed: %s", name, e)
                 out.pop(name, None)
@@ -272,15 +289,19 @@ def run_benchmark(cfg: BenchmarkConfig, work: Path, threads: int = 2):
         runs: dict[str, Any] = {}
         by_name: dict[str, dict[str, Any]] = {}
         pending: dict[str, tuple[SystemEntry, Path]] = {}  # systems whose latency is to be measured
+        models: dict[str, Any] = {}  # SPLADE models loaded by the runs, reused for latency
         flops: dict[str, dict[str, Any]] = {}
         for system in systems:
             run_dir = run_root / system.name / label
             row = {"dataset": label, "system": system.name, **_system_columns(system), "status": "ok"}
             try:
-                row.update(run_system(system, dataset, run_dir, work, threads))
-                from lsr_eval.runs.trec import read_run
-
-                runs[system.name] = read_run(run_dir / "run.trec")
+                result = run_system(system, dataset, run_dir, work, threads)
+                row.update(result.metrics)
+                runs[system.name] = result.run
+                if result.model is not None:
+                    key = json.dumps({k: v for k, v in asdict(_splade_settings(system)).items() if k not in _NOT_MODEL},
+                                     sort_keys=True, default=str)
+                    models.setdefault(key, result.model)
             except LsrEvalError as e:
                 log.error("%s on %s failed: %s", system.name, label, e)
                 row["status"] = f"failed: {e}"
@@ -295,7 +316,7 @@ def run_benchmark(cfg: BenchmarkConfig, work: Path, threads: int = 2):
             rows.append(row)
             by_name[system.name] = row
         if cfg.efficiency:  # after every run: the rounds interleave the systems
-            latencies = _measure_latencies(pending, dataset, cfg.efficiency)
+            latencies = _measure_latencies(pending, dataset, cfg.efficiency, models)
             for name, (system, run_dir) in pending.items():
                 record: dict[str, Any] = {"flops": flops[name]}
                 if name in latencies:
@@ -310,13 +331,10 @@ def run_benchmark(cfg: BenchmarkConfig, work: Path, threads: int = 2):
         if entry.tune_split and any(f.tune for f in cfg.fusion):
             tune_ds = load_dataset(entry.spec, entry.tune_split)
             tune_qrels = tune_ds.qrels()
-            from lsr_eval.runs.trec import read_run
-
             tune_runs = {}
             for system in (s for s in systems if s.name in tuned):  # only what a tuned fusion needs
                 d = run_root / system.name / f"{label}@{entry.tune_split}"
-                run_system(system, tune_ds, d, work, threads)
-                tune_runs[system.name] = read_run(d / "run.trec")
+                tune_runs[system.name] = run_system(system, tune_ds, d, work, threads).run
         for f in cfg.fusion:
             row = {"dataset": label, "system": f.name, "kind": "fusion", "model": "", "status": "ok"}
             missing = [r for r in f.runs if r not in runs]
@@ -324,11 +342,9 @@ def run_benchmark(cfg: BenchmarkConfig, work: Path, threads: int = 2):
                 row["status"] = f"not run: inputs failed ({', '.join(missing)})"
             else:
                 try:
-                    row.update(_fuse(f, runs, tune_runs, dataset.qrels(), tune_qrels, measures,
-                                     run_root / f.name / label))
-                    from lsr_eval.runs.trec import read_run
-
-                    runs[f.name] = read_run(run_root / f.name / label / "run.trec")
+                    metrics, runs[f.name] = _fuse(f, runs, tune_runs, dataset.qrels(), tune_qrels, measures,
+                                                  run_root / f.name / label)
+                    row.update(metrics)
                     _copy_small(run_root / f.name / label, out / "runs" / f.name / label)
                     if cfg.efficiency:
                         row.update(_fusion_cost(f, by_name))

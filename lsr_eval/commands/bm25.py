@@ -28,7 +28,7 @@ def run(args: argparse.Namespace) -> int:
 
     dataset = load_dataset(args.dataset, args.split, args.topics, args.qrels)
     settings = Bm25Settings(k1=args.k1, b=args.b, hits=args.hits, remove_query=args.remove_query)
-    metrics = run_bm25(dataset, args.out, work_dir(args.work_dir), settings, threads=args.threads,
+    result = run_bm25(dataset, args.out, work_dir(args.work_dir), settings, threads=args.threads,
                        overwrite=args.overwrite)
-    print_metrics(f"bm25-flat {dataset.name}", metrics)
+    print_metrics(f"bm25-flat {dataset.name}", result.metrics)
     return 0

@@ -32,7 +32,7 @@ def run(args: argparse.Namespace) -> int:
     dataset = load_dataset(args.dataset, args.split, args.topics, args.qrels)
     settings = settings_from_args(args, hits=args.hits, shard_size=args.shard_size, remove_query=args.remove_query,
                                   engine=args.engine, engine_options=engine_options(args))
-    metrics = run_splade(dataset, args.out, work_dir(args.work_dir), settings, threads=args.threads,
+    result = run_splade(dataset, args.out, work_dir(args.work_dir), settings, threads=args.threads,
                          overwrite=args.overwrite)
-    print_metrics(f"splade {dataset.name}", metrics)
+    print_metrics(f"splade {dataset.name}", result.metrics)
     return 0

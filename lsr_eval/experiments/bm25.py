@@ -13,6 +13,7 @@ from typing import Any
 
 from lsr_eval.data.datasets import Dataset
 from lsr_eval.errors import LsrEvalError
+from lsr_eval.experiments.result import SystemResult
 from lsr_eval.experiments.workdir import cache_slot, cached
 from lsr_eval.manifest import completed, prepare_output, write_manifest
 
@@ -62,8 +63,9 @@ def ensure_bm25_index(dataset: Dataset, work: Path, threads: int = 2) -> tuple[P
 
 
 def run_bm25(dataset: Dataset, out: str | Path, work: Path, settings: Bm25Settings = Bm25Settings(),
-             threads: int = 2, overwrite: bool = False) -> dict[str, float]:
-    """Index (or reuse), search every query, evaluate; writes run.trec, metrics.json and manifest.json to ``out``."""
+             threads: int = 2, overwrite: bool = False) -> SystemResult:
+    """Index (or reuse), search every query, evaluate; writes run.trec, metrics.json and manifest.json to ``out``
+    and returns them in memory."""
     from lsr_eval.anserini.searcher import Bm25Searcher
     from lsr_eval.evaluation import count_queries, evaluate, write_metrics
     from lsr_eval.evaluation.provenance import evaluation_code
@@ -99,4 +101,4 @@ def run_bm25(dataset: Dataset, out: str | Path, work: Path, settings: Bm25Settin
                    index={"path": str(slot / "index"), "manifest": index_manifest.get("created")},
                    timings={"search_seconds": round(search_s, 3)},
                    outputs=["run.trec", "metrics.json"], metrics=metrics)
-    return metrics
+    return SystemResult(metrics, run, Path(out))

@@ -14,14 +14,15 @@ from typing import Any, Mapping
 
 from lsr_eval.data.types import Qrels
 from lsr_eval.errors import LsrEvalError
+from lsr_eval.experiments.result import SystemResult
 
 log = logging.getLogger(__name__)
 
 RUN_FILE = "run.trec"
 
 
-def reevaluate(folder: str | Path, qrels: Qrels, measures, done: Mapping[str, Any]) -> dict[str, float]:
-    """Metrics of the finished run in ``folder`` (its manifest ``done``), recomputed from its ``run.trec``."""
+def reevaluate(folder: str | Path, qrels: Qrels, measures, done: Mapping[str, Any]) -> SystemResult:
+    """The finished run in ``folder`` (its manifest ``done``) with its metrics recomputed from its ``run.trec``."""
     from lsr_eval.evaluation import count_queries, evaluate, write_metrics
     from lsr_eval.evaluation.provenance import evaluation_code
     from lsr_eval.manifest import update_manifest
@@ -43,4 +44,4 @@ def reevaluate(folder: str | Path, qrels: Qrels, measures, done: Mapping[str, An
                     evaluation={**evaluation_code(), "reused_run": True,
                                 "evaluated": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")},
                     previous_metrics=old if changed else done.get("previous_metrics"))
-    return metrics
+    return SystemResult(metrics, run, folder, reused=True)

@@ -19,6 +19,7 @@ from typing import Any, Mapping
 
 from lsr_eval.data.datasets import Dataset
 from lsr_eval.errors import LsrEvalError
+from lsr_eval.experiments.result import SystemResult
 from lsr_eval.experiments.workdir import cache_slot, cached
 from lsr_eval.defaults import DEFAULT_SCALE, LUCENE_MAX_CLAUSES
 from lsr_eval.manifest import completed, prepare_output, write_manifest
@@ -185,8 +186,9 @@ def _folder_bytes(folder: Path) -> int:
 
 
 def run_splade(dataset: Dataset, out: str | os.PathLike, work: Path, s: SpladeSettings, threads: int = 2,
-               overwrite: bool = False) -> dict[str, float]:
-    """The whole chain for one model and one dataset; writes run.trec, metrics.json, queries/ and manifest.json."""
+               overwrite: bool = False) -> SystemResult:
+    """The whole chain for one model and one dataset; writes run.trec, metrics.json, queries/ and manifest.json
+    and returns them in memory with the loaded model."""
     from lsr_eval.encode.queries import encode_queries
     from lsr_eval.encode.splade import SpladeTextEncoder
     from lsr_eval.evaluation import count_queries, evaluate, write_metrics
@@ -244,4 +246,4 @@ def run_splade(dataset: Dataset, out: str | os.PathLike, work: Path, s: SpladeSe
         search=engine_record,
         paths=stages["paths"],
         outputs=["run.trec", "metrics.json", "queries/"], metrics=metrics)
-    return metrics
+    return SystemResult(metrics, run, Path(out), model=model)
