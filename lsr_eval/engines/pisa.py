@@ -1,0 +1,337 @@
+"""PISA behind the engine seam: a quantized (dot-product) index over lsr-eval's integer impacts.
+
+The build inverts the ``JsonVectorCollection`` one ``batch_size`` of documents at a time (:func:`_invert`, through
+pyterrier-pisa's ``_pisathon``), every posting holding the document's integer impact as it is (no rescaling, no
+stemmer), then compresses it (``index_encoding``) with its block-max data. Search calls ``_pisathon.retrieve``
+directly (no pandas) with the ``quantized`` scorer and ``query_weighted=1``: a document's score is the integer dot
+product of query and document weights, as in Anserini's impact search (both sum in float32, exact below 2**24).
+
+PISA lower-cases the ASCII letters of a query term before its lexicon lookup, so a term with an upper-case letter
+could never be found (and ``Apple`` would match ``apple``). Terms are stored and looked up escaped (:data:`ESCAPES`:
+``A`` -> ``^a``, ``^`` -> ``^^``), a one-to-one map that this lower-casing leaves alone. (An unmarked index built
+by pyterrier-pisa itself is searched with its terms as they are, and its impacts as it stored them.)
+
+Ties: hits are ordered by score, then docid string, and the cut at rank ``k`` is made in that order too, as
+Anserini's (Lucene sorts on score, then docid). PISA alone does not: among documents tied with the score at its
+cut, its top-k heap keeps an arbitrary subset. So PISA is asked for ``k + 1`` hits, and again for twice as many
+while its last hit is still tied with the one at rank ``k``; then every document tied at the cut is known. (Anserini
+rounds scores to 1e-4 and subtracts 1e-6 per tied document, its ``ScoreTiesAdjusterReranker``: with small scores its
+tied scores are off the integer by that much; PISA's are the exact dot products.)
+"""
+
+from __future__ import annotations
+
+import json
+import string
+import time
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from lsr_eval.data.types import Run
+from lsr_eval.engines.base import (BuildCounts, QueryWeights, SearchCounts, check_index_engine, check_k, chunks,
+                                   iter_vectors, write_marker)
+from lsr_eval.engines.registry import require
+from lsr_eval.errors import ConfigError, InputError
+
+NAME = "pisa"
+PACKAGE = "pyterrier-pisa"
+#: Queries per ``retrieve`` call in a batch search, and the most result rows (queries x hits) one call may hold.
+CHUNK = 1000
+MAX_ROWS = 2_000_000
+#: Conjunctive algorithms: a document must hold every query term, so they do not compute the exact top k.
+CONJUNCTIVE = ("ranked_and", "block_max_ranked_and")
+#: Upper-case ASCII letters and the escape character itself, escaped (see the module docstring).
+ESCAPES = str.maketrans({"^": "^^", **{c: "^" + c.lower() for c in string.ascii_uppercase}})
+DEFAULTS = {"index_encoding": "block_simdbp", "query_algorithm": "maxscore", "batch_size": 100_000}
+Hits = list[tuple[str, float]]
+
+
+def _pisa() -> Any:
+    """pyterrier_pisa, imported on first use (it imports pyterrier and pandas: about a second; no JVM)."""
+    return require("pyterrier_pisa", NAME)
+
+
+def _check_settings(settings: Mapping[str, Any], allowed_keys: tuple[str, ...]) -> dict[str, Any]:
+    """``settings`` when every key is allowed and every value one of pyterrier_pisa's enums (named if not)."""
+    unknown = sorted(set(settings) - set(allowed_keys))
+    if unknown:
+        raise ConfigError(f"unknown pisa setting(s) {', '.join(unknown)}; allowed: {', '.join(allowed_keys)}")
+    pp = _pisa()
+    allowed = {"index_encoding": [e.value for e in pp.PisaIndexEncoding],
+               "query_algorithm": [a.value for a in pp.PisaQueryAlgorithm if a.value not in CONJUNCTIVE]}
+    for name, values in allowed.items():
+        value = settings.get(name, values[0])
+        if value not in values:
+            why = " (conjunctive: not the exact top k)" if value in CONJUNCTIVE else ""
+            raise ConfigError(f"pisa {name} {value!r} is not allowed{why}; allowed values: {', '.join(values)}")
+    b = settings.get("batch_size", 1)
+    if isinstance(b, bool) or not isinstance(b, int) or b < 1:
+        raise ConfigError(f"pisa batch_size (documents inverted per batch) must be an integer >= 1, got {b!r}")
+    return dict(settings)
+
+
+def _prepare(index: Path, encoding: str) -> Any:
+    """A ``_pisathon`` retrieval context over ``index`` (compresses ``encoding`` and its block-max data if absent)."""
+    missing = [f for f in ("inv.docs", "inv.freqs", "fwd.termlex", "fwd.doclex") if not (index / f).is_file()]
+    if missing:  # PISA would abort the process
+        raise InputError(f"{index} is not a complete PISA index (missing {', '.join(missing)}); rebuild it")
+    pisathon = _pisa()._pisathon
+    ctx = pisathon.RetrievalContext()
+    pisathon.prepare_index(ctx, str(index), encoding, "quantized", "", quantize=0, stop_fname="")
+    return ctx
+
+
+class PisaEngine:
+    """Builds PISA indexes of integer impacts and opens :class:`PisaSearcher` over them."""
+
+    name = NAME
+
+    def __init__(self, **settings: Any) -> None:
+        self.settings = DEFAULTS | _check_settings(settings, tuple(DEFAULTS))
+
+    def describe(self) -> dict[str, Any]:
+        return {"engine": NAME, "package": PACKAGE, "version": _pisa().__version__, "settings": dict(self.settings)}
+
+    def build(self, collection: Path, index: Path, threads: int = 2) -> BuildCounts:
+        """Index every document of ``collection`` (empty vectors too) into the new folder ``index``.
+
+        ``threads`` is unused: inverting is Python, merging and compressing are single-threaded in _pisathon."""
+        pp = _pisa()
+        collection, index = Path(collection), Path(index)
+        if index.exists() and (not index.is_dir() or any(index.iterdir())):
+            raise InputError(f"index folder {index} already exists and is not empty; remove it or choose another")
+        start = time.perf_counter()
+        existed = index.exists()
+        index.mkdir(parents=True, exist_ok=True)
+        try:
+            read, terms = _invert(iter_vectors(collection), index, self.settings["batch_size"], collection)
+            (index / "pt_meta.json").write_text(json.dumps({"type": "sparse_index", "format": "pisa",
+                                                            "package_hint": PACKAGE, "stemmer": "none"}))
+            _prepare(index, self.settings["index_encoding"])
+        except BaseException:
+            import shutil
+
+            shutil.rmtree(index, ignore_errors=True)
+            if existed:
+                index.mkdir()
+            raise
+        indexed = int(pp._pisathon.num_docs(str(index)))
+        if indexed != read:
+            raise InputError(f"PISA indexed {indexed} documents of the {read} read from {collection}")
+        seconds = time.perf_counter() - start
+        write_marker(index, NAME, package=PACKAGE, version=pp.__version__, documents=indexed, terms=terms,
+                     scale=1.0, stemmer="none", term_escapes="ASCII A-Z as ^a-^z, ^ as ^^", **self.settings)
+        return BuildCounts(NAME, read, indexed, seconds, {"terms": terms, **self.settings})
+
+    def open(self, index: Path, **knobs: Any) -> "PisaSearcher":
+        """A searcher over a PISA index (an unmarked pyterrier-pisa one too). Knobs: ``query_algorithm`` (default:
+        this engine's) and ``index_encoding`` (default: the one built; another is compressed into the index)."""
+        index = Path(index)
+        marker = check_index_engine(index, NAME, detected=NAME if (index / "pt_meta.json").is_file() else None)
+        knobs = {"query_algorithm": self.settings["query_algorithm"],
+                 "index_encoding": marker.get("index_encoding", self.settings["index_encoding"])} | \
+            _check_settings(knobs, ("query_algorithm", "index_encoding"))
+        meta = json.loads((index / "pt_meta.json").read_text()) if (index / "pt_meta.json").is_file() else {}
+        if meta.get("stemmer", "none") != "none":
+            raise InputError(f"PISA index {index} was built with stemmer {meta['stemmer']!r}; lsr-eval searches "
+                             "impact indexes of pretokenised terms (stemmer none)")
+        return PisaSearcher(index, knobs["query_algorithm"], knobs["index_encoding"], "term_escapes" in marker)
+
+
+def _invert(docs: Iterable[tuple[str, dict[str, int]]], index: Path, batch_size: int, source: Path) -> tuple[int, int]:
+    """Write PISA's binary collection (``inv.docs/.freqs/.sizes``, lists in sorted-term order) and its lexicons for
+    ``docs``, holding one batch of postings in memory; returns (documents, terms).
+
+    Not pyterrier-pisa 0.4.9's ``PisaToksIndexer``: its batch files hold a list per term known so far, but PISA's
+    merge reads as many lists from every batch as there are terms in the end, so a term first seen after the first
+    batch corrupts the index. Here earlier batches are padded with empty lists before the merge."""
+    from array import array
+    from itertools import repeat
+
+    import numpy as np
+
+    lexicon: dict[str, int] = {}
+    lookup = lexicon.get
+    known: list[int] = []  # terms known when each batch was written
+    read, base = 0, f"{index}/inv"
+    with open(index / "fwd.documents", "w", encoding="utf-8") as f_docs:
+        for b, batch in enumerate(chunks(docs, batch_size)):
+            tids, owners, weights = array("I"), array("I"), array("I")  # one batch's postings, in document order
+            sizes = array("I", [len(batch)])
+            for docid, vector in batch:
+                text = docid + "".join(vector)
+                if "\n" in text or "\r" in text:
+                    raise InputError(f"{source}: document {docid!r} has a line break in its id or a term "
+                                     "(PISA's lexicons are line-based)")
+                f_docs.write(docid + "\n")
+                vector = _escape(vector)
+                ids = list(map(lookup, vector))
+                if None in ids:
+                    ids = [lexicon.setdefault(t, len(lexicon)) for t in vector]
+                tids.extend(ids)
+                owners.extend(repeat(read, len(ids)))
+                try:
+                    weights.extend(vector.values())
+                    sizes.append(sum(vector.values()))
+                except OverflowError as e:
+                    raise InputError(f"{source}: document {docid!r} has an impact or a sum of impacts >= 2**32 "
+                                     "(PISA stores 32-bit integers)") from e
+                read += 1
+            _write_batch(f"{base}.batch.{b}", tids, owners, weights, len(lexicon), sizes)
+            known.append(len(lexicon))
+    if not lexicon:  # PISA aborts the whole process on a collection without a term
+        raise InputError(f"{source}: none of its {read} documents has a term with a weight > 0: nothing to index")
+    for b, count in enumerate(known):
+        for ext in ("docs", "freqs"):
+            with open(f"{base}.batch.{b}.{ext}", "ab") as f:
+                array("I", [0] * (len(lexicon) - count)).tofile(f)
+    pisathon = _pisa()._pisathon
+    pisathon.merge_inv(base, len(known), len(lexicon))
+    for b in range(len(known)):
+        for ext in ("docs", "freqs", "sizes"):
+            Path(f"{base}.batch.{b}.{ext}").unlink()
+    # PISA's term lexicon is sorted (term id = rank): rewrite the lists in that order
+    for ext in ("docs", "freqs"):
+        Path(f"{base}.{ext}").rename(f"{base}.{ext}.unsorted")
+    in_docs = np.memmap(f"{base}.docs.unsorted", dtype=np.uint32, mode="r").view(np.ndarray)
+    in_freqs = np.memmap(f"{base}.freqs.unsorted", dtype=np.uint32, mode="r").view(np.ndarray)
+    starts, pos = [0] * len(lexicon), 2
+    for tid in range(len(lexicon)):
+        starts[tid], pos = pos, pos + int(in_docs[pos]) + 1
+    with open(f"{base}.docs", "wb") as fd, open(f"{base}.freqs", "wb") as ff, \
+            open(index / "fwd.terms", "w", encoding="utf-8") as ft:
+        fd.write(in_docs[:2].tobytes())
+        for term in sorted(lexicon):
+            s = starts[lexicon[term]]
+            e = s + int(in_docs[s]) + 1
+            fd.write(in_docs[s:e].tobytes())
+            ff.write(in_freqs[s - 2:e - 2].tobytes())
+            ft.write(term + "\n")
+    del in_docs, in_freqs
+    for ext in ("docs", "freqs"):
+        Path(f"{base}.{ext}.unsorted").unlink()
+    pisathon.build_binlex(str(index / "fwd.documents"), str(index / "fwd.doclex"))
+    pisathon.build_binlex(str(index / "fwd.terms"), str(index / "fwd.termlex"))
+    return read, len(lexicon)
+
+
+def _write_batch(name: str, tids: Any, owners: Any, weights: Any, terms: int, sizes: Any) -> None:
+    """One batch of postings as PISA's inverter writes it: ``.docs`` (header, then a ``[length, docids...]`` list per
+    term id), ``.freqs`` (the same lists of impacts), ``.sizes`` (document lengths)."""
+    import numpy as np
+
+    t = np.frombuffer(tids, dtype=np.uint32)
+    order = np.argsort(t, kind="stable")  # by term, documents in order within a term
+    counts = np.bincount(t, minlength=terms).astype(np.uint32)
+    heads = np.cumsum(counts.astype(np.int64) + 1) - (counts + 1)  # where each list's length goes
+    body = np.ones(terms + len(t), dtype=bool)
+    body[heads] = False
+    for ext, values, header in (("docs", owners, [1, len(sizes) - 1]), ("freqs", weights, [])):
+        out = np.empty(terms + len(t), dtype=np.uint32)
+        out[heads] = counts
+        out[body] = np.frombuffer(values, dtype=np.uint32)[order]
+        with open(f"{name}.{ext}", "wb") as f:
+            f.write(np.array(header, dtype=np.uint32).tobytes())
+            f.write(out.tobytes())
+    with open(f"{name}.sizes", "wb") as f:
+        f.write(sizes.tobytes())
+
+
+class PisaSearcher:
+    """Integer-weighted queries over a PISA index, one at a time or a whole set on PISA's threads."""
+
+    engine = NAME
+
+    def __init__(self, index: Path, query_algorithm: str, index_encoding: str, escaped: bool = True) -> None:
+        import numpy as np
+
+        pp = _pisa()
+        self._np, self._retrieve_fn, self.version = np, pp._pisathon.retrieve, pp.__version__
+        self.index, self.query_algorithm, self.index_encoding = Path(index), query_algorithm, index_encoding
+        self.k: int | None = None
+        self._query = _query if escaped else _plain_query  # unmarked pyterrier-pisa indexes: terms as they are
+        self._ctx = _prepare(self.index, index_encoding)
+
+    def _retrieve(self, queries: list[dict[str, float]], k: int, threads: int) -> list[list[tuple[float, str]]]:
+        """PISA's top ``k`` of each query as ``(-score, docid)``, best first, from one ``retrieve`` call into
+        preallocated arrays (negated scores: plain tuple order is then the rank order, ties by docid)."""
+        if self._ctx is None:
+            raise InputError(f"the PISA searcher over {self.index} is closed")
+        np, rows = self._np, len(queries) * k
+        qidxs, ranks = np.empty(rows, dtype=np.int32), np.empty(rows, dtype=np.int32)
+        docnos, scores = np.empty(rows, dtype=object), np.empty(rows, dtype=np.float32)
+        size = self._retrieve_fn(self._ctx, self.query_algorithm, list(enumerate(queries)), k=k, threads=threads,
+                                 pretokenised=1, query_weighted=1, result_qidxs=qidxs, result_docnos=docnos,
+                                 result_ranks=ranks, result_scores=scores)
+        rows_out = zip((-scores[:size]).tolist(), docnos[:size].tolist())
+        if len(queries) == 1:
+            return [list(rows_out)]
+        hits: list[list[tuple[float, str]]] = [[] for _ in queries]
+        for i, row in zip(qidxs[:size].tolist(), rows_out):
+            hits[i].append(row)
+        return hits
+
+    def _top(self, queries: list[dict[str, float]], k: int, threads: int) -> list[Hits]:
+        """Each query's top ``k`` by score then docid, the cut included (see the module docstring on ties)."""
+        self.k = k
+        top: list[Hits | None] = [None] * len(queries)
+        pending, fetch = list(range(len(queries))), k + 1
+        while pending:
+            for part in chunks(pending, max(1, MAX_ROWS // fetch)):
+                for i, hits in zip(part, self._retrieve([queries[i] for i in part], fetch, threads)):
+                    if len(hits) < fetch or hits[-1][0] != hits[k - 1][0]:
+                        hits.sort()
+                        top[i] = [(docid, -neg) for neg, docid in hits[:k]]
+            pending, fetch = [i for i in pending if top[i] is None], fetch * 2
+        return top  # type: ignore[return-value]
+
+    def search(self, weights: QueryWeights, k: int = 1000, qid: str = "query") -> Hits:
+        """One query's top ``k`` hits, best first, ties by docid (the latency path: one call, no pandas)."""
+        return self._top([self._query(weights)], check_k(k), 1)[0]
+
+    def batch_search(self, queries: Mapping[str, QueryWeights], k: int = 1000, threads: int = 2,
+                     remove_query: bool = False) -> tuple[Run, SearchCounts]:
+        """Every query's top ``k`` into a run, ``threads`` PISA threads per chunk of queries (bounded memory)."""
+        check_k(k)
+        if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+            raise ConfigError(f"threads must be an integer >= 1, got {threads!r}")
+        run: Run = {}
+        counts = SearchCounts()
+        for chunk in chunks(queries.items(), max(1, min(CHUNK, MAX_ROWS // (k + 1)))):
+            for (qid, _), hits in zip(chunk, self._top([self._query(w) for _, w in chunk], k, threads)):
+                counts.add(qid, hits, remove_query, run)
+        return run, counts
+
+    def describe(self) -> dict[str, Any]:
+        return {"engine": NAME, "package": PACKAGE, "version": self.version, "index": str(self.index),
+                "query_algorithm": self.query_algorithm, "index_encoding": self.index_encoding,
+                "scorer": "quantized", "query_weighted": True, "ties": "score, then docid (cut included)",
+                "k": self.k}
+
+    def close(self) -> None:
+        self._ctx = None
+
+    def __enter__(self) -> "PisaSearcher":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def _escape(vector: dict[str, Any]) -> dict[str, Any]:
+    """``vector`` with its terms escaped for PISA (the same dict when no term needs it: the usual, fast case)."""
+    joined = "".join(vector)
+    if "^" not in joined and joined == joined.lower():
+        return vector
+    return {t.translate(ESCAPES): w for t, w in vector.items()}
+
+
+def _plain_query(weights: QueryWeights) -> dict[str, float]:
+    """PISA's pretokenised query: positive weights as floats (its C code reads them with ``PyFloat_AS_DOUBLE`` and
+    repeats a term ``weight`` times; ``query_weighted`` turns the repeats into the term's weight)."""
+    return {str(t): float(int(w)) for t, w in weights.items() if w > 0}
+
+
+def _query(weights: QueryWeights) -> dict[str, float]:
+    """:func:`_plain_query` with escaped terms (the indexes lsr-eval builds)."""
+    return _escape(_plain_query(weights))
