@@ -110,15 +110,12 @@ def impact_artefacts(dataset, model, s, reuse: Path | None, work: Path, threads:
 
     from lsr_eval.anserini.indexer import build_index
     from lsr_eval.errors import LsrEvalError
-    from lsr_eval.experiments.splade import ensure_impact_index, model_fingerprint
+    from lsr_eval.experiments.splade import ensure_impact_index, impact_keys
     from lsr_eval.export.documents import COLLECTION_DIR, export_documents
     from lsr_eval.manifest import read_manifest, write_manifest
 
-    fingerprint = {"model": model_fingerprint(s.model), "document_encoder": model.document.describe(),
-                   "bf16": s.bf16}
-    enc_key = {"stage": "encode", "encoder": fingerprint, "corpus": dataset.corpus_key()}
-    exp_key = {"stage": "export", "encoding": enc_key, "scale": s.scale}
-    idx_key = {"stage": "index", "kind": "impact", "collection": exp_key}
+    keys = impact_keys(dataset, model, s)
+    enc_key, exp_key, idx_key = keys.encode, keys.export, keys.index
     for root in (work, reuse):
         idx, enc = find_by_key(root, "indexes", idx_key), find_by_key(root, "encodings", enc_key)
         if idx is not None and enc is not None:

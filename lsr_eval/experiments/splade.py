@@ -96,17 +96,50 @@ def load_model(s: SpladeSettings):
         sparsify_d=Sparsify(s.doc_top_k, s.threshold, s.drop_special))
 
 
+@dataclass(frozen=True)
+class ImpactKeys:
+    """The cache keys (and folder labels) of the encode, export and index stages: the one place they are made."""
+
+    encode: dict[str, Any]
+    export: dict[str, Any]
+    index: dict[str, Any]
+    label: str  # of the encoding
+    collection_label: str
+    index_label: str
+    fingerprint: dict[str, Any]
+
+
+def impact_keys(dataset: Dataset, model, s: SpladeSettings) -> ImpactKeys:
+    """Keys of each stage: everything that produced its artefact (model weights, resolved precision, corpus,
+    quantisation scale, export pruning, engine and its build settings)."""
+    fingerprint = {"model": model_fingerprint(s.model), "document_encoder": model.document.describe(),
+                   "bf16": model.document.bf16}   # the resolved precision
+    enc_key = {"stage": "encode", "encoder": fingerprint, "corpus": dataset.corpus_key()}
+    label = f"{Path(s.model).name}-{dataset.corpus_label()}"
+    prune = doc_prune(s)
+    exp_key: dict[str, Any] = {"stage": "export", "encoding": enc_key, "scale": s.scale}
+    collection_label = label
+    if prune.active:
+        exp_key["prune"] = prune.to_dict()
+        collection_label += f"-prune{s.prune_doc_top_k or ''}t{s.prune_doc_threshold:g}"
+    idx_key: dict[str, Any] = {"stage": "index", "kind": "impact", "collection": exp_key}
+    index_label = f"impact-{collection_label}"
+    if s.engine != "anserini":  # Anserini indexes keep the key they had before engines existed
+        _, build_options, _ = s.engine_parts()
+        idx_key.update(engine=s.engine, engine_build=build_options)
+        index_label = f"impact-{s.engine}-{collection_label}"
+    return ImpactKeys(enc_key, exp_key, idx_key, label, collection_label, index_label, fingerprint)
+
+
 def ensure_impact_index(dataset: Dataset, model, s: SpladeSettings, work: Path, threads: int) -> dict[str, Any]:
     """Encode, export and index the corpus (each stage reused when cached); returns the three manifests."""
     from lsr_eval.encode.corpus import encode_corpus
     from lsr_eval.encode.splade import SpladeTextEncoder
     from lsr_eval.export.documents import COLLECTION_DIR, export_documents
 
-    fingerprint = {"model": model_fingerprint(s.model), "document_encoder": model.document.describe(),
-                   "bf16": model.document.bf16}   # the resolved precision
-    enc_key = {"stage": "encode", "encoder": fingerprint, "corpus": dataset.corpus_key()}
-    label = f"{Path(s.model).name}-{dataset.corpus_label()}"
-    enc_slot = cache_slot(work, "encodings", enc_key, label)
+    keys = impact_keys(dataset, model, s)
+    fingerprint, enc_key, exp_key, idx_key = keys.fingerprint, keys.encode, keys.export, keys.index
+    enc_slot = cache_slot(work, "encodings", enc_key, keys.label)
     summary = encode_corpus(dataset.docs(), SpladeTextEncoder(model.document), enc_slot, enc_key,
                             encoder_info=fingerprint, shard_size=s.shard_size, batch_size=s.batch_size,
                             run_info={"precision": model.document.resolved_precision().to_dict(),
@@ -116,22 +149,14 @@ def ensure_impact_index(dataset: Dataset, model, s: SpladeSettings, work: Path, 
         log.info("reused encoding %s", enc_slot)
 
     prune = doc_prune(s)
-    exp_key = {"stage": "export", "encoding": enc_key, "scale": s.scale}
-    if prune.active:
-        exp_key["prune"] = prune.to_dict()
-        label += f"-prune{s.prune_doc_top_k or ''}t{s.prune_doc_threshold:g}"
-    exp_slot = cache_slot(work, "collections", exp_key, label)
+    exp_slot = cache_slot(work, "collections", exp_key, keys.collection_label)
     exp_manifest = cached(exp_slot, exp_key)
     if exp_manifest is None:
         export_documents(enc_slot, exp_slot, exp_key, scale=s.scale, prune=prune)
         exp_manifest = json.loads((exp_slot / "manifest.json").read_text())
 
-    engine, build_options, _ = s.engine_parts()
-    idx_key: dict[str, Any] = {"stage": "index", "kind": "impact", "collection": exp_key}
-    if s.engine != "anserini":  # Anserini indexes keep the key they had before engines existed
-        idx_key.update(engine=s.engine, engine_build=build_options)
-        label = f"{s.engine}-{label}"
-    idx_slot = cache_slot(work, "indexes", idx_key, f"impact-{label}")
+    engine, _, _ = s.engine_parts()
+    idx_slot = cache_slot(work, "indexes", idx_key, keys.index_label)
     idx_manifest = cached(idx_slot, idx_key)
     if idx_manifest is None:
         counts = engine.build(exp_slot / COLLECTION_DIR, idx_slot / "index", threads=threads)
