@@ -180,6 +180,12 @@ def test_bad_datasets_measures_and_settings_are_refused(tmp_path):
         (lambda c: c["systems"][1].update(precision="fp16"), "precision='fp16'; allowed: auto, fp32, bf16"),
         (lambda c: c["systems"][1].update(head_init="zeros"), "head_init='zeros'; allowed: auto"),
         (lambda c: c["datasets"][0].pop("tune_split"), "tune: true needs a tune_split"),
+        (lambda c: c["systems"][1].update(engine="lucene"), "unknown engine 'lucene'; known engines: anserini, pisa"),
+        (lambda c: c["systems"][1].update(engine="pisa", engine_options={"query_cut": 5}),
+         "engine 'pisa' has no option 'query_cut'; build options: .*query_algorithm"),
+        (lambda c: c["systems"][1].update(engine="pisa", engine_options=[1]), "engine_options must be a mapping"),
+        (lambda c: c["systems"][1].update(engine="pisa", engine_options={"query_algorithm": "fast"}),
+         "query_algorithm"),
     ]
     for change, message in cases:
         c = json.loads(json.dumps(cfg))

@@ -85,6 +85,9 @@ class PisaEngine:
     """Builds PISA indexes of integer impacts and opens :class:`PisaSearcher` over them."""
 
     name = NAME
+    #: option names for :func:`lsr_eval.engines.registry.split_options` (the constructor takes ``**settings``)
+    build_options = tuple(DEFAULTS)
+    search_options = ("query_algorithm", "index_encoding")
 
     def __init__(self, **settings: Any) -> None:
         self.settings = DEFAULTS | _check_settings(settings, tuple(DEFAULTS))

@@ -55,7 +55,8 @@ def require(module: str, engine: str) -> Any:
 
 def split_options(name: str, options: dict[str, Any] | None) -> tuple[dict[str, Any], dict[str, Any]]:
     """``options`` of engine ``name`` split into build settings (its constructor's keywords) and search knobs
-    (its ``open`` keywords); an option neither takes is an error listing both sets."""
+    (its ``open`` keywords), each then validated by the engine; an option neither takes is an error listing both
+    sets."""
     import inspect
 
     spec = ENGINES[check_engine(name)]
@@ -65,7 +66,10 @@ def split_options(name: str, options: dict[str, Any] | None) -> tuple[dict[str, 
         return [p.name for p in inspect.signature(fn).parameters.values()
                 if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD) and p.name not in ("self", "index")]
 
-    build_keys, search_keys = keywords(cls.__init__), keywords(cls.open)
+    # an engine taking **options names them in ``build_options``/``search_options``; a name in both is a build
+    # setting (the default its searchers start from)
+    build_keys = list(getattr(cls, "build_options", None) or keywords(cls.__init__))
+    search_keys = list(getattr(cls, "search_options", None) or keywords(cls.open))
     build, search = {}, {}
     for key, value in (options or {}).items():
         if key in build_keys:
