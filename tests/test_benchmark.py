@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 import json
+import os
 
 import pandas as pd
 import pytest
@@ -245,3 +246,32 @@ def test_latency_rounds_and_sweep_points_share_one_loaded_model(monkeypatch):
         assert run._model_for(s, models) is first
     assert run._model_for(dataclasses.replace(base, query_top_k=4), models) is not first
     assert len(loads) == 2
+
+
+def test_benchmark_engines_side_by_side_with_exact_recall(tmp_path):
+    """The same SPLADE system on Anserini, PISA and Seismic: exact engines give the same run; the approximate one
+    gets its recall of the exact top-k as columns (exhaustive knobs here: 1.0), also when its run is reused."""
+    if not os.environ.get("CI"):  # CI installs the engines (the test extras)
+        pytest.importorskip("pyterrier_pisa")
+        pytest.importorskip("seismic")
+    splade = {"kind": "splade", "model": str(tiny_bert()), "max_length_d": 32, "max_length_q": 16, "doc_top_k": 20,
+              "query_top_k": 8}
+    systems = [{"name": "anserini", **splade}, {"name": "pisa", **splade, "engine": "pisa"},
+               {"name": "seismic", **splade, "engine": "seismic",
+                "engine_options": {"summary_energy": 1.0, "query_cut": 100, "heap_factor": 0.01}}]
+    path = _config(tmp_path, systems=systems, fusion=[], significance=None,
+                   efficiency={"latency_queries": 2, "warmup": 1, "hits": 10})
+    for attempt in range(2):  # the second run reuses every run
+        assert main(["benchmark", path, "--work-dir", str(tmp_path / "work"), "--threads", "1"]) == 0
+        table = pd.read_csv(tmp_path / "results" / "table.csv").set_index("system")
+        assert (table["status"] == "ok").all()
+        assert table["engine"].to_dict() == {"anserini": "anserini", "pisa": "pisa", "seismic": "seismic"}
+        assert table.loc["seismic", "exact_recall@10"] == 1.0 and table.loc["seismic", "exact_recall@1000"] == 1.0
+        assert pd.isna(table.loc["pisa", "exact_recall@10"])
+        assert table["nDCG@10"].nunique() == 1
+        assert (table["latency_p50_ms"] > 0).all()
+    from lsr_eval.runs.trec import read_run
+
+    runs = {s: read_run(tmp_path / "work" / "benchmarks" / "tiny" / "runs" / s / "tiny" / "run.trec")
+            for s in ("anserini", "pisa")}
+    assert runs["anserini"] == runs["pisa"]

@@ -297,6 +297,7 @@ def run_benchmark(cfg: BenchmarkConfig, work: Path, threads: int = 2):
             try:
                 result = run_system(system, dataset, run_dir, work, threads)
                 row.update(result.metrics)
+                row.update(result.columns)
                 runs[system.name] = result.run
                 if result.model is not None:
                     key = json.dumps({k: v for k, v in asdict(_splade_settings(system)).items() if k not in _NOT_MODEL},

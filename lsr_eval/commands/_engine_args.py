@@ -12,8 +12,9 @@ def add_engine_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--engine", default=DEFAULT_ENGINE, choices=list(ENGINES),
                    help="retrieval engine: " + "; ".join(f"{k}: {v.summary}" for k, v in ENGINES.items()))
     p.add_argument("--engine-option", action="append", default=[], metavar="KEY=VALUE",
-                   help="an engine build setting or search knob (repeatable), e.g. query_cut=10 heap_factor=0.9 "
-                        "for seismic, query_algorithm=maxscore for pisa")
+                   help="an engine build setting or search knob (repeatable), e.g. query_cut=10 heap_factor=0.7 "
+                        "for seismic (a smaller heap_factor scores more blocks: slower, closer to exact), "
+                        "query_algorithm=maxscore for pisa")
 
 
 def engine_options(args: argparse.Namespace) -> dict[str, Any] | None:

@@ -95,7 +95,11 @@ class Searcher(Protocol):
 
 
 class Engine(Protocol):
-    """A retrieval engine: builds an index from a ``JsonVectorCollection`` folder and opens searchers over it."""
+    """A retrieval engine: builds an index from a ``JsonVectorCollection`` folder and opens searchers over it.
+
+    Build settings are the constructor's keyword arguments, search knobs ``open``'s; an engine that takes
+    ``**options`` instead names them in the class attributes ``build_options`` and ``search_options`` (read by
+    :func:`lsr_eval.engines.registry.split_options`)."""
 
     name: str
 

@@ -17,6 +17,8 @@ class EngineSpec:
     #: the pip requirement that provides the engine (None: a core dependency)
     package: str | None
     summary: str
+    #: exact top-k (else the benchmark measures its recall of an exact engine's top-k)
+    exact: bool = True
 
 
 ENGINES: dict[str, EngineSpec] = {
@@ -25,9 +27,11 @@ ENGINES: dict[str, EngineSpec] = {
     "pisa": EngineSpec("lsr_eval.engines.pisa", "PisaEngine", "pyterrier-pisa==0.4.9",
                        "PISA quantized index, MaxScore (exact)"),
     "seismic": EngineSpec("lsr_eval.engines.seismic", "SeismicEngine", "pyseismic-lsr==0.5.4",
-                          "Seismic blocked inverted index (approximate by design)"),
+                          "Seismic blocked inverted index (approximate by design)", exact=False),
 }
 DEFAULT_ENGINE = "anserini"
+#: the exact engine an approximate engine's runs are compared with
+REFERENCE_ENGINE = "anserini"
 
 
 def check_engine(name: str) -> str:

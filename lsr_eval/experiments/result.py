@@ -4,7 +4,7 @@ from disk or load the model a second time."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -19,3 +19,5 @@ class SystemResult:
     #: the SPLADE model this process loaded for the run (None for BM25, or when a finished run was reused)
     model: Any = None
     reused: bool = False
+    #: more table columns (an approximate engine's recall of the exact top-k)
+    columns: dict[str, float] = field(default_factory=dict)

@@ -44,4 +44,5 @@ def reevaluate(folder: str | Path, qrels: Qrels, measures, done: Mapping[str, An
                     evaluation={**evaluation_code(), "reused_run": True,
                                 "evaluated": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")},
                     previous_metrics=old if changed else done.get("previous_metrics"))
-    return SystemResult(metrics, run, folder, reused=True)
+    return SystemResult(metrics, run, folder, reused=True,
+                        columns=dict((done.get("approximation") or {}).get("columns") or {}))

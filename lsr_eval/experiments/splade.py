@@ -176,6 +176,31 @@ def ensure_impact_index(dataset: Dataset, model, s: SpladeSettings, work: Path, 
                       "index": str(idx_slot / "index")}}
 
 
+#: Cutoffs of the recall of the exact top-k reported for an approximate engine (the second is capped at ``hits``).
+EXACT_RECALL_AT = (10, 1000)
+
+
+def _approximation(dataset: Dataset, model, s: SpladeSettings, work: Path, threads: int, maps, run, remove_query: bool
+                   ) -> dict[str, Any] | None:
+    """For an approximate engine: its recall of the exact top-k (the reference engine's run of the same
+    collection and queries), as table columns ``exact_recall@k``; None for an exact engine."""
+    from dataclasses import replace
+
+    from lsr_eval.engines.registry import ENGINES, REFERENCE_ENGINE
+    from lsr_eval.evaluation.exact_recall import exact_recall
+
+    if ENGINES[s.engine].exact:
+        return None
+    exact_s = replace(s, engine=REFERENCE_ENGINE, engine_options=None)
+    stages = ensure_impact_index(dataset, model, exact_s, work, threads)
+    with open_searcher(exact_s, stages["index_dir"]) as searcher:
+        exact, _ = searcher.batch_search(maps, k=s.hits, threads=threads, remove_query=remove_query)
+    records = {f"exact_recall@{k}": exact_recall(run, exact, k) for k in sorted({min(k, s.hits) for k in
+                                                                                  EXACT_RECALL_AT})}
+    return {"reference_engine": REFERENCE_ENGINE, "reference_index": stages["index_dir"], "details": records,
+            "columns": {name: r["recall"] for name, r in records.items()}}
+
+
 def open_searcher(s: SpladeSettings, index_dir: str | os.PathLike):
     """A searcher of ``s.engine`` over ``index_dir`` with the settings' search knobs."""
     engine, _, search = s.engine_parts()
@@ -249,6 +274,7 @@ def run_splade(dataset: Dataset, out: str | os.PathLike, work: Path, s: SpladeSe
     if search_counts.queries_without_hits:
         log.warning("%d queries have no hits: %s", len(search_counts.queries_without_hits),
                     ", ".join(search_counts.queries_without_hits[:20]))
+    approximation = _approximation(dataset, model, s, work, threads, maps, run, remove_query)
     write_run(run, out / "run.trec", tag="splade")
     metrics = evaluate(dataset.qrels(), run, dataset.measures)
     write_metrics(out, metrics)
@@ -268,7 +294,8 @@ def run_splade(dataset: Dataset, out: str | os.PathLike, work: Path, s: SpladeSe
         quantization={"scale": s.scale, "rounding": stages["export"]["parameters"]["rounding"]},
         index={"path": stages["index_dir"], "disk_bytes": stages["index"].get("disk_bytes"),
                "engine": stages["index"].get("engine", {"engine": "anserini"})},
-        search=engine_record,
+        search=engine_record, approximation=approximation,
         paths=stages["paths"],
         outputs=["run.trec", "metrics.json", "queries/"], metrics=metrics)
-    return SystemResult(metrics, run, Path(out), model=model)
+    return SystemResult(metrics, run, Path(out), model=model,
+                        columns=approximation["columns"] if approximation else {})
