@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -37,6 +38,19 @@ CHUNK = 256
 CONTENTS = "contents"
 
 __all__ = ["Bm25Searcher", "ImpactSearcher", "SearchCounts", "CHUNK"]
+
+
+_pools: dict[int, ThreadPoolExecutor] = {}
+_pools_lock = threading.Lock()
+
+
+def _pool(threads: int) -> ThreadPoolExecutor:
+    """A process-wide pool per thread count: its threads attach to the JVM once and live as long as the process
+    (a pool per batch would attach new threads each time and never detach them)."""
+    with _pools_lock:
+        if threads not in _pools:
+            _pools[threads] = ThreadPoolExecutor(max_workers=threads, thread_name_prefix=f"lsr-search{threads}")
+        return _pools[threads]
 
 
 class _Searcher:
@@ -98,11 +112,11 @@ class _Searcher:
             raise ConfigError(f"threads must be >= 1, got {threads}")
         run: Run = {}
         counts = SearchCounts()
-        with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="lsr-search") as pool:
-            for chunk in chunks(items, CHUNK):
-                hits = pool.map(lambda item: self._search_one(item[1], k, f"{what} for query {item[0]}"), chunk)
-                for (qid, _), ranked in zip(chunk, hits):
-                    counts.add(qid, ranked, remove_query, run)
+        pool = _pool(threads)
+        for chunk in chunks(items, CHUNK):
+            hits = pool.map(lambda item: self._search_one(item[1], k, f"{what} for query {item[0]}"), chunk)
+            for (qid, _), ranked in zip(chunk, hits):
+                counts.add(qid, ranked, remove_query, run)
         return run, counts
 
     def describe(self) -> dict[str, Any]:
