@@ -62,6 +62,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--doc-top-k", type=int, default=128, help="0: no cap")
     p.add_argument("--query-top-k", type=int, default=32, help="0: no cap")
     p.add_argument("--engine", default="anserini", help="engine of lsr-eval's path: anserini, pisa or seismic")
+    p.add_argument("--query-runtime", default="torch", help="lsr-eval's query encoder: torch or onnx")
     p.add_argument("--engine-option", action="append", default=[], metavar="KEY=VALUE",
                    help="an engine build setting or search knob (repeatable)")
     p.add_argument("--max-length-q", type=int, help="query max length in tokens (default: the model's, else 64)")
@@ -311,7 +312,8 @@ def main(argv: list[str] | None = None) -> int:
     experiment = {"benchmark": STAGE, "dataset": dataset.describe(), "split": args.split, "queries": len(queries),
                   "model": model_fingerprint(s.model), "doc_top_k": s.doc_top_k, "query_top_k": s.query_top_k,
                   "scale": s.scale, "k": args.k, "warmup": args.warmup, "bf16_queries": args.bf16_queries,
-                  "engine": s_engine.engine, "engine_options": s_engine.engine_options}
+                  "engine": s_engine.engine, "engine_options": s_engine.engine_options,
+                  "query_runtime": args.query_runtime}
     out = prepare_output(args.out, experiment, overwrite=True)
     model = load_model(s).eval()  # encode() restores the wrapper's mode: eval, so the shared MLM never trains
     art = impact_artefacts(dataset, model, s, args.reuse, args.work_dir, args.threads)
@@ -328,7 +330,7 @@ def main(argv: list[str] | None = None) -> int:
     plain_terms = [len(plain.encode(q.text)) for q in queries[:5]]
     del plain
 
-    qw = QueryWeights(model.query, s.scale)
+    qw = QueryWeights(model.query, s.scale, runtime=args.query_runtime, work_dir=args.work_dir)
     anserini_searcher = ImpactSearcher(str(art["index_dir"]))
     if s_engine.engine == "anserini":
         engine_index = Path(art["index_dir"])
@@ -348,7 +350,7 @@ def main(argv: list[str] | None = None) -> int:
     # latency report of lsr-eval's path with BM25 for reference (item 3), after the side-by-side run
     with Bm25Searcher(str(bm25_dir)) as bm25:
         report = measure_latency(queries, model.query, ours_searcher, k=args.k, scale=s.scale, warmup=args.warmup,
-                                 bm25=bm25)
+                                 bm25=bm25, runtime=args.query_runtime, work_dir=args.work_dir)
     bf16 = None
     if args.bf16_queries > 0:
         sub = queries[:args.bf16_queries + 2]

@@ -71,12 +71,14 @@ class SignificanceEntry:
 @dataclass(frozen=True)
 class EfficiencyEntry:
     """Latency protocol: ``latency_queries`` queries after ``warmup`` unmeasured ones, ``hits`` per query, in
-    ``rounds`` rounds over all systems (each query keeps its fastest time; see ``benchmark.run``)."""
+    ``rounds`` rounds over all systems (each query keeps its fastest time; see ``benchmark.run``), SPLADE queries
+    encoded on ``query_runtime`` (``torch``, or ``onnx``: :mod:`lsr_eval.models.onnx_query`)."""
 
     latency_queries: int = 100
     warmup: int = 10
     hits: int = 1000
     rounds: int = 1
+    query_runtime: str = "torch"
 
 
 #: Sweep keys -> (SpladeSettings field, point-label prefix, value type).
@@ -215,6 +217,11 @@ def load_config(path: str | os.PathLike) -> BenchmarkConfig:
             value = getattr(eff, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
                 raise ConfigError(f"{where}: efficiency {name}={value!r}; expected an integer >= {low}")
+        from lsr_eval.models.options import QUERY_RUNTIMES
+
+        if eff.query_runtime not in QUERY_RUNTIMES:
+            raise ConfigError(f"{where}: efficiency query_runtime={eff.query_runtime!r}; allowed: "
+                              f"{', '.join(QUERY_RUNTIMES)}")
     return dataclasses.replace(cfg, fusion=tuple(fusion), significance=sig, efficiency=eff)
 
 

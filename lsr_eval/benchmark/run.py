@@ -161,7 +161,8 @@ def _model_for(settings, models: dict[str, Any]):
     return models[key]
 
 
-def _latency(system: SystemEntry, dataset: Dataset, run_dir: Path, cfg, models: dict[str, Any]) -> dict[str, Any]:
+def _latency(system: SystemEntry, dataset: Dataset, run_dir: Path, cfg, models: dict[str, Any], work: Path
+             ) -> dict[str, Any]:
     """One single-thread latency measurement of one system: ``samples_ms`` per part (``total``; SPLADE also
     ``encode`` and ``search``), in query order, and the protocol (:mod:`lsr_eval.efficiency.latency`)."""
     from lsr_eval.anserini.searcher import Bm25Searcher
@@ -182,13 +183,13 @@ def _latency(system: SystemEntry, dataset: Dataset, run_dir: Path, cfg, models: 
     model = _model_for(settings, models)
     with open_searcher(settings, manifest["paths"]["index"]) as s:
         lat = measure_latency(queries, model.query, s, k=cfg.hits, scale=manifest["quantization"]["scale"],
-                              warmup=cfg.warmup).to_dict(samples=True)
+                              warmup=cfg.warmup, runtime=cfg.query_runtime, work_dir=work).to_dict(samples=True)
     lat.pop("latency_ms")
     return lat
 
 
 def _measure_latencies(pending: dict[str, tuple[SystemEntry, Path]], dataset: Dataset, cfg,
-                       models: dict[str, Any]) -> dict[str, dict[str, Any]]:
+                       models: dict[str, Any], work: Path) -> dict[str, dict[str, Any]]:
     """Latency of every pending system, in ``cfg.rounds`` rounds; each round measures every system in turn
     (starting one system later than the round before), and each query keeps, per part, its fastest time over the
     rounds: load from other processes then hits every system alike and its spikes drop out. A system whose
@@ -201,7 +202,7 @@ def _measure_latencies(pending: dict[str, tuple[SystemEntry, Path]], dataset: Da
                 continue  # failed in an earlier round
             system, run_dir = pending[name]
             try:
-                lat = _latency(system, dataset, run_dir, cfg, models)
+                lat = _latency(system, dataset, run_dir, cfg, models, work)
             except (LsrEvalError, KeyError, OSError) as e:
                 log.error("latency of %s failed: %s", name, e)
                 out.pop(name, None)
@@ -317,7 +318,7 @@ def run_benchmark(cfg: BenchmarkConfig, work: Path, threads: int = 2):
             rows.append(row)
             by_name[system.name] = row
         if cfg.efficiency:  # after every run: the rounds interleave the systems
-            latencies = _measure_latencies(pending, dataset, cfg.efficiency, models)
+            latencies = _measure_latencies(pending, dataset, cfg.efficiency, models, work)
             for name, (system, run_dir) in pending.items():
                 record: dict[str, Any] = {"flops": flops[name]}
                 if name in latencies:

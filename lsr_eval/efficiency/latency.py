@@ -3,9 +3,11 @@ map, search the Anserini impact index for the top ``k``; BM25 search of the same
 
 Protocol (recorded in :class:`LatencyReport`): queries one at a time, in the given order; ``torch.set_num_threads``
 set to ``threads`` (default 1) for the whole measurement and restored after; Anserini searched in the calling thread
-(:meth:`ImpactSearcher.search`, no batch threads); the first ``warmup`` queries are run (model, JIT and caches
-warm up) but not counted, so each summary covers ``len(queries) - warmup`` queries. Times are wall-clock
-(``time.perf_counter``), reported in milliseconds as mean, p50 and p99
+(:meth:`ImpactSearcher.search`, no batch threads); the query encoder runs on ``runtime`` (``torch``: the
+:class:`~lsr_eval.models.SpladeEncoder` itself; ``onnx``: :class:`~lsr_eval.models.onnx_query.OnnxQueryEncoder`,
+ONNX Runtime with one intra-op and one inter-op thread, exported once into the work folder); the first ``warmup``
+queries are run (model, JIT and caches warm up) but not counted, so each summary covers ``len(queries) - warmup``
+queries. Times are wall-clock (``time.perf_counter``), reported in milliseconds as mean, p50 and p99
 (:func:`~lsr_eval.efficiency.stats.percentile`). "encode" includes tokenisation, the forward pass, sparsification
 and quantisation to the weight map; "search" includes building the Java query map and reading the ``k`` hits back
 into Python; "total" is their sum per query. "bm25" is :meth:`Bm25Searcher.search`, in which Anserini's
@@ -53,13 +55,22 @@ class LatencySummary:
 class QueryWeights:
     """Text -> ``{term: impact}`` with a :class:`~lsr_eval.models.SpladeEncoder`: its max length and sparsification,
     then ``rint(w * scale)`` with zeros dropped, exactly as :func:`lsr_eval.export.query_weight_maps` (the term
-    table is checked once here, not per query)."""
+    table is checked once here, not per query). ``runtime`` (``torch`` or ``onnx``,
+    :data:`~lsr_eval.models.onnx_query.QUERY_RUNTIMES`) selects the encoder's runtime
+    (:func:`~lsr_eval.models.onnx_query.query_encoder`; ``work_dir`` caches the ONNX export); ``onnx`` is float32
+    only."""
 
-    def __init__(self, encoder, scale: float = DEFAULT_SCALE, bf16: bool | None = None) -> None:
-        self.encoder = encoder
+    def __init__(self, encoder, scale: float = DEFAULT_SCALE, bf16: bool | None = None, *, runtime: str = "torch",
+                 work_dir=None) -> None:
+        from lsr_eval.models.onnx_query import query_encoder
+
         self.scale = check_scale(scale)
+        if bf16 and runtime == "onnx":
+            raise ConfigError("query_runtime='onnx' computes in float32 only; bf16 needs query_runtime='torch'")
+        self.encoder = query_encoder(encoder, runtime, work_dir=work_dir)
+        self.runtime = runtime
         self.bf16 = bf16
-        self._vocab = VocabCheck(encoder.terms)
+        self._vocab = VocabCheck(self.encoder.terms)
 
     def __call__(self, text: str, qid: str = "query") -> dict[str, int]:
         out = self.encoder.encode([text], batch_size=1, sparse=True, bf16=self.bf16)
@@ -108,6 +119,7 @@ class LatencyReport:
     encode: LatencySummary
     search: LatencySummary
     total: LatencySummary
+    runtime: str = "torch"
     encode_bf16: LatencySummary | None = None
     bm25: LatencySummary | None = None
     mean_query_terms: float = 0.0
@@ -118,7 +130,7 @@ class LatencyReport:
     def to_dict(self, samples: bool = False) -> dict[str, Any]:
         out: dict[str, Any] = {
             "queries_measured": len(self.measured_ids), "warmup_queries": self.warmup, "k": self.k,
-            "torch_threads": self.threads, "search_threads": 1, "scale": self.scale,
+            "torch_threads": self.threads, "search_threads": 1, "scale": self.scale, "query_runtime": self.runtime,
             "mean_query_terms": self.mean_query_terms, "mean_hits": self.mean_hits,
             "latency_ms": {name: s.to_dict() for name, s in (
                 ("encode", self.encode), ("search", self.search), ("total", self.total),
@@ -132,18 +144,20 @@ class LatencyReport:
 
 
 def measure_latency(queries: Sequence[Query], encoder, searcher, *, k: int = 1000, scale: float = DEFAULT_SCALE,
-                    warmup: int = 10, bm25=None, bf16: bool = False, threads: int = 1) -> LatencyReport:
+                    warmup: int = 10, bm25=None, bf16: bool = False, threads: int = 1, runtime: str = "torch",
+                    work_dir=None) -> LatencyReport:
     """Measure the query path (see module doc) of ``encoder`` (a :class:`~lsr_eval.models.SpladeEncoder`) over
     ``searcher`` (an :class:`~lsr_eval.anserini.searcher.ImpactSearcher`); ``bm25`` (a ``Bm25Searcher``) adds
     BM25 search of the texts; ``bf16`` adds a second encoding pass under bf16 autocast (fast only on CPUs with
-    AVX-512 BF16/AMX or GPUs; on AVX2-only CPUs it is many times slower than float32)."""
+    AVX-512 BF16/AMX or GPUs; on AVX2-only CPUs it is many times slower than float32). ``runtime`` (``torch`` or
+    ``onnx``) selects the query encoder's runtime (:class:`QueryWeights`); the bf16 pass always runs on torch."""
     if isinstance(warmup, bool) or not isinstance(warmup, int) or warmup < 0:
         raise ConfigError(f"warmup={warmup!r}: expected an integer >= 0")
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise ConfigError(f"k={k!r}: expected an integer >= 1")
     if len(queries) <= warmup:
         raise InputError(f"{len(queries)} queries leave none to measure after {warmup} warm-up queries")
-    to_weights = QueryWeights(encoder, scale, bf16=False)
+    to_weights = QueryWeights(encoder, scale, bf16=False, runtime=runtime, work_dir=work_dir)  # validates runtime
     enc_ms: list[float] = []
     search_ms: list[float] = []
     terms = hits = 0
@@ -174,7 +188,7 @@ def measure_latency(queries: Sequence[Query], encoder, searcher, *, k: int = 100
     if bm25_ms is not None:
         samples["bm25"] = bm25_ms
     return LatencyReport(
-        warmup=warmup, measured_ids=measured, k=k, threads=threads, scale=to_weights.scale,
+        warmup=warmup, measured_ids=measured, k=k, threads=threads, scale=to_weights.scale, runtime=runtime,
         encode=LatencySummary.from_ms(enc_ms), search=LatencySummary.from_ms(search_ms),
         total=LatencySummary.from_ms(total_ms),
         encode_bf16=LatencySummary.from_ms(bf16_ms) if bf16_ms is not None else None,

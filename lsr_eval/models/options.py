@@ -30,6 +30,8 @@ TIED_INPUT_CHOICES: tuple[str, ...] = get_args(TiedInput)
 #: Forward-pass precisions (``auto`` resolves at run time: :mod:`lsr_eval.models.precision`); torch-free, so the CLI
 #: and config validation read it without importing torch.
 PRECISIONS: tuple[str, ...] = ("auto", "fp32", "bf16")
+#: Runtimes of the single-query encoder (:mod:`lsr_eval.models.onnx_query`): the torch model itself, or ONNX Runtime.
+QUERY_RUNTIMES: tuple[str, ...] = ("torch", "onnx")
 
 
 def check_choice(name: str, value: Any, allowed: tuple[str, ...]) -> str:

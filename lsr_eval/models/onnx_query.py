@@ -1,0 +1,569 @@
+"""ONNX Runtime query encoder: one query, one thread, the same sparse vectors as :class:`SpladeEncoder`.
+
+:class:`OnnxQueryEncoder` wraps a loaded :class:`~lsr_eval.models.encoder.SpladeEncoder` (any masked LM whose decoder
+is a plain linear layer, :func:`~lsr_eval.models.encoder.chunkable_decoder`) and encodes texts one at a time with
+``onnxruntime.InferenceSession`` (one intra-op and one inter-op thread, all graph optimisations), the fast
+tokenizer's backend called directly (no padding, truncation at the encoder's max length, no torch), and the
+encoder's :class:`~lsr_eval.models.sparsify.Sparsify` rules re-implemented on the few non-zero entries. ``encode``
+returns the same :class:`~lsr_eval.models.encoder.Encoded` (a 1 x V CSR row per text when ``sparse=True``) and the
+encoder has the same ``terms``, so :class:`lsr_eval.efficiency.latency.QueryWeights` takes it as is.
+
+Why not one dense graph. For splade-tiny (BERT-tiny, E = 128, V = 30,522) the transformer is cheap; the cost is the
+decoder: an L x E by E x V product (23 tokens: 90 M multiply-adds, 15.6 MB of float32 weights read per query)
+followed by a max over tokens, and ONNX Runtime's single-thread ReduceMax / elementwise Max over L x V are several
+times slower than numpy's (measured: 1.3 ms vs 0.15 ms for 23 x 30,522). ``mode="dense"`` is that plain graph
+(transformer + head + decoder + pooling in one file); ``mode="pruned"`` (the default) gives the same vector faster:
+
+1. ``filter.onnx``: transformer and head transform -> ``h`` (L x E), then ``h`` quantised per tensor to uint8
+   (``DynamicQuantizeLinear``: ``h = s_h (hq - z_h) + e``) and multiplied in exact integer arithmetic
+   (``MatMulInteger``, VNNI) by the decoder quantised per vocabulary row to 7 bits (``W_v = s_v q_v + f_v``,
+   ``|q| <= 63``: no int16 saturation in the AVX2 u8 x s8 kernels): ``acc_tv = sum_i (hq_ti - z_h) q_vi``. It also
+   returns ``s_h``, ``emax = max_t ||e_t||`` and ``hmax = max_t ||s_h (hq_t - z_h)||``.
+2. numpy: ``m_v = max_t acc_tv``; since ``h_t . W_v = s_h s_v acc_tv + e_t . W_v + s_h (hq_t - z_h) . f_v``,
+   Cauchy-Schwarz gives ``z_v <= s_h s_v m_v + c_v + emax ||W_v|| + hmax ||f_v||``. The candidates are the terms
+   where this bound (plus a margin, :data:`MARGIN`, far above float32 rounding) is > 0: a superset of the terms
+   with a positive logit, the only ones ``log1p(relu(.))`` keeps (splade-tiny, SciFact queries: 133 of 30,522 ids
+   on average, for 48 non-zero weights).
+3. ``exact.onnx``: the float32 logits of the candidates only, ``max_t (h_t . W_v) + c_v`` (the max before the bias,
+   as :func:`~lsr_eval.models.kernels.splade_weights`), then ``log(1 + relu(.))``: the SPLADE pooling.
+
+One text is one sequence without padding, so every position is a real token: the attention mask is all ones (it is
+built inside the graph, as the torch path passes it) and the pooling's mask is trivial. The graphs take one text
+(batch 1); ``encode`` loops over texts. Numerics: float32 throughout as the torch path, with ONNX Runtime's kernels
+(different summation orders), so weights agree to ~1e-6 and integer vectors ``rint(w * scale)`` are identical
+except where a weight lies within that distance of a rounding boundary (tested on the SciFact queries).
+Sparsification ties: ``top_k`` keeps the larger weights, equal weights by lower vocabulary id.
+
+Exported files are cached under ``WORK/onnx_query/<model_type>-<mode>-<key>/`` (``WORK``:
+:func:`lsr_eval.experiments.workdir.work_dir`), keyed by a sha256 of the model's class, config (which records
+identity heads and rescaling) and every parameter and buffer, plus this module's format version, the opset and the
+torch version: a changed weight is a new folder. Exporting needs ``onnx`` (torch's exporter writes through it);
+running needs only ``onnxruntime``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+import warnings
+from pathlib import Path
+from typing import TYPE_CHECKING, Sequence
+
+import numpy as np
+
+from lsr_eval.errors import ConfigError, InputError, LsrEvalError
+from lsr_eval.models.options import QUERY_RUNTIMES
+from lsr_eval.models.options import check_choice
+
+if TYPE_CHECKING:    # torch, transformers, onnx and onnxruntime are imported when first needed
+    from lsr_eval.models.sparsify import Sparsify
+
+ORT_VERSION = "1.31.1"
+ORT_PIP = f"pip install onnxruntime=={ORT_VERSION}"
+ONNX_PIP = "pip install onnx==1.23.2"
+#: ``pruned``: int8 filter + exact float32 logits of the candidates; ``dense``: every logit (see module doc).
+MODES: tuple[str, ...] = ("pruned", "dense")
+FORMAT_VERSION = 1
+OPSET = 18
+#: Decoder rows are quantised to integers in [-W_LEVELS, W_LEVELS] (7 bits, see module doc).
+W_LEVELS = 63
+#: Added to the candidate bound: covers float32 rounding of the reference logits (~1e-5 here) many times over.
+MARGIN = 1e-2
+FILTER_FILE, EXACT_FILE, DENSE_FILE, META_FILE = "filter.onnx", "exact.onnx", "dense.onnx", "meta.json"
+#: ONNX protobufs are limited to 2 GiB: larger models keep their weights in a side file.
+_EXTERNAL_DATA_BYTES = 1 << 30
+
+
+class MissingDependency(LsrEvalError, ImportError):
+    """An optional package needed by the ONNX query path is not installed (the message has the pip command)."""
+
+
+def _import_onnxruntime():
+    try:
+        import onnxruntime
+    except ImportError as e:
+        raise MissingDependency(f"query_runtime='onnx' needs ONNX Runtime, which is not installed: {ORT_PIP} "
+                                f"({e})") from None
+    return onnxruntime
+
+
+def _import_onnx():
+    try:
+        import onnx
+    except ImportError as e:
+        raise MissingDependency(f"exporting a query encoder to ONNX needs the onnx package: {ONNX_PIP} ({e})") \
+            from None
+    return onnx
+
+
+def query_encoder(encoder, runtime: str = "torch", *, work_dir: str | os.PathLike | None = None,
+                  mode: str = "pruned"):
+    """The query encoder for ``runtime`` (:data:`QUERY_RUNTIMES`): ``torch`` -> ``encoder`` itself; ``onnx`` -> an
+    :class:`OnnxQueryEncoder` over it (exported on first use into ``work_dir``, see module doc), or ``encoder``
+    itself when it already is one."""
+    check_choice("query_runtime", runtime, QUERY_RUNTIMES)
+    if runtime == "torch" or isinstance(encoder, OnnxQueryEncoder):
+        return encoder
+    return OnnxQueryEncoder(encoder, work_dir=work_dir, mode=mode)
+
+
+# ---- cache key --------------------------------------------------------------------------------------------------
+
+def weights_fingerprint(mlm) -> str:
+    """sha256 (hex) of a masked LM's class, config and every parameter and buffer (names, dtypes, shapes, bytes)."""
+    import torch
+
+    h = hashlib.sha256()
+    h.update(f"{type(mlm).__module__}.{type(mlm).__qualname__}\n".encode())
+    h.update(mlm.config.to_json_string(use_diff=False).encode())
+    seen: dict[tuple, str] = {}
+    for name, t in mlm.state_dict().items():
+        t = t.detach()
+        h.update(f"\n{name}:{t.dtype}:{tuple(t.shape)}:".encode())
+        view = (t.untyped_storage().data_ptr(), t.storage_offset(), t.dtype, tuple(t.shape), t.stride())
+        if t.numel() and view in seen:
+            h.update(f"same-as:{seen[view]}".encode())       # tied weights: hashed once
+            continue
+        seen[view] = name
+        data = t.cpu().contiguous().reshape(-1)
+        if data.numel():
+            h.update(data.view(torch.uint8).numpy().tobytes())
+    return h.hexdigest()
+
+
+# ---- decoder quantisation (shared by the exported filter and the numpy bound: one function, same numbers) --------
+
+class _Decoder:
+    """The decoder's float32 weight ``W`` (V x E) and bias ``c`` (V), its 7-bit row quantisation ``q`` and what the
+    candidate bound needs per row: ``s`` (scale), ``norm = ||W_v||``, ``err = ||W_v - s_v q_v||`` (float64, rounded
+    up by a relative 1e-6)."""
+
+    def __init__(self, weight: np.ndarray, bias: np.ndarray) -> None:
+        self.W = np.ascontiguousarray(weight, dtype=np.float32)
+        self.c = np.ascontiguousarray(bias, dtype=np.float32)
+        w64 = self.W.astype(np.float64)
+        amax = np.abs(w64).max(axis=1)
+        s = np.where(amax > 0, amax / W_LEVELS, 1.0)
+        self.q = np.clip(np.rint(w64 / s[:, None]), -W_LEVELS, W_LEVELS).astype(np.int8)
+        self.s = s
+        self.norm = np.linalg.norm(w64, axis=1) * (1 + 1e-6)
+        self.err = np.linalg.norm(w64 - s[:, None] * self.q, axis=1) * (1 + 1e-6)
+        self.s32 = s.astype(np.float32)
+        self.norm_max = float(self.norm.max()) if len(self.norm) else 0.0
+        self.err_max = float(self.err.max()) if len(self.err) else 0.0
+
+
+def _decoder_of(encoder) -> _Decoder:
+    from lsr_eval.models.encoder import chunkable_decoder
+
+    dec = chunkable_decoder(encoder.mlm)
+    if dec is None:
+        raise ConfigError(f"{type(encoder.mlm).__name__}: the ONNX query path needs a decoder that is a plain "
+                          f"linear layer; use query_runtime='torch'")
+    weight = dec.weight.detach().float().cpu().numpy()
+    bias = (dec.bias.detach().float().cpu().numpy() if dec.bias is not None
+            else np.zeros(weight.shape[0], dtype=np.float32))
+    return _Decoder(weight, bias)
+
+
+# ---- export -------------------------------------------------------------------------------------------------------
+
+def _export_head_features(mlm, example_ids: list[int], path: Path) -> None:
+    """Trace ``input_ids (1 x L) -> h (L x E)``: the model up to the decoder's input
+    (:func:`~lsr_eval.models.encoder.head_features`), with an all-ones attention mask built in the graph."""
+    import torch
+    from torch import nn
+
+    from lsr_eval.models.encoder import head_features
+
+    _import_onnx()
+
+    class HeadFeatures(nn.Module):
+        def __init__(self, model) -> None:
+            super().__init__()
+            self.model = model
+
+        def forward(self, input_ids):
+            return head_features(self.model, input_ids, torch.ones_like(input_ids))[0]
+
+    was_training = mlm.training
+    mlm.eval()
+    try:
+        with torch.no_grad(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")    # the TorchScript exporter's deprecation and tracer warnings
+            torch.onnx.export(HeadFeatures(mlm), (torch.tensor([example_ids], dtype=torch.long),), str(path),
+                              dynamo=False, opset_version=OPSET, input_names=["input_ids"], output_names=["h"],
+                              dynamic_axes={"input_ids": {1: "tokens"}, "h": {0: "tokens"}})
+    finally:
+        mlm.train(was_training)
+
+
+def _save(model, path: Path) -> None:
+    onnx = _import_onnx()
+    big = model.ByteSize() > _EXTERNAL_DATA_BYTES
+    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
+    onnx.save_model(model, str(tmp), save_as_external_data=big, all_tensors_to_one_file=True,
+                    location=path.name + ".data" if big else None)
+    os.replace(tmp, path)
+
+
+def _append(model, nodes, initializers, outputs) -> None:
+    """Add ``nodes`` and ``initializers`` to ``model``'s graph and make ``outputs`` its outputs."""
+    g = model.graph
+    g.initializer.extend(initializers)
+    g.node.extend(nodes)
+    del g.output[:]
+    g.output.extend(outputs)
+
+
+def _filter_model(base, dec: _Decoder):
+    """``base`` (input_ids -> h) + quantised decoder: outputs h, acc, s_h, emax, hmax (module doc, step 1)."""
+    from onnx import TensorProto as T
+    from onnx import helper as H
+    from onnx import numpy_helper as nh
+
+    V, E = dec.W.shape
+    inits = [nh.from_array(np.ascontiguousarray(dec.q.T), "lsr_wq_t"),
+             nh.from_array(np.array([1], np.int64), "lsr_axis1")]
+    nodes = [
+        H.make_node("DynamicQuantizeLinear", ["h"], ["lsr_hq", "s_h", "lsr_zh"]),
+        H.make_node("MatMulInteger", ["lsr_hq", "lsr_wq_t", "lsr_zh"], ["acc"]),
+        H.make_node("DequantizeLinear", ["lsr_hq", "s_h", "lsr_zh"], ["lsr_hd"]),
+        H.make_node("Sub", ["h", "lsr_hd"], ["lsr_e"]),
+        H.make_node("ReduceL2", ["lsr_e", "lsr_axis1"], ["lsr_en"], keepdims=0),
+        H.make_node("ReduceMax", ["lsr_en"], ["emax"], keepdims=0),
+        H.make_node("ReduceL2", ["lsr_hd", "lsr_axis1"], ["lsr_hn"], keepdims=0),
+        H.make_node("ReduceMax", ["lsr_hn"], ["hmax"], keepdims=0),
+    ]
+    outputs = [H.make_tensor_value_info("h", T.FLOAT, ["tokens", E]),
+               H.make_tensor_value_info("acc", T.INT32, ["tokens", V]),
+               H.make_tensor_value_info("s_h", T.FLOAT, []),
+               H.make_tensor_value_info("emax", T.FLOAT, []),
+               H.make_tensor_value_info("hmax", T.FLOAT, [])]
+    _append(base, nodes, inits, outputs)
+    return base
+
+
+def _pool_nodes(logits: str, bias: str, out: str) -> list:
+    """``log(1 + relu(max_t logits[t] + bias))`` (max over axis 0, bias added after the max as the torch path)."""
+    from onnx import helper as H
+
+    return [H.make_node("ReduceMax", [logits, "lsr_axis0"], ["lsr_zmax"], keepdims=0),
+            H.make_node("Add", ["lsr_zmax", bias], ["lsr_z"]),
+            H.make_node("Relu", ["lsr_z"], ["lsr_r"]),
+            H.make_node("Add", ["lsr_r", "lsr_one"], ["lsr_r1"]),
+            H.make_node("Log", ["lsr_r1"], [out])]
+
+
+def _pool_inits() -> list:
+    from onnx import numpy_helper as nh
+
+    return [nh.from_array(np.array([0], np.int64), "lsr_axis0"), nh.from_array(np.array(1.0, np.float32), "lsr_one")]
+
+
+def _exact_model(dec: _Decoder):
+    """``h`` (L x E), ``idx`` (K) -> ``w`` (K): the SPLADE weights of the vocabulary ids ``idx`` (step 3)."""
+    from onnx import TensorProto as T
+    from onnx import helper as H
+    from onnx import numpy_helper as nh
+
+    V, E = dec.W.shape
+    nodes = [H.make_node("Gather", ["W", "idx"], ["lsr_wc"], axis=0),
+             H.make_node("Gather", ["c", "idx"], ["lsr_cc"], axis=0),
+             H.make_node("Gemm", ["h", "lsr_wc"], ["lsr_logits"], transB=1),
+             *_pool_nodes("lsr_logits", "lsr_cc", "w")]
+    graph = H.make_graph(nodes, "splade_exact",
+                         [H.make_tensor_value_info("h", T.FLOAT, ["tokens", E]),
+                          H.make_tensor_value_info("idx", T.INT64, ["candidates"])],
+                         [H.make_tensor_value_info("w", T.FLOAT, ["candidates"])],
+                         initializer=[nh.from_array(dec.W, "W"), nh.from_array(dec.c, "c"), *_pool_inits()])
+    return _model(graph)
+
+
+def _dense_model(base, dec: _Decoder):
+    """``base`` (input_ids -> h) + decoder + pooling: ``weights`` (V), every vocabulary id."""
+    from onnx import TensorProto as T
+    from onnx import helper as H
+    from onnx import numpy_helper as nh
+
+    V, _ = dec.W.shape
+    nodes = [H.make_node("MatMul", ["h", "lsr_w_t"], ["lsr_logits"]), *_pool_nodes("lsr_logits", "lsr_c", "weights")]
+    inits = [nh.from_array(np.ascontiguousarray(dec.W.T), "lsr_w_t"), nh.from_array(dec.c, "lsr_c"), *_pool_inits()]
+    _append(base, nodes, inits, [H.make_tensor_value_info("weights", T.FLOAT, [V])])
+    return base
+
+
+def _model(graph):
+    from onnx import helper as H
+
+    model = H.make_model(graph, opset_imports=[H.make_opsetid("", OPSET)], producer_name="lsr-eval")
+    model.ir_version = 9          # what onnxruntime 1.31 reads (IR 9 = ONNX 1.15+)
+    return model
+
+
+def export_query_model(encoder, folder: str | os.PathLike, mode: str = "pruned") -> Path:
+    """Write the ONNX file(s) of ``mode`` for ``encoder`` into ``folder`` (see module doc); returns ``folder``."""
+    check_choice("mode", mode, MODES)
+    onnx = _import_onnx()
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    dec = _decoder_of(encoder)
+    example = encoder.tokenizer.backend_tokenizer.encode("splade query encoder export").ids if getattr(
+        encoder.tokenizer, "backend_tokenizer", None) is not None else encoder.tokenizer("splade query")["input_ids"]
+    traced = folder / f"head_features.tmp{os.getpid()}.onnx"
+    try:
+        _export_head_features(encoder.mlm, list(example), traced)
+        base = onnx.load(str(traced))
+    finally:
+        for p in (traced, traced.with_name(traced.name + ".data")):
+            if p.exists():
+                p.unlink()
+    if [o.name for o in base.graph.output] != ["h"]:
+        raise ConfigError(f"{type(encoder.mlm).__name__}: unexpected exported outputs "
+                          f"{[o.name for o in base.graph.output]}")
+    if mode == "dense":
+        _save(_dense_model(base, dec), folder / DENSE_FILE)
+    else:
+        _save(_exact_model(dec), folder / EXACT_FILE)
+        _save(_filter_model(base, dec), folder / FILTER_FILE)
+    return folder
+
+
+# ---- the encoder ----------------------------------------------------------------------------------------------------
+
+def _session(ort, path: Path):
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 1
+    so.inter_op_num_threads = 1
+    so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    so.log_severity_level = 3
+    return ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
+
+
+class OnnxQueryEncoder:
+    """A :class:`~lsr_eval.models.encoder.SpladeEncoder`'s query path on ONNX Runtime (see module doc).
+
+    ``encode`` and ``terms`` / ``special_ids`` / ``vocab_size`` / ``max_length`` / ``sparsify`` / ``tokenizer``
+    behave as the torch encoder's (float32 only); ``encoder`` is the wrapped torch encoder.
+    """
+
+    runtime = "onnx"
+
+    def __init__(self, encoder, work_dir: str | os.PathLike | None = None, *, mode: str = "pruned") -> None:
+        from lsr_eval.models.encoder import SpladeEncoder
+
+        self.mode = check_choice("mode", mode, MODES)
+        ort = _import_onnxruntime()
+        if not isinstance(encoder, SpladeEncoder):
+            raise ConfigError(f"encoder: expected a SpladeEncoder, got {type(encoder).__name__}")
+        backend = getattr(encoder.tokenizer, "backend_tokenizer", None)
+        if backend is None:
+            raise ConfigError(f"{type(encoder.tokenizer).__name__}: the ONNX query path needs a fast tokenizer; "
+                              f"use query_runtime='torch'")
+        self.encoder = encoder
+        self._dec = _decoder_of(encoder)
+        from lsr_eval.experiments.workdir import work_dir as default_work
+
+        self.key = {"format_version": FORMAT_VERSION, "mode": self.mode, "opset": OPSET,
+                    "w_levels": W_LEVELS, "torch": _torch_version(), "weights_sha256": weights_fingerprint(encoder.mlm)}
+        digest = hashlib.sha256(json.dumps(self.key, sort_keys=True).encode()).hexdigest()[:16]
+        label = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in str(encoder.mlm.config.model_type))
+        self.folder = default_work(work_dir) / "onnx_query" / f"{label}-{self.mode}-{digest}"
+        self.exported = self._ensure_files()
+        if self.mode == "dense":
+            self._dense = _session(ort, self.folder / DENSE_FILE)
+        else:
+            self._filter = _session(ort, self.folder / FILTER_FILE)
+            self._exact = _session(ort, self.folder / EXACT_FILE)
+        from tokenizers import Tokenizer
+
+        tok = Tokenizer.from_str(backend.to_str())
+        tok.no_padding()
+        tok.enable_truncation(encoder.max_length, strategy="longest_first",
+                              direction=getattr(encoder.tokenizer, "truncation_side", "right"))
+        self._tok = tok
+        self._special = np.zeros(self.vocab_size, dtype=bool)
+        self._special[[i for i in self.special_ids if 0 <= i < self.vocab_size]] = True
+
+    def _ensure_files(self) -> bool:
+        """Export into :attr:`folder` unless a complete export with the same key is there; True when exported."""
+        meta = self.folder / META_FILE
+        if meta.is_file():
+            try:
+                if json.loads(meta.read_text(encoding="utf-8")).get("key") == self.key:
+                    return False
+            except (OSError, ValueError):
+                pass
+        t0 = time.perf_counter()
+        export_query_model(self.encoder, self.folder, self.mode)
+        record = {"key": self.key, "model_type": self.encoder.mlm.config.model_type,
+                  "architecture": type(self.encoder.mlm).__name__, "vocab_size": self.vocab_size,
+                  "files": sorted(p.name for p in self.folder.iterdir() if p.suffix in (".onnx", ".data")),
+                  "export_seconds": time.perf_counter() - t0}
+        tmp = meta.with_name(meta.name + f".tmp{os.getpid()}")
+        tmp.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+        os.replace(tmp, meta)
+        return True
+
+    # -- what the torch encoder has ------------------------------------------------------------------------------------
+    @property
+    def tokenizer(self):
+        return self.encoder.tokenizer
+
+    @property
+    def max_length(self) -> int:
+        return self.encoder.max_length
+
+    @property
+    def sparsify(self) -> Sparsify:
+        return self.encoder.sparsify
+
+    @property
+    def vocab_size(self) -> int:
+        return int(self._dec.W.shape[0])
+
+    @property
+    def special_ids(self) -> list[int]:
+        return self.encoder.special_ids
+
+    @property
+    def terms(self) -> list[str]:
+        return self.encoder.terms
+
+    def describe(self) -> dict:
+        return {**self.encoder.describe(), "runtime": self.runtime, "onnx_mode": self.mode,
+                "onnxruntime": _import_onnxruntime().__version__, "onnx_folder": str(self.folder)}
+
+    # -- encoding ------------------------------------------------------------------------------------------------------
+    def tokenize(self, text: str):
+        """The tokenizer backend's ``Encoding`` of ``text`` (special tokens, truncated at the max length)."""
+        return self._tok.encode(text)
+
+    def pooled(self, ids: Sequence[int], stats: dict[str, float] | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """``(vocabulary ids ascending, float32 weights > 0)`` of one token id sequence, before sparsification.
+        ``stats`` (if given) gets added: seconds in the main session run (``session``), in the candidate selection
+        (``select``) and in the exact session run (``exact_session``), and the number of ``candidates``."""
+        x = np.asarray(ids, dtype=np.int64).reshape(1, -1)
+        if x.shape[1] == 0:
+            raise InputError("a query needs at least one token")
+        clock = time.perf_counter
+        t0 = clock()
+        if self.mode == "dense":
+            w = self._dense.run(None, {"input_ids": x})[0]
+            t1 = clock()
+            idx = np.flatnonzero(w)
+            out = idx, w[idx]
+            if stats is not None:
+                _add(stats, session=t1 - t0, select=clock() - t1, candidates=len(w))
+            return out
+        h, acc, s_h, emax, hmax = self._filter.run(None, {"input_ids": x})
+        t1 = clock()
+        if not np.isfinite([s_h, emax, hmax]).all():
+            raise InputError(f"non-finite hidden states for token ids {list(ids)[:16]}")
+        cand = self._candidates(acc, float(s_h), float(emax), float(hmax))
+        t2 = clock()
+        if cand.size:
+            w = self._exact.run(None, {"h": h, "idx": cand})[0]
+            keep = w > 0
+            out = cand[keep], w[keep]
+        else:
+            out = cand, np.zeros(0, np.float32)
+        if stats is not None:
+            _add(stats, session=t1 - t0, select=t2 - t1, exact_session=clock() - t2, candidates=len(cand))
+        return out
+
+    def _candidates(self, acc: np.ndarray, s_h: float, emax: float, hmax: float) -> np.ndarray:
+        """Vocabulary ids (int64, ascending) whose logit bound is > 0 (module doc, step 2)."""
+        d = self._dec
+        m = np.maximum.reduce(acc, axis=0)                 # faster than acc.max(0) (measured)
+        approx = np.multiply(m, d.s32, dtype=np.float32)
+        approx *= np.float32(s_h)
+        approx += d.c
+        loose = emax * d.norm_max + hmax * d.err_max + MARGIN           # the largest bound over the vocabulary
+        first = np.flatnonzero(approx > -loose)
+        tight = approx[first].astype(np.float64) + emax * d.norm[first] + hmax * d.err[first] + MARGIN
+        return first[tight > 0].astype(np.int64)
+
+    def sparse_row(self, idx: np.ndarray, values: np.ndarray,
+                   rule: Sparsify | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """``rule`` (default: the encoder's) applied to one vector's entries (``values > 0``, ``idx`` ascending), as
+        :meth:`Sparsify.apply` does on the dense vector: special ids dropped, weights <= threshold dropped, then the
+        ``top_k`` largest kept (equal weights: the lower vocabulary id first)."""
+        rule = self.sparsify if rule is None else rule
+        keep = None
+        if rule.drop_special:
+            keep = ~self._special[idx]
+        if rule.threshold > 0:
+            keep = values > rule.threshold if keep is None else keep & (values > rule.threshold)
+        if keep is not None and not keep.all():
+            idx, values = idx[keep], values[keep]
+        if rule.top_k is not None and len(values) > rule.top_k:
+            top = np.sort(np.argsort(-values, kind="stable")[:rule.top_k])
+            idx, values = idx[top], values[top]
+        return idx, values
+
+    def encode(self, texts: Sequence[str], batch_size: int = 32, *, bf16: bool | None = None,
+               sparse: bool = False, sparsify: Sparsify | None = None, precision: str | None = None):
+        """As :meth:`SpladeEncoder.encode`: vectors of ``texts`` in order, one text per session run
+        (``batch_size`` is accepted and checked, not used); float32 only (``bf16=True`` or
+        ``precision='bf16'`` is refused)."""
+        from lsr_eval.models.encoder import Encoded
+        from lsr_eval.models.sparsify import Sparsify
+
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise ConfigError(f"batch_size={batch_size!r}: expected an integer >= 1")
+        if bf16 or precision not in (None, "auto", "fp32"):
+            if precision is not None:
+                check_choice("precision", precision, ("auto", "fp32", "bf16"))
+            raise ConfigError("query_runtime='onnx' computes in float32 only (bf16 is a torch option)")
+        rule = self.sparsify if sparsify is None else sparsify
+        if not isinstance(rule, Sparsify):
+            raise ConfigError(f"sparsify={rule!r}: expected a Sparsify")
+        texts = list(texts)
+        rows_idx, rows_val = [], []
+        n_tokens = np.zeros(len(texts), dtype=np.int64)
+        truncated = np.zeros(len(texts), dtype=bool)
+        for i, text in enumerate(texts):
+            if not isinstance(text, str):
+                raise InputError(f"text {i}: expected a string, got {type(text).__name__}")
+            enc = self._tok.encode(text)
+            n_tokens[i], truncated[i] = len(enc.ids), bool(enc.overflowing)
+            idx, val = self.sparse_row(*self.pooled(enc.ids), rule)
+            rows_idx.append(idx)
+            rows_val.append(val)
+        V = self.vocab_size
+        if sparse:
+            import scipy.sparse as sp
+
+            if len(texts) == 1:        # the query path: no concatenation
+                indices, data = rows_idx[0].astype(np.int32), rows_val[0].astype(np.float32, copy=False)
+                indptr = np.array([0, len(data)], dtype=np.int32)
+            else:
+                indptr = np.zeros(len(texts) + 1, dtype=np.int32)
+                np.cumsum([len(r) for r in rows_idx], out=indptr[1:])
+                indices = np.concatenate(rows_idx).astype(np.int32) if rows_idx else np.zeros(0, np.int32)
+                data = np.concatenate(rows_val).astype(np.float32) if rows_val else np.zeros(0, np.float32)
+            weights = sp.csr_matrix((data, indices, indptr), shape=(len(texts), V), dtype=np.float32)
+        else:
+            import torch
+
+            dense = np.zeros((len(texts), V), dtype=np.float32)
+            for i, (idx, val) in enumerate(zip(rows_idx, rows_val)):
+                dense[i, idx] = val
+            weights = torch.from_numpy(dense)
+        return Encoded(weights, n_tokens, truncated)
+
+
+
+def _add(stats: dict[str, float], **values: float) -> None:
+    for k, v in values.items():
+        stats[k] = stats.get(k, 0.0) + v
+
+
+def _torch_version() -> str:
+    import torch
+
+    return torch.__version__

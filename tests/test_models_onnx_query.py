@@ -1,0 +1,202 @@
+"""ONNX Runtime query encoder (lsr_eval.models.onnx_query): same vectors as the torch path, cache, errors."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+from conftest import shared_path
+from lsr_eval.efficiency.latency import QueryWeights, torch_threads
+from lsr_eval.errors import ConfigError
+from lsr_eval.models.encoder import SpladeEncoder
+from lsr_eval.models.onnx_query import (MODES, ORT_PIP, MissingDependency, OnnxQueryEncoder, query_encoder,
+                                        weights_fingerprint)
+from lsr_eval.models.sparsify import Sparsify
+from tiny_models import BUILTIN_TEXT, tiny_model
+
+#: Share of SciFact test queries whose integer vectors must equal the torch path's (the issue's figure).
+MIN_IDENTICAL = 0.99
+TEXTS = BUILTIN_TEXT + ["", "aspirin", "the cell membrane controls the movement of substances in and out of cells " * 6]
+
+
+def _need(module: str) -> None:
+    """Skip where ``module`` is not installed, except in CI, where it must be."""
+    if importlib.util.find_spec(module) is None:
+        if os.environ.get("CI"):
+            pytest.fail(f"{module} is not installed (CI needs it: {ORT_PIP}, pip install onnx==1.23.2)")
+        pytest.skip(f"{module} not installed")
+
+
+@pytest.fixture
+def ort_and_onnx():
+    _need("onnxruntime")
+    _need("onnx")
+
+
+def _tiny_encoder(max_length: int = 32, sparsify: Sparsify = Sparsify()) -> SpladeEncoder:
+    return SpladeEncoder.from_pretrained(tiny_model("bert"), max_length, sparsify=sparsify)
+
+
+def _int_diff(a: dict[str, int], b: dict[str, int]) -> dict[str, tuple]:
+    return {t: (a.get(t), b.get(t)) for t in sorted(set(a) | set(b)) if a.get(t) != b.get(t)}
+
+
+def _off_boundary(enc: SpladeEncoder, text: str, diff: dict[str, tuple], scale: float = 100.0) -> dict[str, float]:
+    """Terms of ``diff`` whose torch weight ``w`` is not within ``1e-5 * scale`` of a rounding boundary of
+    ``rint(w * scale)``: with weights equal within 1e-5 only boundary terms may round differently."""
+    row = enc.encode([text], sparse=True).weights.tocsr()
+    w = {enc.terms[i]: float(v) for i, v in zip(row.indices, row.data)}
+    out = {}
+    for term, (a, b) in diff.items():
+        x = w.get(term, 0.0) * scale
+        if abs((a or 0) - (b or 0)) > 1 or abs(abs(x - np.floor(x)) - 0.5) >= 1e-5 * scale:
+            out[term] = x
+    return out
+
+
+# ---- (a) tiny random BERT: float weights within 1e-5, identical integer vectors --------------------------------------
+
+@pytest.mark.parametrize("mode", MODES)
+def test_tiny_bert_weights_match_torch(ort_and_onnx, tmp_path, mode):
+    enc = _tiny_encoder()
+    onnx_enc = OnnxQueryEncoder(enc, tmp_path, mode=mode)
+    ref = enc.encode(TEXTS, batch_size=4)
+    got = onnx_enc.encode(TEXTS)
+    assert got.weights.shape == ref.weights.shape == (len(TEXTS), enc.vocab_size)
+    assert (ref.weights > 0).sum(1).min() > 0          # non-trivial vectors: the comparison means something
+    torch.testing.assert_close(got.weights, ref.weights, rtol=0, atol=1e-5)
+    assert got.n_tokens.tolist() == ref.n_tokens.tolist()
+    assert got.truncated.tolist() == ref.truncated.tolist() and ref.truncated[-1] and not ref.truncated[0]
+    sparse = onnx_enc.encode(TEXTS, sparse=True).weights
+    np.testing.assert_array_equal(sparse.toarray(), got.weights.numpy())
+    ours, theirs = QueryWeights(onnx_enc), QueryWeights(enc)
+    diffs = {t: _int_diff(theirs(t), ours(t)) for t in TEXTS}
+    assert sum(not d for d in diffs.values()) >= len(TEXTS) - 2, diffs
+    bad = {t: _off_boundary(enc, t, d) for t, d in diffs.items() if d}
+    assert not any(bad.values()), f"integer weights differ away from a rounding boundary: {bad}"
+
+
+@pytest.mark.parametrize("family,head", [("distilbert", True), ("albert", True), ("roberta", True),
+                                         ("modernbert", True), ("bert", False)])
+def test_other_families_match_torch(ort_and_onnx, tmp_path, family, head):
+    """Other masked LMs, and a headless backbone given lsr-eval's identity head (bypassed activation: a change of
+    the forward pass, not of the weights, that the export must carry)."""
+    enc = SpladeEncoder.from_pretrained(tiny_model(family, head=head), 32)
+    if not head:
+        assert enc.head_init is not None and enc.head_init.applied == "identity"
+    ref = enc.encode(TEXTS, batch_size=4).weights
+    got = OnnxQueryEncoder(enc, tmp_path).encode(TEXTS).weights
+    assert (ref > 0).sum(1).min() > 0
+    torch.testing.assert_close(got, ref, rtol=0, atol=1e-5)
+
+
+@pytest.mark.parametrize("rule", [Sparsify(top_k=5), Sparsify(threshold=0.3), Sparsify(drop_special=False),
+                                  Sparsify(top_k=3, threshold=0.2, drop_special=False)])
+def test_tiny_bert_sparsify_rules_match_torch(ort_and_onnx, tmp_path, rule):
+    enc = _tiny_encoder(sparsify=rule)
+    ref = enc.encode(TEXTS).weights
+    got = OnnxQueryEncoder(enc, tmp_path).encode(TEXTS).weights
+    assert torch.equal(got > 0, ref > 0), "different terms kept"
+    torch.testing.assert_close(got, ref, rtol=0, atol=1e-5)
+    if rule.top_k is not None:
+        assert int((got > 0).sum(1).max()) == rule.top_k
+    if not rule.drop_special and rule.top_k is None:     # special tokens kept: some have weight
+        assert bool((got[:, enc.special_ids] > 0).any())
+
+
+def test_cache_is_keyed_by_weights(ort_and_onnx, tmp_path):
+    enc = _tiny_encoder()
+    first = OnnxQueryEncoder(enc, tmp_path)
+    again = OnnxQueryEncoder(enc, tmp_path)
+    assert first.exported and not again.exported and again.folder == first.folder
+    meta = json.loads((first.folder / "meta.json").read_text())
+    assert meta["key"]["weights_sha256"] == weights_fingerprint(enc.mlm)
+    before = first.encode(["aspirin"]).weights
+    with torch.no_grad():
+        enc.mlm.get_output_embeddings().bias.add_(0.5)     # a changed weight: a new export, a new vector
+    changed = OnnxQueryEncoder(enc, tmp_path)
+    assert changed.exported and changed.folder != first.folder
+    torch.testing.assert_close(changed.encode(["aspirin"]).weights, enc.encode(["aspirin"]).weights,
+                               rtol=0, atol=1e-5)
+    assert not torch.equal(changed.encode(["aspirin"]).weights, before)
+    (first.folder / "meta.json").write_text("{}")          # an incomplete or foreign export is redone
+    with torch.no_grad():
+        enc.mlm.get_output_embeddings().bias.sub_(0.5)
+    assert OnnxQueryEncoder(enc, tmp_path).exported
+
+
+def test_options_are_validated(ort_and_onnx, tmp_path):
+    enc = _tiny_encoder()
+    assert query_encoder(enc, "torch") is enc
+    with pytest.raises(ConfigError, match="query_runtime='jax': expected one of torch, onnx"):
+        query_encoder(enc, "jax")
+    with pytest.raises(ConfigError, match="mode='fast': expected one of pruned, dense"):
+        OnnxQueryEncoder(enc, tmp_path, mode="fast")
+    onnx_enc = query_encoder(enc, "onnx", work_dir=tmp_path)
+    assert isinstance(onnx_enc, OnnxQueryEncoder) and onnx_enc.terms == enc.terms
+    with pytest.raises(ConfigError, match="float32 only"):
+        onnx_enc.encode(["aspirin"], bf16=True)
+    with pytest.raises(ConfigError, match="float32 only"):
+        QueryWeights(onnx_enc, bf16=True)("aspirin")
+
+
+# ---- (b) splade-tiny on the 300 SciFact test queries: integer vectors as the reference path --------------------------
+
+@pytest.fixture(scope="module")
+def splade_tiny():
+    from lsr_eval.models.offline import resolve_model
+    from lsr_eval.models.splade import MAX_LENGTH_QUERY
+
+    return SpladeEncoder.from_pretrained(resolve_model("splade-tiny"), MAX_LENGTH_QUERY)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_splade_tiny_scifact_integer_vectors(ort_and_onnx, tmp_path_factory, splade_tiny, mode):
+    from lsr_eval.data.datasets import load_dataset
+
+    queries = load_dataset(str(shared_path("beir", "scifact")), "test").queries()
+    assert len(queries) == 300
+    onnx_enc = OnnxQueryEncoder(splade_tiny, tmp_path_factory.mktemp("onnx"), mode=mode)
+    ref, ours = QueryWeights(splade_tiny), QueryWeights(onnx_enc)
+    differ, stats = {}, {}
+    with torch_threads(1):          # one query at a time: extra torch threads only wait on each other
+        for q in queries:
+            a, b = ref(q.text, q.id), ours(q.text, q.id)
+            assert a, f"query {q.id}: empty reference vector"
+            if a != b:
+                differ[q.id] = _int_diff(a, b)
+            onnx_enc.pooled(onnx_enc.tokenize(q.text).ids, stats)
+    same = len(queries) - len(differ)
+    assert same >= MIN_IDENTICAL * len(queries), (
+        f"{same}/{len(queries)} identical integer query vectors (need {MIN_IDENTICAL:.0%}); differing "
+        f"(term: (torch, onnx)): {differ}")
+    texts = {q.id: q.text for q in queries}
+    bad = {qid: _off_boundary(splade_tiny, texts[qid], d) for qid, d in differ.items()}
+    assert not any(bad.values()), f"integer weights differ away from a rounding boundary: {bad}"
+    if mode == "pruned":                # the filter must prune: a few percent of the vocabulary per query
+        assert stats["candidates"] / len(queries) < 0.05 * onnx_enc.vocab_size, stats
+
+
+# ---- (c) missing packages: the message names the pip command ---------------------------------------------------------
+
+def test_missing_onnxruntime_names_the_pip_command(monkeypatch, tmp_path):
+    enc = _tiny_encoder()
+    monkeypatch.setitem(sys.modules, "onnxruntime", None)      # import onnxruntime -> ImportError
+    with pytest.raises(MissingDependency, match="pip install onnxruntime==1.31.1"):
+        OnnxQueryEncoder(enc, tmp_path)
+    with pytest.raises(ImportError, match="pip install onnxruntime==1.31.1"):
+        query_encoder(enc, "onnx", work_dir=tmp_path)
+    assert not (tmp_path / "onnx_query").exists()              # refused before any export
+
+
+def test_missing_onnx_names_the_pip_command(monkeypatch, tmp_path):
+    _need("onnxruntime")
+    monkeypatch.setitem(sys.modules, "onnx", None)
+    with pytest.raises(MissingDependency, match="pip install onnx=="):
+        OnnxQueryEncoder(_tiny_encoder(), tmp_path)
