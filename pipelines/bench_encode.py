@@ -41,14 +41,16 @@ import time
 from pathlib import Path
 from typing import Any
 
+from lsr_eval.defaults import DEFAULT_SCALE
+
 REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 STAGE = "bench-encode"
 #: Pyserini's quantisation of SPLADE weights: round(w / 5 * 256) (pyserini/encode/_splade.py).
 PYSERINI_SCALE = 256 / 5
-#: lsr-eval's impact scale (export): rint(w * 100).
-SCALE = 100
+#: lsr-eval's impact scale (export): rint(w * scale).
+SCALE = DEFAULT_SCALE
 TARGET_VS_PYSERINI = 3.0
 TARGET_ROOFLINE = 0.5
 TARGET_QUERY_P50_MS = 1.0

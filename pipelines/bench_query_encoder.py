@@ -31,6 +31,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from lsr_eval.defaults import DEFAULT_SCALE
+
 REPO = Path(__file__).resolve().parents[1]
 STAGE = "bench-query-encoder"
 PATHS = ("torch", "onnx", "onnx-dense")
@@ -46,7 +48,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--model", default="splade-tiny", help="model folder, hub id or offline alias")
     p.add_argument("--max-length-q", type=int, default=64, help="query max length in tokens")
     p.add_argument("--query-top-k", type=int, help="keep the k largest query weights (default: all)")
-    p.add_argument("--scale", type=float, default=100.0, help="quantisation scale")
+    p.add_argument("--scale", type=float, default=DEFAULT_SCALE, help="quantisation scale")
     p.add_argument("--paths", default=",".join(PATHS), help=f"comma-separated, from {', '.join(PATHS)}")
     p.add_argument("--warmup", type=int, default=20, help="queries run on every path before measuring")
     p.add_argument("--passes", type=int, default=3, help="measured passes over all queries")
