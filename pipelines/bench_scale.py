@@ -1,0 +1,1198 @@
+"""Scale curve: synthetic collections of growing size through export -> index -> search -> evaluate on each engine,
+with the wall time and peak memory of every stage, a linear fit per stage and its extrapolation to MS MARCO.
+
+    nice -n 5 python pipelines/bench_scale.py --out work/bench-scale-dev                      # 10k, 100k, 1M
+    nice -n 5 python pipelines/bench_scale.py --sizes 10000 100000 --engines anserini pisa --out work/bench-scale-dev
+
+Data (no model): a vocabulary of ``--vocab`` terms named ``t00000``...; a document has a log-normal number of active
+terms around ``--doc-terms`` (SPLADE-like), drawn without replacement from a Zipf law of exponent ``--zipf`` over the
+vocabulary, each with an integer impact in 1..255 (log-normal); documents are generated ``--chunk`` at a time (memory
+bounded: a 1M collection is never held whole) from a seed per chunk, so a smaller collection is a prefix of a larger
+one. ``--queries`` queries of about ``--query-terms`` terms: each is planted on one random document of the
+collection (``--plant-terms`` of that document's terms, the rest Zipf), and the qrels judge that document relevant,
+so that evaluation measures something; the point is the cost, not the value.
+
+Stages, per collection size (every (size, engine) runs in a fresh subprocess, so that peak memory is its own):
+
+* ``export``: the synthetic vectors generated and written as a ``JsonVectorCollection`` folder (``.jsonl`` files of
+  at most ``--file-docs`` documents, orjson when installed), with the queries and qrels. Shared by the engines: done
+  once per size (row engine ``shared``), and reused from ``--work-dir`` when the same data was made before (its
+  recorded timing is then reported, marked ``reused``; ``--regenerate`` makes it again).
+* ``index``: ``Engine.build(collection, index, threads)``; docs/s and the index's bytes on disk.
+* ``search``: ``Engine.open`` + ``Searcher.batch_search(queries, k, threads)`` + close (open seconds recorded apart).
+* ``evaluate``: :func:`lsr_eval.evaluation.evaluate` of the run against the planted qrels (default measures).
+
+Memory per stage: the process's peak resident memory (``VmHWM``, reset at each stage start through
+``/proc/self/clear_refs``, and sampled every ``--sample-interval`` seconds from a thread; for Anserini the JVM lives in
+the process, so this includes it), and for Anserini the JVM heap in use (``Runtime`` total - free and the
+``MemoryMXBean``'s used heap, sampled), its committed peak and its maximum (``-Xmx``).
+
+Budget: before a size, each engine's seconds and peak memory are predicted linearly from its smaller sizes (the line
+through the two largest; from a single size, scaled by the size ratio: see :func:`predict`); a run predicted over ``--budget-minutes`` or over ``--mem-fraction`` of the available memory is
+skipped and recorded as such (``--force`` runs it anyway); a run over ``--timeout-minutes`` is stopped and recorded
+as a timeout; with ``--session-budget-minutes``, a run predicted to overrun what is left of that budget for the whole
+invocation is skipped too. An engine that fails records the failure (rows with status ``failed``) and the others go
+on. ``--reuse-runs`` takes a finished (size, engine) run from ``--work-dir/runs`` made with the same data and
+settings instead of running it again (its rows say so), so a curve can be completed in several invocations; the
+record for ``results/scale`` is made in one invocation without it.
+
+Linearity: every stage's wall seconds and CPU seconds (the process's, all threads: JVM and native libraries
+included; less disturbed than wall time by other jobs on a shared machine, whose load is recorded per row) are
+fitted against documents. Evaluation and the per-query overheads of search do not grow with the collection (1,000
+queries x k hits), so small sizes are dominated by fixed costs; the marginal cost (the slope between the two largest
+sizes) gives the extrapolation.
+
+Outputs in ``--out``: ``table.csv`` (one row per size x engine x stage), ``results.json`` (rows, counts, per-stage
+linear fits with the extrapolation to 8,841,823 MS MARCO passages and the linearity checks, what was skipped and
+why), ``scale.png`` (log-log seconds and peak memory per stage vs documents) and ``manifest.json``. Generated data,
+indexes and per-run records go to ``--work-dir`` (indexes are deleted after measuring unless ``--keep-indexes``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import csv
+import json
+import logging
+import math
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+import traceback
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterator, Mapping, Sequence
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+STAGE = "bench-scale"
+STAGES = ("export", "index", "search", "evaluate")
+SHARED = "shared"
+#: MS MARCO v1 passages: the collection the curve is extrapolated to.
+MSMARCO_PASSAGES = 8_841_823
+DEFAULT_SIZES = (10_000, 100_000, 1_000_000)
+DEFAULT_ENGINES = ("anserini", "pisa", "seismic")
+MB = 1024 * 1024
+#: Written last into a generated collection's folder: its spec, counts and how long it took.
+GENERATED = "generated.json"
+RESULT_FILE = "result.json"
+
+log = logging.getLogger("bench_scale")
+
+
+# ---- synthetic data -------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class DataSpec:
+    """What the synthetic collection and queries look like (all of it goes into the experiment record)."""
+
+    vocab: int = 30_522
+    zipf: float = 1.1
+    doc_terms: float = 120.0
+    doc_sigma: float = 0.5
+    max_doc_terms: int = 512
+    query_terms: float = 25.0
+    query_sigma: float = 0.3
+    max_query_terms: int = 64
+    plant_terms: int = 10
+    #: impacts: round(lognormal(log(impact_median), impact_sigma)) clipped to 1..255
+    impact_median: float = 20.0
+    impact_sigma: float = 0.8
+    query_impact_median: float = 40.0
+    queries: int = 1000
+    seed: int = 13
+    chunk: int = 50_000
+    file_docs: int = 500_000
+
+    def check(self) -> "DataSpec":
+        from lsr_eval.errors import ConfigError
+
+        if self.vocab < 2 or self.vocab > 10 ** 5:
+            raise ConfigError(f"vocab must be in 2..100000 (5-digit term names), got {self.vocab}")
+        if self.zipf <= 0 or self.doc_terms < 1 or self.query_terms < 1 or self.queries < 1:
+            raise ConfigError("zipf, doc_terms, query_terms and queries must be positive")
+        if self.max_doc_terms > self.vocab or self.max_query_terms > self.vocab:
+            raise ConfigError("max_doc_terms and max_query_terms cannot exceed the vocabulary")
+        if self.chunk < 1 or self.file_docs < 1 or self.plant_terms < 0:
+            raise ConfigError("chunk and file_docs must be >= 1, plant_terms >= 0")
+        return self
+
+
+def term_names(vocab: int) -> list[str]:
+    return [f"t{i:05d}" for i in range(vocab)]
+
+
+def doc_id(i: int) -> str:
+    return f"d{i:08d}"
+
+
+def query_id(i: int) -> str:
+    return f"q{i:05d}"
+
+
+class ZipfSampler:
+    """Term ranks 0..vocab-1 with ``p(r) ~ (r + 1) ** -exponent``: inverse CDF through a lookup table of ``2**20``
+    buckets (then a step or two of correction), several times faster than a binary search per draw."""
+
+    BUCKETS = 1 << 20
+
+    def __init__(self, vocab: int, exponent: float) -> None:
+        p = np.arange(1, vocab + 1, dtype=np.float64) ** -exponent
+        self.cdf = np.cumsum(p)
+        self.cdf /= self.cdf[-1]
+        self.cdf[-1] = np.inf  # every u < 1 falls in the vocabulary
+        self.vocab = vocab
+        self._table = np.searchsorted(self.cdf, np.arange(self.BUCKETS) / self.BUCKETS, side="right")
+
+    def __call__(self, u: np.ndarray) -> np.ndarray:
+        """The term of each uniform ``u`` in [0, 1): the first rank whose cumulative probability exceeds it."""
+        ranks = self._table[(u * self.BUCKETS).astype(np.int64)]
+        while True:
+            low = self.cdf[ranks] <= u
+            if not low.any():
+                return ranks
+            ranks[low] += 1
+
+    def probabilities(self) -> np.ndarray:
+        cdf = self.cdf.copy()
+        cdf[-1] = 1.0
+        return np.diff(cdf, prepend=0.0)
+
+
+def _lengths(rng: np.random.Generator, n: int, median: float, sigma: float, cap: int) -> np.ndarray:
+    return np.clip(np.rint(rng.lognormal(math.log(median), sigma, n)), 1, cap).astype(np.int64)
+
+
+def _impacts(rng: np.random.Generator, n: int, median: float, sigma: float) -> np.ndarray:
+    return np.clip(np.rint(rng.lognormal(math.log(median), sigma, n)), 1, 255).astype(np.int64)
+
+
+def draw_vectors(rng: np.random.Generator, lengths: np.ndarray, sampler: ZipfSampler, impact_median: float,
+                 impact_sigma: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Sparse vectors as CSR ``(offsets, terms, impacts)``: row ``i`` holds ``lengths[i]`` distinct terms (at most the
+    vocabulary) drawn from the Zipf ``sampler`` without replacement, each with a log-normal impact in 1..255.
+
+    Vectorised: ``2 * length + 8`` draws with replacement per row, the first occurrences kept in draw order up to the
+    row's length (two integer sorts of packed keys); a row still short is completed one draw at a time."""
+    n = len(lengths)
+    vocab = sampler.vocab
+    need = np.minimum(np.asarray(lengths, dtype=np.int64), vocab)
+    draws = 2 * need + 8
+    bits = int(draws.max()).bit_length() if n else 1
+    if n * vocab * (1 << bits) >= 1 << 62:
+        raise ValueError(f"{n} rows of {vocab} terms: too many to pack; draw them in smaller chunks")
+    first_draw = np.zeros(n, dtype=np.int64)
+    np.cumsum(draws[:-1], out=first_draw[1:])
+    rows = np.repeat(np.arange(n, dtype=np.int64), draws)
+    pos = np.arange(len(rows), dtype=np.int64) - np.repeat(first_draw, draws)
+    terms = sampler(rng.random(len(rows)))
+    packed = np.sort(((rows * vocab + terms) << bits) | pos)  # by row, term, then draw position
+    key = packed >> bits
+    first = np.ones(len(packed), dtype=bool)
+    first[1:] = key[1:] != key[:-1]  # the first draw of each (row, term)
+    packed, key = packed[first], key[first]
+    rows, terms, pos = key // vocab, key % vocab, packed & ((1 << bits) - 1)
+    packed = np.sort(((rows << bits) | pos) * vocab + terms)  # by row, then draw position
+    terms, rows = packed % vocab, (packed // vocab) >> bits
+    counts = np.bincount(rows, minlength=n)
+    starts = np.zeros(n, dtype=np.int64)
+    np.cumsum(counts[:-1], out=starts[1:])
+    keep = np.arange(len(rows), dtype=np.int64) - starts[rows] < need[rows]
+    terms = terms[keep]
+    counts = np.minimum(counts, need)
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    short = np.flatnonzero(counts < need)
+    if len(short):
+        parts, start = [], 0
+        for i in short.tolist():
+            row = terms[offsets[i]:offsets[i + 1]].tolist()
+            seen = set(row)
+            while len(row) < need[i]:
+                for t in sampler(rng.random(4 * (need[i] - len(row)) + 16)).tolist():
+                    if t not in seen:
+                        seen.add(t)
+                        row.append(t)
+                        if len(row) == need[i]:
+                            break
+            parts += [terms[start:offsets[i]], np.array(row, dtype=terms.dtype)]
+            start = offsets[i + 1]
+        parts.append(terms[start:])
+        terms = np.concatenate(parts)
+        np.cumsum(need, out=offsets[1:])
+    impacts = _impacts(rng, len(terms), impact_median, impact_sigma)
+    return offsets, terms, impacts
+
+
+def _json_dumps() -> Callable[[Any], bytes]:
+    from lsr_eval.export.jsonl import json_dumper
+
+    return json_dumper()[1]
+
+
+def generate(folder: Path, n_docs: int, spec: DataSpec) -> dict[str, Any]:
+    """Write the synthetic collection (``folder/collection/part-NNN.jsonl``), ``queries.jsonl`` and ``qrels.json``
+    into the new ``folder``; returns counts and timings (generation vs writing). Memory: one chunk at a time."""
+    from lsr_eval.export.jsonl import AtomicLines
+
+    spec.check()
+    dumps = _json_dumps()
+    names = term_names(spec.vocab)
+    sampler = ZipfSampler(spec.vocab, spec.zipf)
+    collection = folder / "collection"
+    collection.mkdir(parents=True)
+    qrng = np.random.default_rng([spec.seed, n_docs, 1])
+    planted = qrng.integers(0, n_docs, spec.queries)
+    by_doc: dict[int, list[int]] = {}
+    for qi, d in enumerate(planted.tolist()):
+        by_doc.setdefault(d, []).append(qi)
+    planted_terms: dict[int, np.ndarray] = {}
+    gen_s = write_s = 0.0
+    postings = written = empty = 0
+    lengths_hist = np.zeros(spec.max_doc_terms + 1, dtype=np.int64)
+    term_df = np.zeros(spec.vocab, dtype=np.int64)
+    out: AtomicLines | None = None
+    files: list[str] = []
+    try:
+        for c, start in enumerate(range(0, n_docs, spec.chunk)):
+            t0 = time.perf_counter()
+            n = min(spec.chunk, n_docs - start)
+            rng = np.random.default_rng([spec.seed, c])
+            lengths = _lengths(rng, n, spec.doc_terms, spec.doc_sigma, spec.max_doc_terms)
+            offsets, terms, impacts = draw_vectors(rng, lengths, sampler, spec.impact_median, spec.impact_sigma)
+            for d in (d for d in by_doc if start <= d < start + n):
+                planted_terms[d] = terms[offsets[d - start]:offsets[d - start + 1]].copy()
+            t1 = time.perf_counter()
+            gen_s += t1 - t0
+            term_list, imp_list, off = terms.tolist(), impacts.tolist(), offsets.tolist()
+            lines = []
+            for i in range(n):
+                a, b = off[i], off[i + 1]
+                lines.append(dumps({"id": doc_id(start + i), "contents": "",
+                                    "vector": dict(zip([names[t] for t in term_list[a:b]], imp_list[a:b]))}))
+                empty += a == b
+            i = 0
+            while i < n:  # split the chunk at file boundaries
+                if out is None:
+                    name = f"part-{len(files):03d}.jsonl"
+                    files.append(name)
+                    out = AtomicLines(collection / name, compress=False)
+                take = min(n - i, spec.file_docs - out.lines)
+                out.write_lines(lines[i:i + take])
+                i += take
+                if out.lines >= spec.file_docs:
+                    out.close()
+                    out = None
+            written += n
+            postings += len(terms)
+            lengths_hist += np.bincount(np.diff(offsets), minlength=spec.max_doc_terms + 1)
+            np.add.at(term_df, terms, 1)
+            write_s += time.perf_counter() - t1
+            if n_docs > spec.chunk:
+                log.info("export %d: %d/%d documents (%.0fs)", n_docs, written, n_docs, gen_s + write_s)
+        if out is not None:
+            out.close()
+            out = None
+    except BaseException:
+        if out is not None:
+            out.abort()
+        raise
+    t0 = time.perf_counter()
+    queries, qrels = make_queries(n_docs, spec, planted, planted_terms, sampler, names)
+    with open(folder / "queries.jsonl", "wb") as f:
+        for qid, vec in queries.items():
+            f.write(dumps({"id": qid, "vector": vec}) + b"\n")
+    (folder / "qrels.json").write_text(json.dumps(qrels))
+    write_s += time.perf_counter() - t0
+    q_terms = [len(v) for v in queries.values()]
+    mean_len = postings / max(written, 1)
+    return {"documents": written, "postings": int(postings), "empty_documents": int(empty), "files": files,
+            "mean_terms_per_doc": round(mean_len, 2), "max_terms_per_doc": int(np.flatnonzero(lengths_hist).max()),
+            "terms_used": int((term_df > 0).sum()), "top_term_df": int(term_df.max()),
+            "queries": len(queries), "mean_terms_per_query": round(sum(q_terms) / len(q_terms), 2),
+            "generate_seconds": round(gen_s, 3), "write_seconds": round(write_s, 3),
+            "collection_bytes": dir_bytes(collection)}
+
+
+def make_queries(n_docs: int, spec: DataSpec, planted: np.ndarray, planted_terms: Mapping[int, np.ndarray],
+                 sampler: ZipfSampler, names: Sequence[str]) -> tuple[dict[str, dict[str, int]], dict[str, Any]]:
+    """Query ``i``: ``plant_terms`` random terms of its planted document plus Zipf terms up to a log-normal length;
+    qrels: the planted document, grade 1."""
+    rng = np.random.default_rng([spec.seed, n_docs, 2])
+    lengths = _lengths(rng, spec.queries, spec.query_terms, spec.query_sigma, spec.max_query_terms)
+    zipf_offsets, zipf_terms, _ = draw_vectors(rng, lengths, sampler, 1.0, 0.0)
+    queries: dict[str, dict[str, int]] = {}
+    qrels: dict[str, dict[str, int]] = {}
+    for qi, d in enumerate(planted.tolist()):
+        own = planted_terms[d]
+        take = min(spec.plant_terms, len(own), int(lengths[qi]))
+        chosen = list(rng.choice(own, take, replace=False).tolist()) if take else []
+        seen = set(chosen)
+        for t in zipf_terms[zipf_offsets[qi]:zipf_offsets[qi + 1]].tolist():
+            if len(chosen) >= lengths[qi]:
+                break
+            if t not in seen:
+                seen.add(t)
+                chosen.append(t)
+        weights = _impacts(rng, len(chosen), spec.query_impact_median, spec.impact_sigma).tolist()
+        qid = query_id(qi)
+        queries[qid] = {names[t]: w for t, w in zip(chosen, weights)}
+        qrels[qid] = {doc_id(d): 1}
+    return queries, qrels
+
+
+def read_queries(path: Path) -> dict[str, dict[str, int]]:
+    out: dict[str, dict[str, int]] = {}
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            if line.strip():
+                obj = json.loads(line)
+                out[obj["id"]] = obj["vector"]
+    return out
+
+
+def dir_bytes(path: Path) -> int:
+    path = Path(path)
+    if path.is_file():
+        return path.stat().st_size
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+def ensure_collection(work: Path, n_docs: int, spec: DataSpec, regenerate: bool) -> dict[str, Any]:
+    """The generated data for ``n_docs`` in ``work/docs-N/`` (made, or reused when its spec matches)."""
+    folder = work / f"docs-{n_docs}"
+    meta_path = folder / GENERATED
+    want = {"documents": n_docs, "spec": asdict(spec)}
+    if meta_path.exists() and not regenerate:
+        meta = json.loads(meta_path.read_text())
+        if meta.get("key") == want and (meta.get("export_record") or {}).get("seconds") is not None:
+            meta["reused"] = True
+            return meta
+    if folder.exists():
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True)
+    stats = generate(folder, n_docs, spec)
+    meta = {"key": want, "folder": str(folder), "created": time.strftime("%Y-%m-%dT%H:%M:%S"), **stats}
+    meta_path.write_text(json.dumps(meta, indent=2) + "\n")
+    meta["reused"] = False
+    return meta
+
+
+# ---- memory monitor --------------------------------------------------------------------------------------------
+
+def _status_kb(key: str) -> float | None:
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith(key + ":"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return None
+
+
+def rss_mb() -> float:
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / MB
+    except OSError:
+        import resource
+
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def reset_peak_rss() -> bool:
+    """Reset the kernel's peak RSS of this process (``VmHWM``) to its current RSS; False where not possible."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
+
+
+class JvmHeap:
+    """The in-process JVM's heap through ``lsr_eval.anserini.jvm`` (the one module allowed to touch Java)."""
+
+    def __init__(self) -> None:
+        from lsr_eval.anserini.jvm import autoclass
+
+        self._runtime = autoclass("java.lang.Runtime").getRuntime()
+        try:
+            self._bean = autoclass("java.lang.management.ManagementFactory").getMemoryMXBean()
+        except Exception:  # noqa: BLE001 - the Runtime figures suffice
+            self._bean = None
+
+    def read(self) -> tuple[float, float]:
+        """(heap in use, heap committed), MiB."""
+        total = self._runtime.totalMemory()
+        used = total - self._runtime.freeMemory()
+        if self._bean is not None:
+            used = max(used, self._bean.getHeapMemoryUsage().getUsed())
+        return used / MB, total / MB
+
+    def max_mb(self) -> float:
+        return self._runtime.maxMemory() / MB
+
+    def gc(self) -> None:
+        self._runtime.gc()
+
+
+class Monitor:
+    """One sampling thread for the whole process: resident memory and (once attached) the JVM heap, every
+    ``interval`` seconds, the maxima kept per stage (:meth:`stage`)."""
+
+    def __init__(self, interval: float = 0.05) -> None:
+        self.interval = interval
+        self.heap: JvmHeap | None = None
+        self._lock = threading.Lock()
+        self._peak: dict[str, float] = {}
+        self._samples = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="bench-scale-monitor", daemon=True)
+        self._thread.start()
+
+    def _sample(self) -> None:
+        values = {"rss": rss_mb()}
+        heap = self.heap
+        if heap is not None:
+            try:
+                values["heap"], values["heap_committed"] = heap.read()
+            except Exception:  # noqa: BLE001 - sampling must never stop the benchmark
+                pass
+        with self._lock:
+            self._samples += 1
+            for k, v in values.items():
+                if v > self._peak.get(k, -1.0):
+                    self._peak[k] = v
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.interval):
+            self._sample()
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    @contextlib.contextmanager
+    def stage(self, record: dict[str, Any]) -> Iterator[dict[str, Any]]:
+        """Time the block and fill ``record`` with seconds and memory peaks (also when the block raises)."""
+        if self.heap is not None:
+            self.heap.gc()  # the stage's heap starts from live objects only (not timed)
+        hwm_reset = reset_peak_rss()
+        with self._lock:
+            self._peak = {}
+            self._samples = 0
+        self._sample()
+        record["rss_start_mb"] = round(rss_mb(), 1)
+        if self.heap is not None:
+            record["heap_start_mb"] = round(self.heap.read()[0], 1)
+        record["load_1min"] = round(os.getloadavg()[0], 2)
+        t0 = time.perf_counter()
+        cpu0 = time.process_time()
+        try:
+            yield record
+        finally:
+            record["seconds"] = round(time.perf_counter() - t0, 3)
+            record["cpu_seconds"] = round(time.process_time() - cpu0, 3)
+            self._sample()
+            with self._lock:
+                peak = dict(self._peak)
+                samples = self._samples
+            hwm = _status_kb("VmHWM") if hwm_reset else None
+            record["rss_peak_mb"] = round(max(peak.get("rss", 0.0), hwm or 0.0), 1)
+            record["rss_peak_source"] = "VmHWM (reset at stage start) and samples" if hwm_reset else "samples"
+            record["memory_samples"] = samples
+            if "heap" in peak:
+                record["heap_peak_mb"] = round(peak["heap"], 1)
+                record["heap_committed_peak_mb"] = round(peak["heap_committed"], 1)
+                record["heap_max_mb"] = round(self.heap.max_mb(), 1) if self.heap else None
+
+
+# ---- one (size, engine) run, in its own process ----------------------------------------------------------------
+
+def _write_json(path: Path, obj: Any) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(obj, indent=2, default=str) + "\n")
+    os.replace(tmp, path)
+
+
+def _error(e: BaseException) -> str:
+    return f"{type(e).__name__}: {e}"
+
+
+def child_export(work: Path, n_docs: int, spec: DataSpec, regenerate: bool, result_path: Path,
+                 interval: float) -> dict[str, Any]:
+    monitor = Monitor(interval)
+    record: dict[str, Any] = {"stage": "export", "engine": SHARED, "docs": n_docs, "status": "running"}
+    result = {"docs": n_docs, "engine": SHARED, "stages": [record]}
+    try:
+        with monitor.stage(record):
+            meta = ensure_collection(work, n_docs, spec, regenerate)
+    except Exception as e:  # noqa: BLE001 - recorded
+        record.update(status="failed", error=_error(e), traceback=traceback.format_exc())
+        _write_json(result_path, result)
+        return result
+    if meta["reused"]:  # report the generation run's own figures
+        old = meta.get("export_record") or {}
+        record.update({k: v for k, v in old.items() if k not in ("status", "note")})
+        record["note"] = f"reused collection generated {meta.get('created')}"
+    else:
+        meta_path = work / f"docs-{n_docs}" / GENERATED
+        stored = json.loads(meta_path.read_text())
+        stored["export_record"] = {k: v for k, v in record.items() if k not in ("status",)}
+        meta_path.write_text(json.dumps(stored, indent=2) + "\n")
+    record.update(status="ok", postings=meta["postings"], documents=meta["documents"],
+                  collection_mb=round(meta["collection_bytes"] / MB, 1),
+                  generate_seconds=meta["generate_seconds"], write_seconds=meta["write_seconds"])
+    result["collection"] = {k: v for k, v in meta.items() if k != "export_record"}
+    _write_json(result_path, result)
+    return result
+
+
+def child_engine(work: Path, n_docs: int, engine_name: str, args: argparse.Namespace, result_path: Path) -> dict:
+    """index -> search -> evaluate for one engine on the collection of ``n_docs`` (made by :func:`child_export`);
+    the result file is rewritten after every stage so a crash of the process still leaves what was measured."""
+    from lsr_eval.engines.registry import get_engine
+    from lsr_eval.evaluation import evaluate
+
+    data = work / f"docs-{n_docs}"
+    meta = json.loads((data / GENERATED).read_text())
+    monitor = Monitor(args.sample_interval)
+    result: dict[str, Any] = {"docs": n_docs, "engine": engine_name, "stages": [], "setup": {},
+                              "key": run_key(args, n_docs, engine_name),
+                              "started": time.strftime("%Y-%m-%dT%H:%M:%S")}
+    stages = {s: {"stage": s, "engine": engine_name, "docs": n_docs, "status": "pending"} for s in STAGES[1:]}
+    result["stages"] = list(stages.values())
+    save = lambda: _write_json(result_path, result)  # noqa: E731
+
+    def fail_rest(after: str, why: str) -> None:
+        for s in STAGES[STAGES.index(after) + 1:]:
+            if stages[s]["status"] == "pending":
+                stages[s].update(status="skipped", note=why)
+
+    try:
+        t0 = time.perf_counter()
+        engine = get_engine(engine_name)
+        result["setup"]["engine_seconds"] = round(time.perf_counter() - t0, 3)
+        if engine_name == "anserini":
+            from lsr_eval.anserini.jvm import start
+
+            t0 = time.perf_counter()
+            start()
+            result["setup"]["jvm_start_seconds"] = round(time.perf_counter() - t0, 3)
+            monitor.heap = JvmHeap()
+        result["setup"]["describe"] = engine.describe()
+    except Exception as e:  # noqa: BLE001 - recorded
+        result["setup"]["error"] = _error(e)
+        for s in STAGES[1:]:
+            stages[s].update(status="failed", note=f"engine unavailable: {_error(e)}")
+        save()
+        return result
+    save()
+
+    index = work / "indexes" / f"{engine_name}-{n_docs}"
+    if index.exists():
+        shutil.rmtree(index)
+    index.parent.mkdir(parents=True, exist_ok=True)
+    rec = stages["index"]
+    rec["status"] = "running"
+    save()
+    try:
+        with monitor.stage(rec):
+            counts = engine.build(data / "collection", index, threads=args.threads)
+        rec.update(status="ok", documents_read=counts.documents_read, documents_indexed=counts.documents_indexed,
+                   postings=meta["postings"], index_mb=round(dir_bytes(index) / MB, 1),
+                   engine_build_seconds=round(counts.seconds, 3))
+        if not counts.documents_read == counts.documents_indexed == meta["documents"]:
+            rec.update(status="failed", note=f"counts differ: {meta['documents']} written, "
+                                             f"{counts.documents_read} read, {counts.documents_indexed} indexed")
+    except Exception as e:  # noqa: BLE001 - recorded
+        rec.update(status="failed", error=_error(e), traceback=traceback.format_exc())
+    save()
+    if rec["status"] != "ok":
+        fail_rest("index", "index stage failed")
+        save()
+        _cleanup(index, args.keep_indexes)
+        return result
+
+    queries = read_queries(data / "queries.jsonl")
+    qrels = json.loads((data / "qrels.json").read_text())
+    rec = stages["search"]
+    rec["status"] = "running"
+    save()
+    run = None
+    try:
+        with monitor.stage(rec):
+            t0 = time.perf_counter()
+            searcher = engine.open(index)
+            rec["open_seconds"] = round(time.perf_counter() - t0, 3)
+            try:
+                t0 = time.perf_counter()
+                run, scounts = searcher.batch_search(queries, k=args.k, threads=args.threads)
+                rec["batch_search_seconds"] = round(time.perf_counter() - t0, 3)
+            finally:
+                searcher.close()
+        sc = scounts.to_dict()
+        rec.update(status="ok", queries=len(queries), k=args.k, queries_searched=sc["queries"],
+                   queries_with_hits=sc["queries_with_hits"], queries_without_hits=sc["queries_without_hits"],
+                   queries_in_run=len(run), hits=sc["hits"])
+        problems = []
+        if sc["queries"] != len(queries):
+            problems.append(f"{len(queries)} queries given, {sc['queries']} searched")
+        if sc["queries_with_hits"] + sc["queries_without_hits"] != len(queries):
+            problems.append("queries with + without hits != queries")
+        if set(run) - set(queries):
+            problems.append("run holds queries that were not asked")
+        if any(len(h) > args.k for h in run.values()):
+            problems.append(f"a query has more than k={args.k} hits")
+        if problems:
+            rec.update(status="failed", note="; ".join(problems))
+    except Exception as e:  # noqa: BLE001 - recorded
+        rec.update(status="failed", error=_error(e), traceback=traceback.format_exc())
+    save()
+    _cleanup(index, args.keep_indexes)
+    if rec["status"] != "ok":
+        fail_rest("search", "search stage failed")
+        save()
+        return result
+
+    rec = stages["evaluate"]
+    rec["status"] = "running"
+    save()
+    try:
+        with monitor.stage(rec):
+            metrics = evaluate(qrels, run)
+        rec.update(status="ok", queries=len(qrels), metrics={m: round(v, 4) for m, v in metrics.items()})
+    except Exception as e:  # noqa: BLE001 - recorded
+        rec.update(status="failed", error=_error(e), traceback=traceback.format_exc())
+    result["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S")
+    save()
+    monitor.stop()
+    return result
+
+
+def _cleanup(index: Path, keep: bool) -> None:
+    if not keep and index.exists():
+        shutil.rmtree(index, ignore_errors=True)
+
+
+# ---- the parent: sizes x engines, budget, outputs --------------------------------------------------------------
+
+def available_memory_mb() -> float | None:
+    kb = None
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                kb = int(line.split()[1])
+    except OSError:
+        return None
+    return kb / 1024 if kb else None
+
+
+def predict(previous: Sequence[Mapping[str, Any]], n_docs: int) -> dict[str, Any] | None:
+    """A run's total seconds and peak resident memory at ``n_docs``, predicted linearly from the same engine's
+    complete runs at smaller sizes: from the two largest, the line through them (the marginal cost); from one,
+    seconds scaled by the size ratio (fixed costs scaled too: pessimistic) and memory as the memory at its index
+    stage's start plus the growth during its stages scaled by the ratio."""
+    done = []
+    for res in previous:
+        stages = [s for s in res["stages"] if s.get("status") == "ok"]
+        if len(stages) == len(STAGES) - 1:
+            done.append((res["docs"], sum(s["seconds"] for s in stages),
+                         max(s.get("rss_peak_mb") or 0.0 for s in stages), stages[0].get("rss_start_mb") or 0.0))
+    done = sorted(d for d in done if d[0] < n_docs)
+    if not done:
+        return None
+    if len(done) >= 2 and done[-1][0] > done[-2][0]:
+        (n0, t0, m0, _), (n1, t1, m1, _) = done[-2:]
+        slope_t, slope_m = max((t1 - t0) / (n1 - n0), 0.0), max((m1 - m0) / (n1 - n0), 0.0)
+        return {"from_docs": [n0, n1], "seconds": t1 + slope_t * (n_docs - n1),
+                "rss_peak_mb": m1 + slope_m * (n_docs - n1)}
+    n1, t1, m1, base = done[-1]
+    ratio = n_docs / n1
+    return {"from_docs": [n1], "seconds": t1 * ratio, "rss_peak_mb": base + max(m1 - base, 0.0) * ratio}
+
+
+def budget_decision(prediction: Mapping[str, float] | None, budget_s: float, mem_limit_mb: float | None,
+                    force: bool) -> str | None:
+    """Why a run is skipped (None: run it)."""
+    if prediction is None or force:
+        return None
+    why = []
+    if prediction["seconds"] > budget_s:
+        why.append(f"predicted {prediction['seconds'] / 60:.1f} min (linear from {prediction['from_docs']} docs) > "
+                   f"budget {budget_s / 60:.0f} min")
+    if mem_limit_mb is not None and prediction["rss_peak_mb"] > mem_limit_mb:
+        why.append(f"predicted peak RSS {prediction['rss_peak_mb']:.0f} MB > {mem_limit_mb:.0f} MB allowed")
+    return "; ".join(why) or None
+
+
+def run_child(argv: list[str], result_path: Path, timeout_s: float, log_path: Path) -> tuple[dict | None, str | None]:
+    """Run this script on ``argv`` in a fresh process; (its result file, a problem or None)."""
+    if result_path.exists():
+        result_path.unlink()
+    cmd = [sys.executable, str(Path(__file__).resolve()), *argv]
+    problem = None
+    with open(log_path, "ab") as logf:
+        logf.write(f"\n$ {' '.join(cmd)}\n".encode())
+        logf.flush()
+        proc = subprocess.Popen(cmd, stdout=logf, stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            rc = proc.wait(timeout=timeout_s)
+            if rc != 0:
+                problem = f"process exited with status {rc} (see {log_path})"
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, 9)
+            proc.wait()
+            problem = f"timeout: stopped after {timeout_s / 60:.0f} min (--timeout-minutes)"
+    result = json.loads(result_path.read_text()) if result_path.exists() else None
+    return result, problem
+
+
+def close_result(result: dict | None, n_docs: int, engine: str, problem: str | None) -> dict:
+    """A child's result with every stage left pending or running marked as failed by ``problem``."""
+    stages = STAGES[:1] if engine == SHARED else STAGES[1:]
+    if result is None:
+        result = {"docs": n_docs, "engine": engine,
+                  "stages": [{"stage": s, "engine": engine, "docs": n_docs, "status": "pending"} for s in stages]}
+    for rec in result["stages"]:
+        if rec.get("status") in ("pending", "running"):
+            status = "timeout" if problem and problem.startswith("timeout") else "failed"
+            rec.update(status=status, note=problem or "the run ended without finishing this stage")
+    return result
+
+
+def skipped_result(n_docs: int, engine: str, why: str, stages: Sequence[str]) -> dict:
+    return {"docs": n_docs, "engine": engine, "skipped": why,
+            "stages": [{"stage": s, "engine": engine, "docs": n_docs, "status": "skipped", "note": why}
+                       for s in stages]}
+
+
+TABLE_FIELDS = ["docs", "engine", "stage", "status", "seconds", "seconds_per_1k_docs", "throughput",
+                "throughput_unit", "cpu_seconds", "rss_start_mb", "rss_peak_mb", "heap_peak_mb",
+                "heap_committed_peak_mb", "heap_max_mb", "index_mb", "collection_mb", "postings", "queries", "hits",
+                "load_1min", "note"]
+
+
+def table_rows(results: Sequence[Mapping[str, Any]], n_queries: int) -> list[dict[str, Any]]:
+    rows = []
+    for res in results:
+        for rec in res["stages"]:
+            row = {k: rec.get(k) for k in TABLE_FIELDS}
+            secs = rec.get("seconds")
+            if rec.get("status") == "ok" and secs:
+                row["seconds_per_1k_docs"] = round(secs / rec["docs"] * 1000, 5)
+                if rec["stage"] in ("export", "index"):
+                    row["throughput"], row["throughput_unit"] = round(rec["docs"] / secs, 1), "docs/s"
+                else:
+                    row["throughput"], row["throughput_unit"] = round(n_queries / secs, 1), "queries/s"
+            else:
+                row["seconds"] = row["cpu_seconds"] = None if rec.get("status") != "ok" else secs
+            note = rec.get("note") or rec.get("error")
+            row["note"] = note
+            rows.append(row)
+    return rows
+
+
+def fit_stage(points: Sequence[tuple[int, float]], target: int = MSMARCO_PASSAGES) -> dict[str, Any] | None:
+    """Least-squares ``value = a + b * docs`` over ``points`` ((docs, value), >= 2 sizes), its value at ``target``,
+    the log-log exponent (1 = linear) and the per-document cost ratio of the largest to the smallest size."""
+    pts = sorted((int(n), float(v)) for n, v in points if v is not None)
+    if len({n for n, _ in pts}) < 2:
+        return None
+    x = np.array([n for n, _ in pts], dtype=float)
+    y = np.array([v for _, v in pts], dtype=float)
+    b, a = np.polyfit(x, y, 1)
+    (n0, v0), (n1, v1) = pts[0], pts[-1]
+    exponent = (math.log(v1) - math.log(v0)) / (math.log(n1) - math.log(n0)) if v0 > 0 and v1 > 0 else None
+    per_doc_ratio = (v1 / n1) / (v0 / n0) if v0 > 0 else None
+    # slope of the two largest sizes: the marginal cost, the best guess for larger collections (a falling value,
+    # e.g. a constant cost measured with noise, is extrapolated flat)
+    (m0, w0), (m1, w1) = pts[-2], pts[-1]
+    marginal = (w1 - w0) / (m1 - m0)
+    growth = None
+    if len(pts) >= 3 and pts[1][0] > pts[0][0] and pts[1][1] > pts[0][1]:
+        growth = marginal / ((pts[1][1] - pts[0][1]) / (pts[1][0] - pts[0][0]))
+    return {"sizes": [int(n) for n in x], "values": [round(v, 4) for v in y],
+            "marginal_growth_last_vs_first_interval": round(growth, 3) if growth is not None else None,
+            "slope_per_1k_docs": round(b * 1000, 6), "intercept": round(a, 4),
+            "marginal_per_1k_docs": round(marginal * 1000, 6),
+            "extrapolated": round(a + b * target, 2),
+            "extrapolated_marginal": round(w1 + max(marginal, 0.0) * (target - m1), 2),
+            "loglog_exponent": round(exponent, 3) if exponent is not None else None,
+            "per_doc_ratio_largest_vs_smallest": round(per_doc_ratio, 3) if per_doc_ratio is not None else None}
+
+
+def fits(results: Sequence[Mapping[str, Any]], target: int = MSMARCO_PASSAGES) -> dict[str, dict[str, Any]]:
+    """Per ``engine/stage``: fits of seconds and of peak RSS (and index size for ``index``) against documents."""
+    points: dict[tuple[str, str], list[dict]] = {}
+    for res in results:
+        for rec in res["stages"]:
+            if rec.get("status") == "ok" and rec.get("seconds") is not None:
+                points.setdefault((rec["engine"], rec["stage"]), []).append(rec)
+    out: dict[str, dict[str, Any]] = {}
+    for (engine, stage), recs in sorted(points.items()):
+        entry: dict[str, Any] = {"engine": engine, "stage": stage}
+        for key, field in (("seconds", "seconds"), ("cpu_seconds", "cpu_seconds"), ("rss_peak_mb", "rss_peak_mb"),
+                           ("index_mb", "index_mb"), ("heap_peak_mb", "heap_peak_mb")):
+            f = fit_stage([(r["docs"], r.get(field)) for r in recs if r.get(field) is not None], target)
+            if f is not None:
+                entry[key] = f
+        if "seconds" in entry:
+            entry["extrapolated_hours"] = round(entry["seconds"]["extrapolated"] / 3600, 2)
+        out[f"{engine}/{stage}"] = entry
+    # whole runs: export + index + search + evaluate seconds, and the largest peak RSS of the engine's stages
+    export = {r["docs"]: r["stages"][0] for r in results
+              if r["engine"] == SHARED and r["stages"][0].get("status") == "ok"}
+    totals: dict[str, list[tuple]] = {}
+    for res in results:
+        stages = res["stages"]
+        if res["engine"] == SHARED or res["docs"] not in export or any(s.get("status") != "ok" for s in stages):
+            continue
+        totals.setdefault(res["engine"], []).append(
+            (res["docs"], export[res["docs"]]["seconds"] + sum(s["seconds"] for s in stages),
+             max(s.get("rss_peak_mb") or 0.0 for s in stages),
+             next((s.get("index_mb") for s in stages if s["stage"] == "index"), None),
+             sum(s.get("cpu_seconds") or 0.0 for s in [export[res["docs"]], *stages])))
+    for engine, pts in sorted(totals.items()):
+        entry = {"engine": engine, "stage": "total"}
+        for key, i in (("seconds", 1), ("rss_peak_mb", 2), ("index_mb", 3), ("cpu_seconds", 4)):
+            f = fit_stage([(p[0], p[i]) for p in pts if p[i] is not None], target)
+            if f is not None:
+                entry[key] = f
+        if "seconds" in entry:
+            entry["extrapolated_hours"] = round(entry["seconds"]["extrapolated"] / 3600, 2)
+            out[f"{engine}/total"] = entry
+    return out
+
+
+def plot(results: Sequence[Mapping[str, Any]], path: Path, target: int = MSMARCO_PASSAGES) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    series: dict[tuple[str, str], list[tuple[int, float, float | None]]] = {}
+    for res in results:
+        for rec in res["stages"]:
+            if rec.get("status") == "ok" and rec.get("seconds"):
+                series.setdefault((rec["engine"], rec["stage"]), []).append(
+                    (rec["docs"], rec["seconds"], rec.get("rss_peak_mb")))
+    engines = sorted({e for e, _ in series}, key=lambda e: (e != SHARED, e))
+    colors = {e: f"C{i}" for i, e in enumerate(engines)}
+    markers = {"export": "s", "index": "o", "search": "^", "evaluate": "x"}
+    styles = {"export": ":", "index": "-", "search": "--", "evaluate": "-."}
+    fig, (ax_t, ax_m) = plt.subplots(1, 2, figsize=(13, 5.2))
+    xs_all = sorted({n for pts in series.values() for n, _, _ in pts})
+    order = sorted(series.items(), key=lambda kv: (engines.index(kv[0][0]), STAGES.index(kv[0][1])))
+    for (engine, stage), pts in order:
+        pts.sort()
+        label = f"{engine} {stage}"
+        ax_t.plot([p[0] for p in pts], [p[1] for p in pts], styles[stage], marker=markers[stage],
+                  color=colors[engine], label=label)
+        mem = [(p[0], p[2]) for p in pts if p[2]]
+        if mem:
+            ax_m.plot([m[0] for m in mem], [m[1] for m in mem], styles[stage], marker=markers[stage],
+                      color=colors[engine], label=label)
+    if len(xs_all) >= 2:  # slope-1 guide through the smallest-size median
+        lo, hi = xs_all[0], xs_all[-1]
+        first = [p[1] for pts in series.values() for p in pts if p[0] == lo]
+        if first:
+            y0 = float(np.median(first))
+            ax_t.plot([lo, hi], [y0, y0 * hi / lo], color="grey", lw=0.8, alpha=0.6, label="linear (slope 1)")
+    for ax, title, ylabel in ((ax_t, "wall time per stage", "seconds"),
+                              (ax_m, "peak resident memory per stage (process; JVM included)", "MB")):
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("documents")
+        ax.set_ylabel(ylabel)
+        ax.set_title(title, fontsize=10)
+        ax.grid(True, which="both", alpha=0.3)
+    ax_t.legend(fontsize=7, ncol=2)
+    ax_m.legend(fontsize=7, ncol=2)
+    fig.suptitle(f"Scale curve on synthetic Zipf collections (extrapolate to {target:,} MS MARCO passages)",
+                 fontsize=11)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def summary_text(rows: Sequence[Mapping[str, Any]], fit: Mapping[str, Mapping[str, Any]]) -> str:
+    def f(v, spec):
+        return format(v, spec) if isinstance(v, (int, float)) else "-"
+
+    lines = [f"{'docs':>8} {'engine':<9} {'stage':<9} {'status':<8} {'seconds':>9} {'docs/s|q/s':>11} "
+             f"{'RSS peak':>9} {'heap peak':>9} {'index MB':>9}  note"]
+    for r in rows:
+        lines.append(f"{r['docs']:>8} {r['engine']:<9} {r['stage']:<9} {r['status']:<8} {f(r['seconds'], '9.2f')} "
+                     f"{f(r['throughput'], '11.1f')} {f(r['rss_peak_mb'], '9.0f')} {f(r['heap_peak_mb'], '9.0f')} "
+                     f"{f(r['index_mb'], '9.1f')}  {(r.get('note') or '')[:80]}")
+    lines.append("")
+    lines.append(f"fits (extrapolated to {MSMARCO_PASSAGES:,} documents; exponent: log-log slope largest vs smallest "
+                 "size, 1 = linear; ratio: per-document cost largest / smallest size)")
+    lines.append(f"{'engine/stage':<18} {'s/1k docs':>10} {'exponent':>8} {'ratio':>6} {'cpu exp.':>8} "
+                 f"{'cpu ratio':>9} {'8.8M s (fit)':>13} {'8.8M s (marg.)':>14} {'8.8M RSS MB':>12} "
+                 f"{'8.8M index MB':>14}")
+    for key, e in fit.items():
+        s = e.get("seconds")
+        if not s:
+            continue
+        m = (e.get("rss_peak_mb") or {}) if e["stage"] in ("index", "search", "total") else {}
+        ix = e.get("index_mb") or {}
+        c = e.get("cpu_seconds") or {}
+        lines.append(f"{key:<18} {s['slope_per_1k_docs']:>10.4f} {f(s['loglog_exponent'], '8.3f')} "
+                     f"{f(s['per_doc_ratio_largest_vs_smallest'], '6.2f')} {f(c.get('loglog_exponent'), '8.3f')} "
+                     f"{f(c.get('per_doc_ratio_largest_vs_smallest'), '9.2f')} {s['extrapolated']:>13.1f} "
+                     f"{s['extrapolated_marginal']:>14.1f} {f(m.get('extrapolated_marginal'), '12.0f')} "
+                     f"{f(ix.get('extrapolated_marginal'), '14.0f')}")
+    return "\n".join(lines)
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--sizes", type=int, nargs="+", default=list(DEFAULT_SIZES), help="collection sizes (documents)")
+    p.add_argument("--engines", nargs="+", default=list(DEFAULT_ENGINES), help="engines (lsr_eval.engines)")
+    p.add_argument("--queries", type=int, default=1000)
+    p.add_argument("--k", type=int, default=1000, help="hits per query")
+    p.add_argument("--threads", type=int, default=2, help="index and search threads")
+    p.add_argument("--seed", type=int, default=13)
+    p.add_argument("--vocab", type=int, default=30_522)
+    p.add_argument("--zipf", type=float, default=1.1, help="Zipf exponent of term frequencies")
+    p.add_argument("--doc-terms", type=float, default=120.0, help="median active terms per document")
+    p.add_argument("--query-terms", type=float, default=25.0, help="median active terms per query")
+    p.add_argument("--plant-terms", type=int, default=10, help="terms a query takes from its relevant document")
+    p.add_argument("--chunk", type=int, default=50_000, help="documents generated at a time")
+    p.add_argument("--file-docs", type=int, default=500_000, help="documents per collection file")
+    p.add_argument("--budget-minutes", type=float, default=25.0,
+                   help="skip a (size, engine) run whose linear prediction from the previous size exceeds this")
+    p.add_argument("--mem-fraction", type=float, default=0.7,
+                   help="skip a run whose predicted peak RSS exceeds this fraction of the available memory")
+    p.add_argument("--timeout-minutes", type=float, default=60.0, help="stop a run after this long")
+    p.add_argument("--session-budget-minutes", type=float, default=None,
+                   help="skip a run whose predicted time exceeds what is left of this budget for the whole "
+                        "invocation (recorded as skipped, with the prediction)")
+    p.add_argument("--force", action="store_true", help="run every (size, engine), whatever the predictions")
+    p.add_argument("--sample-interval", type=float, default=0.05, help="memory sampling interval, seconds")
+    p.add_argument("--work-dir", type=Path, default=REPO / "work" / "scale",
+                   help="generated collections, indexes and per-run records")
+    p.add_argument("--out", type=Path, required=False, help="results folder (results/scale for the record)")
+    p.add_argument("--overwrite", action="store_true", help="replace a results folder holding another experiment")
+    p.add_argument("--regenerate", action="store_true", help="generate the collections again even when cached")
+    p.add_argument("--keep-indexes", action="store_true", help="keep the indexes in --work-dir")
+    p.add_argument("--reuse-runs", action="store_true",
+                   help="reuse a finished (size, engine) run stored in --work-dir/runs with the same settings "
+                        "(marked in the table) instead of running it again")
+    p.add_argument("--one", nargs=2, metavar=("DOCS", "ENGINE"), help=argparse.SUPPRESS)
+    p.add_argument("--result", type=Path, help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    if args.one is None and args.out is None:
+        p.error("--out is required")
+    if any(n < 1 for n in args.sizes) or args.queries < 1 or args.k < 1 or args.threads < 1:
+        p.error("--sizes, --queries, --k and --threads must be >= 1")
+    args.sizes = sorted(set(args.sizes))
+    from lsr_eval.engines.registry import ENGINES
+
+    unknown = [e for e in args.engines if e not in ENGINES]
+    if unknown:
+        p.error(f"--engines: unknown {', '.join(unknown)}; known: {', '.join(ENGINES)}")
+    return args
+
+
+def run_key(args: argparse.Namespace, n_docs: int, engine: str) -> dict[str, Any]:
+    """What a (size, engine) run's figures depend on: a stored run is reused (``--reuse-runs``) only when equal."""
+    return {"docs": n_docs, "engine": engine, "data": asdict(data_spec(args)), "k": args.k, "threads": args.threads}
+
+
+def reusable(path: Path, key: Mapping[str, Any]) -> dict | None:
+    """The stored result at ``path`` when it was made with ``key`` and every stage is ok."""
+    if not path.exists():
+        return None
+    try:
+        res = json.loads(path.read_text())
+    except ValueError:
+        return None
+    if json.loads(json.dumps(res.get("key"))) != json.loads(json.dumps(key)):
+        return None
+    if not res.get("finished") or any(s.get("status") != "ok" for s in res["stages"]):
+        return None
+    return res
+
+
+def data_spec(args: argparse.Namespace) -> DataSpec:
+    return DataSpec(vocab=args.vocab, zipf=args.zipf, doc_terms=args.doc_terms, query_terms=args.query_terms,
+                    plant_terms=args.plant_terms, queries=args.queries, seed=args.seed, chunk=args.chunk,
+                    file_docs=args.file_docs).check()
+
+
+def child_argv(args: argparse.Namespace, n_docs: int, what: str, result: Path) -> list[str]:
+    argv = ["--one", str(n_docs), what, "--result", str(result), "--work-dir", str(args.work_dir),
+            "--queries", str(args.queries), "--k", str(args.k), "--threads", str(args.threads),
+            "--seed", str(args.seed), "--vocab", str(args.vocab), "--zipf", str(args.zipf),
+            "--doc-terms", str(args.doc_terms), "--query-terms", str(args.query_terms),
+            "--plant-terms", str(args.plant_terms), "--chunk", str(args.chunk), "--file-docs", str(args.file_docs),
+            "--sample-interval", str(args.sample_interval), "--engines", *args.engines]
+    if args.regenerate:
+        argv.append("--regenerate")
+    if args.keep_indexes:
+        argv.append("--keep-indexes")
+    return argv
+
+
+def main_one(args: argparse.Namespace) -> int:
+    n_docs, what = int(args.one[0]), args.one[1]
+    args.work_dir.mkdir(parents=True, exist_ok=True)
+    if what == "export":
+        res = child_export(args.work_dir, n_docs, data_spec(args), args.regenerate, args.result,
+                           args.sample_interval)
+    else:
+        res = child_engine(args.work_dir, n_docs, what, args, args.result)
+    ok = all(s.get("status") == "ok" for s in res["stages"])
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # the monitor thread may be attached to the JVM: leave without interpreter/JVM teardown
+    os._exit(0 if ok else 3)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    if args.one is not None:
+        return main_one(args)
+    from lsr_eval.manifest import prepare_output, write_manifest
+
+    spec = data_spec(args)
+    experiment = {"benchmark": STAGE, "sizes": args.sizes, "engines": args.engines, "queries": args.queries,
+                  "k": args.k, "threads": args.threads, "data": asdict(spec), "budget_minutes": args.budget_minutes,
+                  "mem_fraction": args.mem_fraction, "force": args.force, "reuse_runs": args.reuse_runs,
+                  "session_budget_minutes": args.session_budget_minutes}
+    out = prepare_output(args.out, experiment, overwrite=args.overwrite)
+    work = args.work_dir
+    runs = work / "runs"
+    runs.mkdir(parents=True, exist_ok=True)
+    log_path = runs / "children.log"
+    t_start = time.perf_counter()
+    load_start = list(os.getloadavg())
+    timeout_s = args.timeout_minutes * 60
+    results: list[dict[str, Any]] = []
+    skipped: list[dict[str, Any]] = []
+    history: dict[str, list[dict]] = {e: [] for e in args.engines}
+    for n_docs in args.sizes:
+        log.info("=== %d documents: export", n_docs)
+        rpath = runs / f"{n_docs}-export.json"
+        res, problem = run_child(child_argv(args, n_docs, "export", rpath), rpath, timeout_s, log_path)
+        res = close_result(res, n_docs, SHARED, problem)
+        results.append(res)
+        if res["stages"][0]["status"] != "ok":
+            rec = res["stages"][0]
+            why = f"export of {n_docs} documents failed: {rec.get('note') or rec.get('error')}"
+            for engine in args.engines:
+                results.append(skipped_result(n_docs, engine, why, STAGES[1:]))
+                skipped.append({"docs": n_docs, "engine": engine, "why": why})
+            continue
+        for engine in args.engines:
+            mem = available_memory_mb()
+            prediction = predict(history[engine], n_docs)
+            why = budget_decision(prediction, args.budget_minutes * 60,
+                                  mem * args.mem_fraction if mem else None, args.force)
+            if not why and prediction and args.session_budget_minutes is not None and not args.force:
+                left = args.session_budget_minutes * 60 - (time.perf_counter() - t_start)
+                if prediction["seconds"] > left:
+                    why = (f"predicted {prediction['seconds'] / 60:.1f} min (linear from {prediction['from_docs']} "
+                           f"docs) > {max(left, 0) / 60:.1f} min left of --session-budget-minutes "
+                           f"{args.session_budget_minutes:g}")
+            if why:
+                log.warning("%s at %d documents skipped: %s", engine, n_docs, why)
+                results.append(skipped_result(n_docs, engine, why, STAGES[1:]))
+                skipped.append({"docs": n_docs, "engine": engine, "why": why, "prediction": prediction})
+                continue
+            log.info("=== %d documents: %s%s", n_docs, engine,
+                     f" (predicted {prediction['seconds'] / 60:.1f} min, {prediction['rss_peak_mb']:.0f} MB)"
+                     if prediction else "")
+            rpath = runs / f"{n_docs}-{engine}.json"
+            old = reusable(rpath, run_key(args, n_docs, engine)) if args.reuse_runs else None
+            if old is not None:
+                log.info("reusing the %s run at %d documents of %s (--reuse-runs)", engine, n_docs,
+                         old.get("finished"))
+                res = old
+                res["reused"] = True
+                for rec in res["stages"]:
+                    rec["note"] = f"reused run finished {old.get('finished')}"
+            else:
+                res, problem = run_child(child_argv(args, n_docs, engine, rpath), rpath, timeout_s, log_path)
+                res = close_result(res, n_docs, engine, problem)
+                if problem:
+                    res["problem"] = problem
+            res["prediction"] = prediction
+            results.append(res)
+            for rec in res["stages"]:
+                log.info("%s %d %s: %s %.2fs, RSS peak %s MB%s", engine, n_docs, rec["stage"], rec["status"],
+                         rec.get("seconds") or 0.0, rec.get("rss_peak_mb"),
+                         f", heap peak {rec['heap_peak_mb']} MB" if rec.get("heap_peak_mb") is not None else "")
+            history[engine].append(res)
+    rows = table_rows(results, args.queries)
+    fit = fits(results)
+    collections = {r["docs"]: r.get("collection") for r in results if r["engine"] == SHARED}
+    failed = [{"docs": r["docs"], "engine": r["engine"], "stage": s["stage"], "status": s["status"],
+               "why": s.get("note") or s.get("error")}
+              for r in results for s in r["stages"] if s["status"] not in ("ok", "skipped")]
+    linear = {k: e["seconds"]["loglog_exponent"] for k, e in fit.items() if "seconds" in e}
+    results_doc = {
+        "target_documents": MSMARCO_PASSAGES, "sizes": args.sizes, "engines": args.engines,
+        "collections": collections, "rows": rows, "runs": results, "fits": fit, "loglog_exponents": linear,
+        "skipped": skipped, "failed": failed,
+        "protocol": {
+            "process": "each (size, engine) and each export in a fresh subprocess",
+            "stages": {"export": "generate the synthetic vectors and write the JsonVectorCollection, queries, qrels "
+                                 "(shared by the engines)",
+                       "index": "Engine.build(collection, index, threads)",
+                       "search": "Engine.open + batch_search(queries, k, threads) + close",
+                       "evaluate": "lsr_eval.evaluation.evaluate(qrels, run), default measures"},
+            "rss": "process resident set: VmHWM reset at each stage start plus samples (JVM included for anserini)",
+            "heap": "JVM heap in use, sampled (Runtime total - free, MemoryMXBean used)",
+            "fit": "least squares value = a + b * docs over the sizes run; marginal = slope of the two largest "
+                   "sizes; loglog_exponent 1 = linear; per_doc_ratio = (value/docs at largest) / (at smallest); "
+                   "cpu_seconds: the process's CPU time (all its threads, JVM and native included), less sensitive "
+                   "than wall time to other jobs on a shared machine (load_1min is recorded per row)",
+            "k": args.k, "threads": args.threads, "budget_minutes": args.budget_minutes,
+            "mem_fraction": args.mem_fraction, "timeout_minutes": args.timeout_minutes,
+            "load_average_start": load_start, "load_average_end": list(os.getloadavg()),
+            "cpu_cores": os.cpu_count()},
+        "seconds": round(time.perf_counter() - t_start, 1),
+    }
+    with open(out / "results.json", "w", encoding="utf-8") as f:
+        json.dump(results_doc, f, indent=2, default=str)
+        f.write("\n")
+    with open(out / "table.csv", "w", newline="", encoding="utf-8") as f:
+        w = csv.DictWriter(f, fieldnames=TABLE_FIELDS)
+        w.writeheader()
+        for row in rows:
+            w.writerow(row)
+    outputs = ["results.json", "table.csv"]
+    try:
+        plot(results, out / "scale.png")
+        outputs.append("scale.png")
+    except Exception as e:  # noqa: BLE001 - the table matters more than the figure
+        log.error("plot failed: %s", _error(e))
+    write_manifest(out, STAGE, experiment,
+                   counts={f"{r['docs']}/{r['engine']}": {s["stage"]: s["status"] for s in r["stages"]}
+                           for r in results},
+                   timings={f"{r['docs']}/{r['engine']}/{s['stage']}": s.get("seconds")
+                            for r in results for s in r["stages"]},
+                   skipped=skipped, failed=failed, outputs=outputs)
+    print(summary_text(rows, fit))
+    if skipped:
+        print("\nskipped:\n" + "\n".join(f"  {s['docs']} {s['engine']}: {s['why']}" for s in skipped))
+    if failed:
+        print("\nfailed:\n" + "\n".join(f"  {s['docs']} {s['engine']} {s['stage']}: {s['why']}" for s in failed))
+    return 0 if not failed else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
