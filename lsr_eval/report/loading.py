@@ -399,7 +399,14 @@ def combine(benchmarks: Iterable[BenchmarkResults]) -> pd.DataFrame:
 
 
 def is_benchmark(folder: Path) -> bool:
-    return (folder / TABLE_JSON).is_file() or (folder / TABLE_CSV).is_file()
+    """A folder with a table whose manifest, when it has one, was written by ``lsr-eval benchmark`` (the tables of
+    other benchmarks scripts, e.g. ``results/scale``, have other columns)."""
+    if not ((folder / TABLE_JSON).is_file() or (folder / TABLE_CSV).is_file()):
+        return False
+    manifest = folder / "manifest.json"
+    if not manifest.is_file():
+        return True
+    return json.loads(manifest.read_text(encoding="utf-8")).get("stage", "benchmark") == "benchmark"
 
 
 def load_results(root: str | Path) -> Results:
