@@ -52,7 +52,10 @@ class _Handles:
         lst = self.array_list()
         for a in args:
             lst.add(a)
-        return handle.invokeWithArguments(cast("java.util.List", lst))
+        arguments = cast("java.util.List", lst)
+        # no Python between binding and calling: pyjnius shares a bound method among a class's objects, so another
+        # thread's binding could otherwise win the gap
+        return handle.invokeWithArguments(arguments)
 
 
 _handles: _Handles | None = None
@@ -134,8 +137,9 @@ def adjust_ties(scores: np.ndarray) -> np.ndarray:
         return rounded
     # A score can only join a run where the unperturbed gap is within 1e-4 plus the largest possible
     # perturbation; elsewhere the gap stays above 1e-4 and the run restarts, so only those positions are walked.
+    # (plus two float32 spacings: above ~64 subtracting d * 1e-6 rounds to a step larger than d * 1e-6)
     gaps = rounded[:-1] - rounded[1:]
-    candidates = np.nonzero(gaps <= _GAP + _DELTA * np.float32(n))[0] + 1
+    candidates = np.nonzero(gaps <= _GAP + _DELTA * np.float32(n) + 2 * np.spacing(rounded[:-1]))[0] + 1
     if not len(candidates):
         return rounded
     out = rounded.copy()

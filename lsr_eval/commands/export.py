@@ -13,7 +13,7 @@ HELP = "export encoded vectors as an Anserini JsonVectorCollection (impact = rou
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("vectors", metavar="VECTORS", help="folder written by lsr-eval encode")
     p.add_argument("--out", required=True)
-    p.add_argument("--scale", type=float, default=DEFAULT_SCALE, help="quantisation scale (default %(default)s)")
+    p.add_argument("--scale", type=float, default=float(DEFAULT_SCALE), help="quantisation scale (default %(default)s)")
     p.add_argument("--workers", type=int, default=1)
     p.add_argument("--gzip", action="store_true", help="write .jsonl.gz files")
     p.add_argument("--overwrite", action="store_true")

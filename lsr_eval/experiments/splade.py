@@ -45,7 +45,7 @@ class SpladeSettings:
     bf16: bool = False  # forces bf16 (alias of precision="bf16")
     precision: str = "auto"  # auto (bf16 on CUDA / CPUs with avx512_bf16 or AMX, else fp32), fp32, bf16
     batch_size: int = 32
-    scale: float = DEFAULT_SCALE
+    scale: float = float(DEFAULT_SCALE)  # a float, as cache keys always held it (100.0, not 100)
     hits: int = 1000
     max_clauses: int = LUCENE_MAX_CLAUSES
     remove_query: bool | None = None
