@@ -102,8 +102,9 @@ class _Searcher:
         with java_errors(what):
             return self._top(self._build(query_input), k)
 
-    def _build(self, query_input: Any):
-        raise NotImplementedError
+    def _build(self, text: str):
+        """The Java query of a text, as Anserini builds it (its analyzer's tokens, counted into term weights)."""
+        return self._generator.buildQuery(CONTENTS, self._analyzer, text)
 
     def _batch(self, items: Iterable[tuple[str, Any]], k: int, threads: int, remove_query: bool, what: str
                ) -> tuple[Run, SearchCounts]:
@@ -148,9 +149,6 @@ class Bm25Searcher(_Searcher):
         self._s.set_bm25(float(k1), float(b))
         self._configure()
 
-    def _build(self, text: str):
-        return self._generator.buildQuery(CONTENTS, self._analyzer, text)
-
     def search(self, text: str, k: int = 1000) -> list[tuple[str, float]]:
         return self._search_one(text, check_k(k), "BM25 search")
 
@@ -194,12 +192,9 @@ class ImpactSearcher(_Searcher):
                 parts.append((term + " ") * int(w))
         return "".join(parts)
 
-    def _build(self, text: str):
-        return self._generator.buildQuery(CONTENTS, self._analyzer, text)
-
     def search(self, weights: Mapping[str, int], k: int = 1000, qid: str = "query") -> list[tuple[str, float]]:
         text = self._text(qid, weights)
-        return self._search_one(text, check_k(k), f"impact search for query {qid}") if text else []
+        return self._search_one(text, check_k(k), f"impact search for query {qid}")
 
     def search_per_hit(self, weights: Mapping[str, int], k: int = 1000, qid: str = "query"
                        ) -> list[tuple[str, float]]:

@@ -150,12 +150,17 @@ _NOT_MODEL = ("hits", "max_clauses", "remove_query", "shard_size", "prune_doc_to
               "engine", "engine_options")
 
 
+def _model_key(settings) -> str:
+    """Identity of the model ``load_model`` makes from these settings."""
+    return json.dumps({k: v for k, v in asdict(settings).items() if k not in _NOT_MODEL}, sort_keys=True, default=str)
+
+
 def _model_for(settings, models: dict[str, Any]):
     """The loaded model for these settings: the one the run loaded, or one loaded once and shared by every
     latency round and by sweep points that only differ in export pruning, search or engine settings."""
     from lsr_eval.experiments.splade import load_model
 
-    key = json.dumps({k: v for k, v in asdict(settings).items() if k not in _NOT_MODEL}, sort_keys=True, default=str)
+    key = _model_key(settings)
     if key not in models:
         models[key] = load_model(settings)
     return models[key]
@@ -301,9 +306,7 @@ def run_benchmark(cfg: BenchmarkConfig, work: Path, threads: int = 2):
                 row.update(result.columns)
                 runs[system.name] = result.run
                 if result.model is not None:
-                    key = json.dumps({k: v for k, v in asdict(_splade_settings(system)).items() if k not in _NOT_MODEL},
-                                     sort_keys=True, default=str)
-                    models.setdefault(key, result.model)
+                    models.setdefault(_model_key(_splade_settings(system)), result.model)
             except LsrEvalError as e:
                 log.error("%s on %s failed: %s", system.name, label, e)
                 row["status"] = f"failed: {e}"

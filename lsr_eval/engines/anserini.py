@@ -33,9 +33,6 @@ class AnseriniEngine:
 
     name = NAME
 
-    def __init__(self) -> None:
-        pass
-
     def describe(self) -> dict[str, Any]:
         from lsr_eval.anserini.jvm import info
 
