@@ -97,17 +97,35 @@ def test_identity_and_rescaled_heads(identity, rescale_k):
     torch.testing.assert_close(fast, enc.encode(TEXTS).weights, rtol=1e-5, atol=1e-6)
 
 
+def _unambiguous_terms(enc, batch, gap: float = 1e-3) -> torch.Tensor:
+    """B x V mask of the terms whose SPLADE gradient is unique: the top token's logit leads the runner-up by more
+    than ``gap`` and the pooled logit is ``gap`` away from ReLU's kink. Elsewhere the max (or ReLU) has several valid
+    subgradients, and two float32 summation orders may legitimately route the gradient to different tokens (this
+    made the test flaky across CPUs)."""
+    with torch.no_grad():
+        torch.manual_seed(0)   # the same dropout masks as the forward passes compared
+        logits = enc.mlm(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).logits
+    pad = ~batch["attention_mask"].bool().unsqueeze(-1)
+    top2 = logits.masked_fill(pad, float("-inf")).topk(2, dim=1).values           # B x 2 x V
+    one_token = batch["attention_mask"].sum(1, keepdim=True) < 2
+    clear_max = one_token | ((top2[:, 0] - top2[:, 1]) > gap)
+    return clear_max & ((top2[:, 0].abs()) > gap)
+
+
 def test_encoder_gradients_equal_full_logits():
     enc = SpladeEncoder.from_pretrained(tiny_model("bert"), 32)
     enc.train()
     batch = enc.tokenize(TEXTS)
+    keep = _unambiguous_terms(enc, batch).float()
+    active = keep.sum().item()
+    assert 0.9 * keep.numel() < active < keep.numel() + 1, "near-ties should be rare"
     results = []
     for chunked in (True, False):
         enc.chunked = chunked
         enc.zero_grad(set_to_none=True)
         torch.manual_seed(0)   # same dropout masks
         w = enc(batch["input_ids"], batch["attention_mask"])
-        loss = (w ** 2).sum() + w.sum()
+        loss = ((w ** 2 + w) * keep).sum()
         loss.backward()
         results.append((loss.detach(), {n: p.grad.clone() for n, p in enc.named_parameters() if p.grad is not None}))
     (loss_a, grads_a), (loss_b, grads_b) = results
