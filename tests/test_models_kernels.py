@@ -9,7 +9,8 @@ import pytest
 import torch
 
 from lsr_eval.models.encoder import SpladeEncoder, splade_pool
-from lsr_eval.models.kernels import chunk_size, chunked_max_logits, splade_weights
+from lsr_eval.models.kernels import (PAD_LOGIT, _max_batched, _max_per_document, chunk_size, chunked_max_logits,
+                                     l2_cache_bytes, splade_weights)
 from lsr_eval.models.options import IdentityHead
 from lsr_eval.models.sparsify import Sparsify
 from tiny_models import tiny_model
@@ -69,6 +70,31 @@ def test_sparse_backward_equals_reference(chunk):
     for ours, ref in zip(*grads):
         torch.testing.assert_close(ours, ref, rtol=1e-5, atol=1e-5)
     assert grads[0][1][1, 4:].abs().max() == 0   # padding positions get no gradient
+
+
+@pytest.mark.parametrize("chunk", [1, 5, None])
+def test_cpu_and_gpu_layouts_agree_on_left_padding_and_empty_rows(chunk):
+    hidden, mask, weight, _ = _inputs(seed=3, b=4)
+    mask[0] = torch.tensor([0, 0, 1, 1, 1, 1, 1])     # left padding: real tokens are not a prefix
+    mask[3] = 0                                       # no real token
+    logits = (hidden @ weight.T).masked_fill(~mask.bool().unsqueeze(-1), float("-inf")).amax(1)
+    per_doc = _max_per_document(hidden, mask, weight, chunk)
+    batched = _max_batched(hidden, mask, weight, chunk)
+    torch.testing.assert_close(per_doc[:3], logits[:3], rtol=1e-6, atol=1e-6)
+    torch.testing.assert_close(batched[:3], logits[:3], rtol=1e-6, atol=1e-6)
+    assert (per_doc[3] == PAD_LOGIT).all() and (batched[3] <= PAD_LOGIT / 2).all()
+
+
+def test_l2_cache_bytes_reads_sysfs(tmp_path):
+    for i, (level, kind, size) in enumerate([("1", "Data", "48K"), ("1", "Instruction", "32K"),
+                                             ("2", "Unified", "2048K"), ("3", "Unified", "32M")]):
+        d = tmp_path / f"index{i}"
+        d.mkdir()
+        (d / "level").write_text(level + "\n")
+        (d / "type").write_text(kind + "\n")
+        (d / "size").write_text(size + "\n")
+    assert l2_cache_bytes(tmp_path) == 2048 * 1024
+    assert l2_cache_bytes(tmp_path / "absent", default=123) == 123
 
 
 def test_chunk_size_bounds_the_block():

@@ -6,9 +6,15 @@ SPLADE max pooling (Formal et al., "SPLADE v2", arXiv:2109.10086, eq. 1 with max
 
 where ``h`` are the head transform's outputs (B x L x E), ``W`` the decoder weight (V x E) and ``c`` its bias. The
 max is taken before log1p(ReLU) (both monotone, so the result is the same), and the projection runs over vocabulary
-chunks of ``chunk`` terms: each chunk's (B L) x chunk block of logits is written into one reused buffer (padding
-positions get a logit of -1e30), and its max over tokens goes into the B x V output. Peak extra memory is one block,
-never the B x L x V logits (30,522 x 256 x 4 bytes = 31 MB per document in float32).
+chunks of ``chunk`` terms, so peak extra memory is one block, never the B x L x V logits (30,522 x 256 x 4 bytes =
+31 MB per document in float32). Two layouts, by device:
+
+* CPU (:func:`_max_per_document`): document by document, its real tokens only (no padding computed), each chunk's
+  chunk x tokens block sized to the core's L2 cache (read at run time, :func:`l2_cache_bytes`) so the max over
+  tokens reads it from cache. Measured on a 2-core AVX2 EPYC (L2 1 MiB), 32 documents of 180-256 tokens: 1.26 s
+  instead of 2.07 s (E = 384, MiniLM) and 0.51 s instead of 0.59 s (E = 128, BERT-tiny) for the batched layout.
+* GPU (:func:`_max_batched`): the whole batch per chunk, a (B L) x chunk block (:data:`BLOCK_ELEMENTS`) with
+  padding positions at a logit of -1e30: one kernel launch per chunk, not per document.
 
 Backward (:class:`ChunkedMaxLogits`): each z_bv depends on one token only, its arg-max a_bv, so with g = dL/dz
 
@@ -21,9 +27,12 @@ decoder row (every token's logit is the bias, e.g. an unused [PAD] embedding), g
 
 from __future__ import annotations
 
+from functools import lru_cache
+from pathlib import Path
+
 import torch
 
-#: logits held per chunk (elements): a 32 MiB float32 block (largest of 4, 8, 16, 32 MiB measured fastest on a
+#: GPU layout: logits held per chunk (elements): a 32 MiB float32 block (largest of 4, 8, 16, 32 MiB measured fastest on a
 #: 2-core AVX-512 Xeon; the full logits of 32 x 256 tokens take 1 GiB).
 BLOCK_ELEMENTS = 1 << 23
 #: logit of a padding position (see :func:`_chunked_max`).
@@ -46,35 +55,90 @@ def _compute_dtype(hidden: torch.Tensor) -> torch.dtype:
     return hidden.dtype
 
 
+CPU_CACHE = Path("/sys/devices/system/cpu/cpu0/cache")
+
+
+def l2_cache_bytes(root: Path = CPU_CACHE, default: int = 1 << 20) -> int:
+    """The L2 (data or unified) cache of CPU 0 in bytes, from Linux sysfs ``root``; ``default`` where it cannot be
+    read."""
+    for index in sorted(root.glob("index*")):
+        try:
+            if (index / "level").read_text().strip() == "2" and (index / "type").read_text().strip() != "Instruction":
+                size = (index / "size").read_text().strip().upper()
+                unit = {"K": 1 << 10, "M": 1 << 20}.get(size[-1:], 1)
+                return int(size.rstrip("KM")) * unit
+        except (OSError, ValueError):
+            continue
+    return default
+
+
+@lru_cache(maxsize=1)
+def _l2_elements() -> int:
+    return l2_cache_bytes() // 4
+
+
 def _chunked_max(hidden: torch.Tensor, mask: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None,
                  chunk: int | None) -> torch.Tensor:
-    """``z`` (B x V, in the compute dtype).
+    """``z`` (B x V, in the compute dtype): the layout of the device (module doc)."""
+    dtype = _compute_dtype(hidden)
+    with torch.autocast(hidden.device.type, enabled=False):
+        h = hidden.to(dtype)
+        w = weight.to(dtype)
+        layout = _max_per_document if hidden.device.type == "cpu" else _max_batched
+        z = layout(h, mask, w, chunk)
+        if bias is not None:
+            z += bias.to(dtype)  # max_t (x_t + c) = max_t x_t + c, bit for bit (rounding is monotone): a pass saved
+    return z
+
+
+def _max_per_document(h: torch.Tensor, mask: torch.Tensor, w: torch.Tensor, chunk: int | None) -> torch.Tensor:
+    """CPU layout: ``max_t h_bt . W_v`` over each document's real tokens, vocabulary blocks of ``chunk`` terms
+    (default: a chunk x tokens block fills the L2 cache). A document without real tokens gets :data:`PAD_LOGIT`."""
+    b, length, _ = h.shape
+    vocab = w.shape[0]
+    real = mask.bool()
+    counts = real.sum(1).tolist()
+    prefix = bool((real == (torch.arange(length, device=h.device) < real.sum(1, keepdim=True))).all())
+    z = torch.empty(b, vocab, dtype=h.dtype, device=h.device)
+    step = chunk or chunk_size(max(counts, default=1), vocab, _l2_elements())
+    buf = torch.empty(min(step, vocab) * max(max(counts, default=1), 1), dtype=h.dtype, device=h.device)
+    for i, n in enumerate(counts):
+        if n == 0:
+            z[i] = PAD_LOGIT
+            continue
+        tokens = h[i, :n] if prefix else h[i, real[i]]
+        ht = tokens.t().contiguous()                                    # E x n
+        for v0 in range(0, vocab, step):
+            v1 = min(vocab, v0 + step)
+            block = buf[:(v1 - v0) * n].view(v1 - v0, n)
+            torch.mm(w[v0:v1], ht, out=block)
+            torch.amax(block, dim=1, out=z[i, v0:v1])
+    return z
+
+
+def _max_batched(h: torch.Tensor, mask: torch.Tensor, w: torch.Tensor, chunk: int | None) -> torch.Tensor:
+    """GPU layout: the whole batch per vocabulary chunk.
 
     Padding: rather than a masked fill of every block (a third of the matrix product's time), one more column is
     appended: 0 for real tokens, -1e30 for padding, against a column of ones in W, so a padding logit is -1e30
     and never wins the max (a real token's logit gains an exact +0).
     """
-    b, length, e = hidden.shape
-    vocab = weight.shape[0]
-    dtype = _compute_dtype(hidden)
-    with torch.autocast(hidden.device.type, enabled=False):
-        h = hidden.reshape(b * length, e).to(dtype)
-        w = weight.to(dtype)
-        c = bias.to(dtype) if bias is not None else None
-        pad = ~mask.bool().reshape(b * length)
-        if bool(pad.any()):
-            h = torch.cat([h, (pad.to(dtype) * PAD_LOGIT).unsqueeze(1)], dim=1)
-            w = torch.cat([w, torch.ones(vocab, 1, dtype=dtype, device=w.device)], dim=1)
-        step = chunk or chunk_size(b * length, vocab)
-        buf = torch.empty(b * length * min(step, vocab), dtype=dtype, device=h.device)
-        z = torch.empty(b, vocab, dtype=dtype, device=h.device)
-        for v0 in range(0, vocab, step):
-            v1 = min(vocab, v0 + step)
-            block = buf[:b * length * (v1 - v0)].view(b * length, v1 - v0)
-            torch.mm(h, w[v0:v1].t(), out=block)
-            torch.amax(block.view(b, length, v1 - v0), dim=1, out=z[:, v0:v1])
-        if c is not None:
-            z += c      # max_t (x_t + c) = max_t x_t + c, bit for bit (rounding is monotone); saves a pass per block
+    b, length, e = h.shape
+    vocab = w.shape[0]
+    dtype = h.dtype
+    h = h.reshape(b * length, e)
+    pad = ~mask.bool().reshape(b * length)
+    if bool(pad.any()):
+        h = torch.cat([h, (pad.to(dtype) * PAD_LOGIT).unsqueeze(1)], dim=1)
+        w = torch.cat([w, torch.ones(vocab, 1, dtype=dtype, device=w.device)], dim=1)
+    step = chunk or chunk_size(b * length, vocab)
+    buf = torch.empty(b * length * min(step, vocab), dtype=dtype, device=h.device)
+    z = torch.empty(b, vocab, dtype=dtype, device=h.device)
+    for v0 in range(0, vocab, step):
+        v1 = min(vocab, v0 + step)
+        block = buf[:b * length * (v1 - v0)].view(b * length, v1 - v0)
+        torch.mm(h, w[v0:v1].t(), out=block)
+        torch.amax(block.view(b, length, v1 - v0), dim=1, out=z[:, v0:v1])
     return z
 
 
