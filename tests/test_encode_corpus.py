@@ -114,7 +114,7 @@ def test_resume_after_crash_every_document_once(tmp_path):
     with pytest.raises(RuntimeError, match="simulated crash"):
         encode_corpus(docs, crashing, tmp_path / "v", EXP, shard_size=10, batch_size=2, window_batches=2,
                       progress=False)
-    assert sorted(p.name for p in (tmp_path / "v").glob("shard-*")) == ["shard-00000.npz", "shard-00001.npz"]
+    assert sorted(p.name for p in (tmp_path / "v").glob("shard-*.npz")) == ["shard-00000.npz", "shard-00001.npz"]
     assert not list((tmp_path / "v").glob("*.tmp-*")) and not (tmp_path / "v" / "manifest.json").exists()
     with pytest.raises(InputError, match="not every rank has finished|no rank"):
         finalize_encoding(tmp_path / "v")
@@ -167,7 +167,7 @@ def test_two_ranks_equal_one_rank(tmp_path):
     s0 = encode_corpus(docs, enc, tmp_path / "two", EXP, shard_size=10, batch_size=3, rank=0, world_size=2,
                        progress=False)
     assert s0.manifest is None and s0.shards_written == 3 and s0.shards_of_other_ranks == 2
-    assert sorted(p.name for p in (tmp_path / "two").glob("shard-*")) == [
+    assert sorted(p.name for p in (tmp_path / "two").glob("shard-*.npz")) == [
         "shard-00000.npz", "shard-00002.npz", "shard-00004.npz"]
     with pytest.raises(InputError, match=r"missing ranks by world size: \{2: \[1\]\}"):
         finalize_encoding(tmp_path / "two")
@@ -232,3 +232,40 @@ def test_reader_refuses_unfinished_folder(tmp_path):
     encode_corpus(make_docs(5), enc, tmp_path / "v", EXP, rank=0, world_size=2, shard_size=2, progress=False)
     with pytest.raises(InputError, match="no finalised encoding"):
         load_matrix(tmp_path / "v")
+
+
+def test_shard_bytes_do_not_depend_on_the_run_that_wrote_them(tmp_path):
+    from lsr_eval.encode import store
+
+    w = sp.csr_matrix(np.array([[0.0, 1.5], [2.0, 0.0]], dtype=np.float32))
+    for name, seconds in (("a", 1.25), ("b", 9.5)):
+        (tmp_path / name).mkdir()
+        store.write_shard(tmp_path / name / store.shard_name(0),
+                          store.Shard(["d1", "d2"], w, np.array([3, 4]), np.array([False, True]), seconds))
+    a, b = (tmp_path / n / "shard-00000.npz" for n in "ab")
+    assert a.read_bytes() == b.read_bytes()              # the time lives beside the shard
+    assert store.read_shard_stats(a)["seconds"] == 1.25 and store.read_shard(b).seconds == 9.5
+    assert sorted(p.name for p in a.parent.iterdir()) == ["shard-00000.npz", "shard-00000.time.json"]
+    # a shard of the older format (time inside) still reads; one without any time reads as None
+    old = tmp_path / "old.npz"
+    with np.load(a) as z:
+        np.savez(old, **{k: z[k] for k in z.files}, seconds=np.array(2.5))
+    assert store.read_shard_stats(old)["seconds"] == 2.5
+    store.shard_time_path(b).unlink()
+    assert store.read_shard(b).seconds is None
+
+
+def test_resumed_encoding_writes_the_same_files(tmp_path):
+    enc = HashingEncoder(vocab_size=64)
+    docs = make_docs(53)
+    encode_corpus(docs, enc, tmp_path / "full", EXP, shard_size=10, batch_size=2, window_batches=2, progress=False)
+    with pytest.raises(RuntimeError, match="simulated crash"):
+        encode_corpus(docs, CountingEncoder(enc, fail_after=12), tmp_path / "v", EXP, shard_size=10, batch_size=2,
+                      window_batches=2, progress=False)
+    summary = encode_corpus(docs, enc, tmp_path / "v", EXP, shard_size=10, batch_size=2, window_batches=2,
+                            progress=False)
+    assert summary.manifest["throughput"]["shards_without_time"] == 0
+    shards = sorted((tmp_path / "full").glob("shard-*.npz"))
+    assert len(shards) == 6
+    for f in shards:
+        assert f.read_bytes() == (tmp_path / "v" / f.name).read_bytes(), f.name

@@ -212,7 +212,7 @@ def write_vectors(vectors: SparseVectors, folder: str | os.PathLike, experiment:
     path = store.open_output(folder, _spec(experiment, encoder_info, shard_size, vectors.vocab), vectors.vocab,
                              overwrite, 1)
     for f in path.iterdir():
-        if store.DONE_RE.match(f.name) or store.SHARD_RE.match(f.name):
+        if store.DONE_RE.match(f.name) or store.SHARD_RE.match(f.name) or store.SHARD_TIME_RE.match(f.name):
             f.unlink()
     n = len(vectors.ids)
     weights = clean_rows(vectors.matrix)  # non-finite or negative weights are kept: the export reports them
@@ -220,6 +220,6 @@ def write_vectors(vectors: SparseVectors, folder: str | os.PathLike, experiment:
         rows = slice(k * shard_size, min(n, (k + 1) * shard_size))
         m = rows.stop - rows.start
         store.write_shard(path / store.shard_name(k), store.Shard(
-            vectors.ids[rows], weights[rows], np.zeros(m, np.int32), np.zeros(m, bool), 0.0))
+            vectors.ids[rows], weights[rows], np.zeros(m, np.int32), np.zeros(m, bool), None))
     store.write_json(path / store.done_name(0, 1), {"rank": 0, "world_size": 1, "n_input": n})
     return finalize_encoding(path)

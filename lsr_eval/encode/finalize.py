@@ -64,6 +64,7 @@ def finalize_encoding(folder: str | os.PathLike) -> dict[str, Any]:
     seen: set[str] = set()
     n_out = n_empty = n_truncated = postings = tokens = max_dims = 0
     seconds = 0.0
+    untimed = timed_docs = timed_tokens = 0
     for k in range(n_shards):
         st = store.read_shard_stats(present[k])
         expected = min(size, n_input - k * size)
@@ -80,17 +81,23 @@ def finalize_encoding(folder: str | os.PathLike) -> dict[str, Any]:
         postings += int(dims.sum())
         max_dims = max(max_dims, int(dims.max(initial=0)))
         tokens += int(st["n_tokens"].sum(dtype=np.int64))
-        seconds += st["seconds"]
+        if st["seconds"] is None:
+            untimed += 1
+        else:
+            seconds += st["seconds"]
+            timed_docs += len(dims)
+            timed_tokens += int(st["n_tokens"].sum(dtype=np.int64))
 
     sections: dict[str, Any] = {
         "counts": {"documents_in": n_input, "documents_out": n_out, "empty_vectors": n_empty,
                    "truncated_documents": n_truncated, "total_postings": postings, "real_tokens": tokens},
         "vectors": {"avg_active_dims": postings / n_out if n_out else 0.0, "max_active_dims": max_dims,
                     "avg_real_tokens": tokens / n_out if n_out else 0.0},
-        "throughput": {"encode_seconds": seconds, "docs_per_s": n_out / seconds if seconds else None,
-                       "real_tokens_per_s": tokens / seconds if seconds else None,
+        "throughput": {"encode_seconds": seconds, "docs_per_s": timed_docs / seconds if seconds else None,
+                       "real_tokens_per_s": timed_tokens / seconds if seconds else None,
+                       "shards_without_time": untimed,
                        "note": "per encoding process: summed shard wall times (a shard keeps the time of the run "
-                               "that wrote it)"},
+                               "that wrote it, in its .time.json)"},
         "encoder": spec["encoder"],
         "parameters": {"format": spec["format"], "shard_size": size, "vocab_size": spec["vocab_size"],
                        "vocab_sha256": spec["vocab_sha256"], "world_sizes": run["world_sizes"],

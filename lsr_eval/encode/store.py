@@ -5,12 +5,15 @@ Layout::
     encoding.json          what is encoded (experiment, encoder, shard size, vocabulary hash): a resumed run must match
     vocab.json             vocabulary id -> token string (JSON list), stored once
     shard-00000.npz        input positions [0, S), shard k holds [k*S, (k+1)*S) of the deterministic input stream
+    shard-00000.time.json  the wall time of the run that encoded that shard (kept out of the shard, so a shard's
+                           bytes depend only on its input: a resumed run writes the same files as an uninterrupted one)
     done-rank00000-of-00002.json   written by each rank when it has gone through the whole input
     manifest.json          written by ``finalize_encoding`` once every shard exists and the counts check
 
 A shard is an uncompressed ``.npz`` (no pickles): CSR ``data`` (float32), ``indices`` (int32 vocabulary ids),
 ``indptr`` (int64), ``shape``; ``doc_ids`` (UTF-8 JSON list as uint8); ``n_tokens`` (int32 real tokens per doc),
-``truncated`` (bool); ``seconds`` (encoding wall time of the shard). 8 bytes per posting.
+``truncated`` (bool). 8 bytes per posting. Shards written before the time moved out hold a ``seconds`` member; it is
+still read.
 Files are written to a unique temporary name, fsynced, then renamed, so a shard is either whole or absent.
 """
 
@@ -34,13 +37,19 @@ FORMAT = "lsr-eval-sparse-vectors/1"
 SPEC = "encoding.json"
 VOCAB = "vocab.json"
 SHARD_RE = re.compile(r"^shard-(\d{5,})\.npz$")
+SHARD_TIME_RE = re.compile(r"^shard-(\d{5,})\.time\.json$")
 DONE_RE = re.compile(r"^done-rank(\d+)-of-(\d+)\.json$")
 TMP_MARK = ".tmp-"
-_OWN_RE = re.compile(r"^(shard-\d{5,}\.npz|done-rank\d+-of-\d+\.json|vocab\.json|encoding\.json|manifest\.json)$")
+_OWN_RE = re.compile(r"^(shard-\d{5,}\.npz|shard-\d{5,}\.time\.json|done-rank\d+-of-\d+\.json|vocab\.json|encoding\.json|manifest\.json)$")
 
 
 def shard_name(k: int) -> str:
     return f"shard-{k:05d}.npz"
+
+
+def shard_time_path(shard: Path) -> Path:
+    """The file holding the encoding time of ``shard`` (``shard-00000.npz`` -> ``shard-00000.time.json``)."""
+    return shard.with_name(shard.name[:-len(".npz")] + ".time.json")
 
 
 def done_name(rank: int, world_size: int) -> str:
@@ -106,7 +115,7 @@ class Shard:
     weights: sp.csr_matrix
     n_tokens: np.ndarray
     truncated: np.ndarray
-    seconds: float
+    seconds: float | None     # wall time of the run that encoded it; None when not recorded
 
 
 def _ids_array(ids: Sequence[str]) -> np.ndarray:
@@ -124,8 +133,10 @@ def write_shard(path: Path, shard: Shard) -> None:
         "data": w.data.astype(np.float32, copy=False), "indices": w.indices.astype(np.int32, copy=False),
         "indptr": w.indptr.astype(np.int64, copy=False), "shape": np.array(w.shape, dtype=np.int64),
         "doc_ids": _ids_array(shard.doc_ids), "n_tokens": np.asarray(shard.n_tokens, dtype=np.int32),
-        "truncated": np.asarray(shard.truncated, dtype=bool), "seconds": np.array(shard.seconds, dtype=np.float64),
+        "truncated": np.asarray(shard.truncated, dtype=bool),
     }
+    if shard.seconds is not None:     # first: a shard present has its time
+        write_json(shard_time_path(path), {"seconds": shard.seconds})
     atomic_write(path, lambda f: np.savez(f, **arrays))
 
 
@@ -146,7 +157,7 @@ def read_shard_stats(path: Path) -> dict[str, Any]:
     """Ids, row pointers, token counts, truncation flags and time of a shard, without the weights."""
     with _open_npz(path) as z:
         return {"doc_ids": _ids_from(z["doc_ids"]), "indptr": z["indptr"], "n_tokens": z["n_tokens"],
-                "truncated": z["truncated"], "seconds": float(z["seconds"])}
+                "truncated": z["truncated"], "seconds": _seconds(path, z)}
 
 
 def read_shard(path: Path) -> Shard:
@@ -154,7 +165,15 @@ def read_shard(path: Path) -> Shard:
     with _open_npz(path) as z:
         shape = tuple(int(x) for x in z["shape"])
         weights = sp.csr_matrix((z["data"], z["indices"], z["indptr"]), shape=shape)
-        return Shard(_ids_from(z["doc_ids"]), weights, z["n_tokens"], z["truncated"], float(z["seconds"]))
+        return Shard(_ids_from(z["doc_ids"]), weights, z["n_tokens"], z["truncated"], _seconds(path, z))
+
+
+def _seconds(path: Path, z: Any) -> float | None:
+    """A shard's encoding time: its time file, else (older shards) its ``seconds`` member, else None."""
+    side = shard_time_path(path)
+    if side.is_file():
+        return float(read_json(side)["seconds"])
+    return float(z["seconds"]) if "seconds" in z.files else None
 
 
 def list_shards(folder: Path) -> dict[int, Path]:
