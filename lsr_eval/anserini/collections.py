@@ -3,7 +3,6 @@ index), and the documents of a collection that Anserini will skip as empty."""
 
 from __future__ import annotations
 
-import gzip
 import json
 import os
 from dataclasses import dataclass
@@ -11,6 +10,7 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 from lsr_eval.data.types import Document
+from lsr_eval.export.jsonl import open_collection_file
 
 #: Documents per ``docs-NNNNN.jsonl`` file; IndexCollection gives one thread per file.
 SHARD_SIZE = 500_000
@@ -59,8 +59,7 @@ def empty_document_ids(folder: str | os.PathLike) -> Iterator[str]:
     for path in sorted(Path(folder).iterdir()):
         if not path.is_file():
             continue
-        opener = gzip.open if path.suffix == ".gz" else open
-        with opener(path, "rt", encoding="utf-8") as f:
+        with open_collection_file(path) as f:
             for line in f:
                 if line.strip():
                     obj = json.loads(line)

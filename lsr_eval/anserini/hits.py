@@ -90,7 +90,7 @@ def parse_hits(text: str) -> tuple[np.ndarray, np.ndarray]:
 
 def read_docid_table(reader, field: str = "id") -> np.ndarray:
     """The collection docid of every Lucene doc number of ``reader`` (an object array indexed by doc number),
-    read in blocks of :data:`DOCID_BLOCK` documents per JNI call."""
+    read in blocks of :data:`DOCID_BLOCK` documents per JNI call, loading the ``field`` stored field only."""
     h = handles()
     n = int(reader.maxDoc())
     with java_errors("reading the index's docids"):
@@ -98,8 +98,13 @@ def read_docid_table(reader, field: str = "id") -> np.ndarray:
         string, sb = cls("java.lang.String"), cls("java.lang.StringBuilder")
         int_type = h.integer.TYPE
         stored = reader.storedFields()
-        document = lookup.findVirtual(cls("org.apache.lucene.index.StoredFields"), "document",
-                                      mt.methodType(cls("org.apache.lucene.document.Document"), int_type))
+        # document(i, {field}): only the docid field is materialised, not the stored contents or raw JSON (an
+        # MS MARCO BM25 index stores every passage)
+        document = mh.insertArguments(
+            lookup.findVirtual(cls("org.apache.lucene.index.StoredFields"), "document",
+                               mt.methodType(cls("org.apache.lucene.document.Document"), int_type,
+                                             cls("java.util.Set"))),
+            2, autoclass("java.util.Collections").singleton(field))
         get = mh.insertArguments(lookup.findVirtual(cls("org.apache.lucene.document.Document"), "get",
                                                     mt.methodType(string, string)), 1, field)
         line = mh.insertArguments(lookup.findVirtual(string, "concat", mt.methodType(string, string)), 1, "\n")

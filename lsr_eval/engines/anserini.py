@@ -3,13 +3,13 @@
 
 from __future__ import annotations
 
-import gzip
 from pathlib import Path
 from typing import Any
 
 from lsr_eval.defaults import LUCENE_MAX_CLAUSES
 from lsr_eval.engines.base import BuildCounts, check_index_engine, write_marker
 from lsr_eval.errors import ConfigError, LsrEvalError
+from lsr_eval.export.jsonl import open_collection_file
 
 NAME = "anserini"
 
@@ -22,8 +22,7 @@ def count_collection_lines(collection: Path) -> int:
     """Documents in a collection folder: its non-blank lines (Anserini's own count is checked against it)."""
     total = 0
     for path in sorted(p for p in Path(collection).iterdir() if p.is_file()):
-        opener = gzip.open if path.suffix == ".gz" else open
-        with opener(path, "rb") as f:
+        with open_collection_file(path, "rb") as f:
             total += sum(1 for line in f if line.strip())
     return total
 

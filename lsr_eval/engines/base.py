@@ -148,14 +148,13 @@ def iter_vectors(collection: Path) -> Iterator[tuple[str, dict[str, int]]]:
 
     A line that is not a JSON object with an ``id`` and a ``vector`` of positive integers is an error naming the
     file and line."""
-    import gzip
+    from lsr_eval.export.jsonl import open_collection_file
 
     files = sorted(p for p in Path(collection).iterdir() if p.is_file() and (p.suffix in (".jsonl", ".json", ".gz")))
     if not files:
         raise InputError(f"{collection} holds no .jsonl/.jsonl.gz collection files")
     for path in files:
-        opener = gzip.open if path.suffix == ".gz" else open
-        with opener(path, "rt", encoding="utf-8") as f:
+        with open_collection_file(path) as f:
             for line_no, line in enumerate(f, 1):
                 if not line.strip():
                     continue

@@ -8,7 +8,6 @@ documents.
 
 from __future__ import annotations
 
-import gzip
 import json
 import os
 from dataclasses import dataclass, field
@@ -19,6 +18,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from lsr_eval.data.types import Run
+from lsr_eval.export.jsonl import open_collection_file
 
 
 @dataclass
@@ -40,8 +40,7 @@ def load_collection(folder: str | os.PathLike) -> tuple[list[str], sp.csr_matrix
     terms: dict[str, int] = {}
     rows, cols, vals = [], [], []
     for path in sorted(p for p in Path(folder).iterdir() if p.is_file()):
-        opener = gzip.open if path.suffix == ".gz" else open
-        with opener(path, "rt", encoding="utf-8") as f:
+        with open_collection_file(path) as f:
             for line in f:
                 obj = json.loads(line)
                 r = len(ids)

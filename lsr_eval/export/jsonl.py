@@ -27,6 +27,15 @@ def json_dumper() -> tuple[str, Callable[[Any], bytes]]:
     return "orjson", orjson.dumps
 
 
+def open_collection_file(path: str | os.PathLike, mode: str = "rt"):
+    """A collection file for reading: ``.gz`` decompressed on the fly, anything else as is; text modes in UTF-8."""
+    path = Path(path)
+    encoding = "utf-8" if "b" not in mode else None
+    if path.suffix == ".gz":
+        return gzip.open(path, mode, encoding=encoding)
+    return open(path, mode, encoding=encoding)
+
+
 class AtomicLines:
     """A file written under a temporary name and renamed on :meth:`close` (gzip when ``compress``), so that a
     crashed export never leaves a partial file for Anserini to index."""
