@@ -27,7 +27,7 @@ def add_model_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--keep-special", action="store_true", help="keep special tokens ([CLS], [SEP], ...)")
     p.add_argument("--precision", default="auto", choices=PRECISIONS,
                    help="forward-pass precision: auto = bf16 on CUDA and on CPUs with avx512_bf16/AMX (read from "
-                        "/proc/cpuinfo), fp32 elsewhere (bf16 is ~40x slower on plain AVX2/AVX-512); recorded in "
+                        "/proc/cpuinfo), fp32 elsewhere (bf16 is emulated, 3-40x slower, on plain AVX2/AVX-512); recorded in "
                         "the manifests")
     p.add_argument("--bf16", action="store_true", help="same as --precision bf16")
     p.add_argument("--batch-size", type=int, default=32)

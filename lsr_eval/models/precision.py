@@ -1,8 +1,8 @@
 """Inference precision chosen at run time from what the hardware does fast.
 
 bf16 matrix products pay off on CUDA GPUs that support them and on CPUs with AVX-512 BF16 or AMX-BF16 instructions;
-on an AVX2 / plain AVX-512 CPU, PyTorch emulates them and they ran ~40x slower than float32 (measured on the
-development machines), so ``auto`` picks float32 there. The CPU's instruction sets are read from ``/proc/cpuinfo``
+on an AVX2 / plain AVX-512 CPU, PyTorch emulates them and they ran 3-40x slower than float32 (measured on the
+development machines; splade-tiny encoding 7x slower on an AVX2 EPYC), so ``auto`` picks float32 there. The CPU's instruction sets are read from ``/proc/cpuinfo``
 (Linux) each time a process first asks; elsewhere ``auto`` means float32 on CPUs.
 """
 
