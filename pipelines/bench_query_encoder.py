@@ -93,6 +93,36 @@ def breakdown(enc, queries, scale: float) -> dict[str, float]:
     return {k: (v / n if k == "candidates" else v / n * 1e3) for k, v in total.items()}
 
 
+def floor_parts(enc, queries) -> dict[str, float]:
+    """Mean milliseconds per query of the parts the ``pruned`` design cannot avoid, each run alone on the query's
+    tokens (:func:`lsr_eval.models.onnx_query.part_sessions`): tokenizer, transformer, int8 vocabulary product; and
+    their sum, the floor of this design on this machine."""
+    import numpy as np
+
+    from lsr_eval.models.onnx_query import part_sessions
+
+    sessions = part_sessions(enc)
+    clock = time.perf_counter
+    total = {"tokenizer": 0.0, "transformer": 0.0, "int8_product": 0.0}
+    zero = np.array(0, dtype=np.uint8)
+    for q in queries:
+        t0 = clock()
+        ids = enc.tokenize(q.text).ids
+        t1 = clock()
+        x = np.asarray(ids, dtype=np.int64).reshape(1, -1)
+        sessions["transformer"].run(None, {"input_ids": x})
+        t2 = clock()
+        hq = np.zeros((len(ids), enc.encoder.mlm.get_output_embeddings().in_features), dtype=np.uint8)
+        t3 = clock()
+        sessions["int8_product"].run(None, {"hq": hq, "zh": zero})
+        t4 = clock()
+        for k, v in (("tokenizer", t1 - t0), ("transformer", t2 - t1), ("int8_product", t4 - t3)):
+            total[k] += v
+    out = {k: v / len(queries) * 1e3 for k, v in total.items()}
+    out["sum"] = sum(out.values())
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
@@ -165,6 +195,7 @@ def main(argv: list[str] | None = None) -> int:
                     maps[name][q.id] = m
         load["after_side_by_side"] = list(os.getloadavg())
         steps = {name: breakdown(encoders[name], queries, args.scale) for name in paths if name != "torch"}
+        floor = floor_parts(encoders["onnx"], queries) if "onnx" in encoders else None
 
     latency = {}
     for name in paths:
@@ -194,7 +225,8 @@ def main(argv: list[str] | None = None) -> int:
                      "threads": {"torch": 1, "onnxruntime_intra_op": 1, "onnxruntime_inter_op": 1},
                      "order": "interleaved, rotating per query", "machine": machine(), "versions": versions,
                      "load_average_1_5_15min": load},
-        "export": export_s, "latency_ms": latency, "onnx_steps_mean_ms": steps, "fidelity": fidelity,
+        "export": export_s, "latency_ms": latency, "onnx_steps_mean_ms": steps,
+        "pruned_floor_mean_ms": floor, "fidelity": fidelity,
         "seconds": time.perf_counter() - t_start,
     }
     with open(out / "bench.json", "w", encoding="utf-8") as f:
@@ -242,6 +274,11 @@ def summary_md(b: dict) -> str:
     for name, s in b["onnx_steps_mean_ms"].items():
         lines.append(f"* {name}: " + ", ".join(f"{k} {v:.3f}" if k != "candidates" else f"{k} {v:.0f}"
                                                for k, v in s.items()))
+    if b.get("pruned_floor_mean_ms"):
+        f = b["pruned_floor_mean_ms"]
+        lines += ["", "Floor of the pruned design (mean ms per query, each part run alone on the query's tokens): "
+                  + ", ".join(f"{k} {v:.3f}" for k, v in f.items() if k != "sum")
+                  + f"; sum **{f['sum']:.3f}** (target p50 <= 1 ms)."]
     lines += ["", "Fidelity (integer query vectors identical to the torch path):", ""]
     for name, f in b["fidelity"].items():
         lines.append(f"* {name}: {f['identical']}/{f['queries']}" + ("; differing: " + "; ".join(

@@ -200,3 +200,21 @@ def test_missing_onnx_names_the_pip_command(monkeypatch, tmp_path):
     monkeypatch.setitem(sys.modules, "onnx", None)
     with pytest.raises(MissingDependency, match="pip install onnx=="):
         OnnxQueryEncoder(_tiny_encoder(), tmp_path)
+
+
+def test_part_sessions_compute_what_the_filter_does(ort_and_onnx, tmp_path):
+    from lsr_eval.models.onnx_query import part_sessions
+
+    onnx_enc = OnnxQueryEncoder(_tiny_encoder(), tmp_path)
+    parts = part_sessions(onnx_enc)
+    ids = onnx_enc.tokenize(TEXTS[0]).ids
+    x = np.asarray(ids, dtype=np.int64).reshape(1, -1)
+    h_ref, acc_ref, *_ = onnx_enc._filter.run(None, {"input_ids": x})
+    h = parts["transformer"].run(None, {"input_ids": x})[0]
+    np.testing.assert_allclose(h, h_ref, rtol=0, atol=1e-5)
+    hq = np.arange(h.size, dtype=np.int64).reshape(h.shape).astype(np.uint8) % 200
+    acc = parts["int8_product"].run(None, {"hq": hq.astype(np.uint8), "zh": np.array(7, np.uint8)})[0]
+    expected = (hq.astype(np.int64) - 7) @ onnx_enc._dec.q.T.astype(np.int64)    # exact integer product
+    np.testing.assert_array_equal(acc, expected)
+    assert acc.shape == acc_ref.shape
+    assert set(part_sessions(onnx_enc)) == {"transformer", "int8_product"}   # reused from the folder

@@ -331,6 +331,34 @@ def export_query_model(encoder, folder: str | os.PathLike, mode: str = "pruned")
     return folder
 
 
+def part_sessions(enc: "OnnxQueryEncoder") -> dict[str, object]:
+    """The two expensive parts of the ``pruned`` design as sessions of their own, for timing them alone:
+    ``transformer`` (input_ids -> h, the model up to the decoder's input) and ``int8_product`` (``MatMulInteger`` of a
+    uint8 L x E input by the quantised decoder, ``acc`` L x V). Exported once into ``enc.folder / "parts"``."""
+    from onnx import TensorProto as T
+    from onnx import helper as H
+    from onnx import numpy_helper as nh
+
+    ort = _import_onnxruntime()
+    folder = enc.folder / "parts"
+    folder.mkdir(parents=True, exist_ok=True)
+    h_path, mm_path = folder / "transformer.onnx", folder / "int8_product.onnx"
+    if not h_path.is_file():
+        ids = enc.tokenize("splade query encoder export").ids
+        tmp = folder / f"transformer.tmp{os.getpid()}.onnx"
+        _export_head_features(enc.encoder.mlm, list(ids), tmp)
+        os.replace(tmp, h_path)
+    if not mm_path.is_file():
+        V, E = enc._dec.W.shape
+        graph = H.make_graph([H.make_node("MatMulInteger", ["hq", "wq_t", "zh"], ["acc"])], "int8_product",
+                             [H.make_tensor_value_info("hq", T.UINT8, ["tokens", E]),
+                              H.make_tensor_value_info("zh", T.UINT8, [])],
+                             [H.make_tensor_value_info("acc", T.INT32, ["tokens", V])],
+                             initializer=[nh.from_array(np.ascontiguousarray(enc._dec.q.T), "wq_t")])
+        _save(_model(graph), mm_path)
+    return {"transformer": _session(ort, h_path), "int8_product": _session(ort, mm_path)}
+
+
 # ---- the encoder ----------------------------------------------------------------------------------------------------
 
 def _session(ort, path: Path):
