@@ -181,7 +181,8 @@ def summary_text(fid: dict[str, Any], dataset: dict[str, Any], model: str) -> st
              "| measure | fp32 | bf16 | bf16 - fp32 |", "|---|---|---|---|"]
     for m, v in fid["metrics"].items():
         diff = "" if v["difference"] is None else f"{v['difference']:+.4f}"
-        lines.append(f"| {m} | {v['fp32']:.4f} | {v['bf16']:.4f} | {diff} |")
+        bf16 = "missing" if v["bf16"] is None else f"{v['bf16']:.4f}"
+        lines.append(f"| {m} | {v['fp32']:.4f} | {bf16} | {diff} |")
     lines += ["", f"Identical top {top['k']}: {top['identical_ordered']}/{top['queries']} queries in order "
                   f"({100 * top['share_ordered']:.1f}%), {top['identical_set']}/{top['queries']} as sets "
                   f"({100 * top['share_set']:.1f}%).",

@@ -98,8 +98,8 @@ def read_docid_table(reader, field: str = "id") -> np.ndarray:
         string, sb = cls("java.lang.String"), cls("java.lang.StringBuilder")
         int_type = h.integer.TYPE
         stored = reader.storedFields()
-        # document(i, {field}): only the docid field is materialised, not the stored contents or raw JSON (an
-        # MS MARCO BM25 index stores every passage)
+        # document(i, {field}): only the docid field becomes a Java string; the other stored fields (an MS MARCO
+        # BM25 index's passages) are skipped by the visitor, though their compressed block is still decompressed
         document = mh.insertArguments(
             lookup.findVirtual(cls("org.apache.lucene.index.StoredFields"), "document",
                                mt.methodType(cls("org.apache.lucene.document.Document"), int_type,

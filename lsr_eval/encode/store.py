@@ -173,7 +173,8 @@ def _seconds(path: Path, z: Any) -> float | None:
     side = shard_time_path(path)
     if side.is_file():
         return float(read_json(side)["seconds"])
-    return float(z["seconds"]) if "seconds" in z.files else None
+    seconds = float(z["seconds"]) if "seconds" in z.files else 0.0
+    return seconds or None         # older shards written from vectors in memory held 0.0: no time
 
 
 def list_shards(folder: Path) -> dict[int, Path]:

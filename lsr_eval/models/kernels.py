@@ -9,12 +9,14 @@ max is taken before log1p(ReLU) (both monotone, so the result is the same), and 
 chunks of ``chunk`` terms, so peak extra memory is one block, never the B x L x V logits (30,522 x 256 x 4 bytes =
 31 MB per document in float32). Two layouts, by device:
 
-* CPU (:func:`_max_per_document`): document by document, its real tokens only (no padding computed), each chunk's
-  chunk x tokens block sized to the core's L2 cache (read at run time, :func:`l2_cache_bytes`) so the max over
-  tokens reads it from cache. Measured on a 2-core AVX2 EPYC (L2 1 MiB), 32 documents of 180-256 tokens: 1.26 s
-  instead of 2.07 s (E = 384, MiniLM) and 0.51 s instead of 0.59 s (E = 128, BERT-tiny) for the batched layout.
-* GPU (:func:`_max_batched`): the whole batch per chunk, a (B L) x chunk block (:data:`BLOCK_ELEMENTS`) with
-  padding positions at a logit of -1e30: one kernel launch per chunk, not per document.
+* CPU, batches of documents with :data:`MIN_TOKENS_PER_DOCUMENT` real tokens or more on average
+  (:func:`_max_per_document`): document by document, its real tokens only (no padding computed), each chunk x
+  tokens block sized to the core's L2 cache (read at run time, :func:`l2_cache_bytes`) so the max over tokens reads
+  it from cache. Measured on a 2-core AVX2 EPYC (L2 1 MiB), 32 documents, medians of 6 interleaved runs, against the
+  batched layout: 180-256 tokens 1.48 s vs 1.66 s (E = 384, MiniLM) and 0.60 vs 0.62 s (E = 128, BERT-tiny); 48-80
+  tokens 0.93x-0.94x the time; 24-40 tokens 1.09x-1.28x (slower: narrow products), hence the threshold.
+* GPU, and short texts on a CPU (:func:`_max_batched`): the whole batch per chunk, a (B L) x chunk block
+  (:data:`BLOCK_ELEMENTS`) with padding positions at a logit of -1e30: one kernel launch per chunk.
 
 Backward (:class:`ChunkedMaxLogits`): each z_bv depends on one token only, its arg-max a_bv, so with g = dL/dz
 
@@ -35,8 +37,10 @@ import torch
 #: GPU layout: logits held per chunk (elements): a 32 MiB float32 block (largest of 4, 8, 16, 32 MiB measured fastest on a
 #: 2-core AVX-512 Xeon; the full logits of 32 x 256 tokens take 1 GiB).
 BLOCK_ELEMENTS = 1 << 23
-#: logit of a padding position (see :func:`_chunked_max`).
+#: logit of a padding position, or of a document without real tokens (see :func:`_max_batched`).
 PAD_LOGIT = -1e30
+#: CPU: the per-document layout runs when a batch's documents have this many real tokens on average (module doc).
+MIN_TOKENS_PER_DOCUMENT = 48
 #: terms of one document handled at once in the backward pass (its tokens x these terms of logits).
 BACKWARD_ROWS = 1 << 12
 
@@ -66,15 +70,17 @@ def l2_cache_bytes(root: Path = CPU_CACHE, default: int = 1 << 20) -> int:
             if (index / "level").read_text().strip() == "2" and (index / "type").read_text().strip() != "Instruction":
                 size = (index / "size").read_text().strip().upper()
                 unit = {"K": 1 << 10, "M": 1 << 20}.get(size[-1:], 1)
-                return int(size.rstrip("KM")) * unit
+                value = int(size.rstrip("KM")) * unit
+                if value > 0:
+                    return value
         except (OSError, ValueError):
             continue
     return default
 
 
 @lru_cache(maxsize=1)
-def _l2_elements() -> int:
-    return l2_cache_bytes() // 4
+def _l2_bytes() -> int:
+    return l2_cache_bytes()
 
 
 def _chunked_max(hidden: torch.Tensor, mask: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None,
@@ -84,7 +90,9 @@ def _chunked_max(hidden: torch.Tensor, mask: torch.Tensor, weight: torch.Tensor,
     with torch.autocast(hidden.device.type, enabled=False):
         h = hidden.to(dtype)
         w = weight.to(dtype)
-        layout = _max_per_document if hidden.device.type == "cpu" else _max_batched
+        per_document = hidden.device.type == "cpu" and bool(
+            mask.sum() >= MIN_TOKENS_PER_DOCUMENT * max(mask.shape[0], 1))
+        layout = _max_per_document if per_document else _max_batched
         z = layout(h, mask, w, chunk)
         if bias is not None:
             z += bias.to(dtype)  # max_t (x_t + c) = max_t x_t + c, bit for bit (rounding is monotone): a pass saved
@@ -100,7 +108,7 @@ def _max_per_document(h: torch.Tensor, mask: torch.Tensor, w: torch.Tensor, chun
     counts = real.sum(1).tolist()
     prefix = bool((real == (torch.arange(length, device=h.device) < real.sum(1, keepdim=True))).all())
     z = torch.empty(b, vocab, dtype=h.dtype, device=h.device)
-    step = chunk or chunk_size(max(counts, default=1), vocab, _l2_elements())
+    step = chunk or chunk_size(max(counts, default=1), vocab, _l2_bytes() // h.element_size())
     buf = torch.empty(min(step, vocab) * max(max(counts, default=1), 1), dtype=h.dtype, device=h.device)
     for i, n in enumerate(counts):
         if n == 0:
