@@ -125,7 +125,8 @@ def main(argv: list[str] | None = None) -> int:
     from lsr_eval.models.precision import cpu_flags, resolve_precision
 
     dataset = load_dataset(args.dataset, args.split)
-    base = dict(model=resolve_model(args.model), doc_top_k=args.doc_top_k, query_top_k=args.query_top_k, scale=args.scale,
+    base = dict(model=resolve_model(args.model), doc_top_k=args.doc_top_k, query_top_k=args.query_top_k,
+                scale=args.scale,
                 batch_size=args.batch_size, max_length_d=args.max_length_d, max_length_q=args.max_length_q)
     experiment = {"benchmark": STAGE, "dataset": dataset.describe(), "settings": base, "precisions": PRECISIONS,
                   "top": TOP, "threads": args.threads}

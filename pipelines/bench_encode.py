@@ -382,7 +382,8 @@ def summary_md(result: dict[str, Any]) -> str:
             f"| {d['roofline']['head_bound_docs_per_s']:.1f} | {100 * d['fraction_of_roofline']:.0f}% "
             f"{'(met)' if d['met']['fraction_of_roofline'] else '(**missed**)'} "
             f"| {d['fidelity_vs_pyserini']['identical_docs']}/{d['fidelity_vs_pyserini']['docs']} |")
-    lines += ["", "Roofline = the faster of the head's product in 8,192-token blocks and in L2-sized blocks (GFLOP/s of "
+    lines += ["", "Roofline = the faster of the head's product in 8,192-token blocks and in L2-sized blocks "
+              "(GFLOP/s of "
               "each below). Backbone = the model without its decoder on the same batches (tokeniser included): "
               "no head kernel can make encoding faster than the backbone plus the head at the roofline.", "",
               "| model | roofline GFLOP/s (large / cache blocks) | backbone docs/s | backbone share of lsr-eval time "

@@ -39,7 +39,8 @@ def test_compare_vectors_lists_differing_terms():
 def test_script_runs_both_precisions(tiny_beir, tmp_path, capsys):
     out = tmp_path / "out"
     rc = bench.main(["--dataset", str(tiny_beir), "--model", str(tiny_model("bert")), "--out", str(out),
-                     "--work-dir", str(tmp_path / "work"), "--threads", "1", "--max-length-d", "64", "--max-length-q", "32"])
+                     "--work-dir", str(tmp_path / "work"), "--threads", "1", "--max-length-d", "64",
+                     "--max-length-q", "32"])
     assert rc == 0
     fid = json.loads((out / "fidelity.json").read_text())
     assert fid["precision"]["fp32"]["name"] == "fp32" and fid["precision"]["bf16"]["name"] == "bf16"

@@ -40,7 +40,8 @@ SHARD_RE = re.compile(r"^shard-(\d{5,})\.npz$")
 SHARD_TIME_RE = re.compile(r"^shard-(\d{5,})\.time\.json$")
 DONE_RE = re.compile(r"^done-rank(\d+)-of-(\d+)\.json$")
 TMP_MARK = ".tmp-"
-_OWN_RE = re.compile(r"^(shard-\d{5,}\.npz|shard-\d{5,}\.time\.json|done-rank\d+-of-\d+\.json|vocab\.json|encoding\.json|manifest\.json)$")
+_OWN_RE = re.compile(r"^(shard-\d{5,}\.npz|shard-\d{5,}\.time\.json|done-rank\d+-of-\d+\.json|vocab\.json"
+                     r"|encoding\.json|manifest\.json)$")
 
 
 def shard_name(k: int) -> str:

@@ -34,8 +34,8 @@ from pathlib import Path
 
 import torch
 
-#: GPU layout: logits held per chunk (elements): a 32 MiB float32 block (largest of 4, 8, 16, 32 MiB measured fastest on a
-#: 2-core AVX-512 Xeon; the full logits of 32 x 256 tokens take 1 GiB).
+#: Batched layout: logits held per chunk (elements), a 32 MiB float32 block (largest of 4, 8, 16, 32 MiB measured
+#: fastest on a 2-core AVX-512 Xeon; the full logits of 32 x 256 tokens take 1 GiB).
 BLOCK_ELEMENTS = 1 << 23
 #: logit of a padding position, or of a document without real tokens (see :func:`_max_batched`).
 PAD_LOGIT = -1e30
@@ -125,7 +125,7 @@ def _max_per_document(h: torch.Tensor, mask: torch.Tensor, w: torch.Tensor, chun
 
 
 def _max_batched(h: torch.Tensor, mask: torch.Tensor, w: torch.Tensor, chunk: int | None) -> torch.Tensor:
-    """GPU layout: the whole batch per vocabulary chunk.
+    """GPU layout, and CPU batches of short texts: the whole batch per vocabulary chunk.
 
     Padding: rather than a masked fill of every block (a third of the matrix product's time), one more column is
     appended: 0 for real tokens, -1e30 for padding, against a column of ones in W, so a padding logit is -1e30
