@@ -365,12 +365,20 @@ def bench_queries(name: str, queries: list[tuple[str, str]], args, PyQuery) -> d
         torch.set_num_threads(threads)
 
 
+def _load_text(load: dict[str, list[float]] | None) -> str:
+    if not load:
+        return ""
+    return "Load average (1 / 5 / 15 min): " + ", ".join(
+        f"{when} " + " / ".join(f"{x:.1f}" for x in v) for when, v in load.items()) + ". "
+
+
 def summary_md(result: dict[str, Any]) -> str:
     lines = ["# SPLADE encoding: lsr-eval vs Pyserini, roofline, query latency", "",
              f"One run, same models and documents (first {result['parameters']['docs']} SciFact documents, "
              f"{result['parameters']['max_length']} tokens max, batches of {result['parameters']['batch_size']}). "
-             f"Machine: {result['machine']}. The machine was shared with other jobs: the ratios, measured in the "
-             "same run, are the comparable figures.", "",
+             f"Machine: {result['machine']}. " + _load_text(result.get("load_average"))
+             + "Other processes may share the machine: the ratios, measured in the same run, are the comparable "
+             "figures.", "",
              "| model | precision | lsr-eval docs/s | Pyserini docs/s | ratio (target >= 3) | roofline GFLOP/s "
              "| head-bound docs/s | % of roofline (target >= 50) | identical vectors vs Pyserini |",
              "|---|---|---|---|---|---|---|---|---|"]
@@ -431,7 +439,7 @@ def main(argv: list[str] | None = None) -> int:
                        "max_length_q": args.max_length_q, "models": args.models, "query_models": args.query_models},
         "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, torch threads "
                    f"{torch.get_num_threads()}, flags {' '.join(flags)}",
-        "documents": [], "queries": []}
+        "load_average": {"start": list(os.getloadavg())}, "documents": [], "queries": []}
     for name in args.models:
         print(f"documents: {name}", flush=True)
         result["documents"].append(bench_documents(name, docs, args, PyDoc))
@@ -441,6 +449,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"queries: {name}", flush=True)
         result["queries"].append(bench_queries(name, queries, args, PyQuery))
         print(json.dumps(result["queries"][-1]["latency"]), flush=True)
+    result["load_average"]["end"] = list(os.getloadavg())
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "bench_encode.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
