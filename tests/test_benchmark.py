@@ -187,6 +187,11 @@ def test_bad_datasets_measures_and_settings_are_refused(tmp_path):
         (lambda c: c["systems"][1].update(engine="pisa", engine_options=[1]), "engine_options must be a mapping"),
         (lambda c: c["systems"][1].update(engine="pisa", engine_options={"query_algorithm": "fast"}),
          "query_algorithm"),
+        # search knobs are checked at load too, not when an index is first opened
+        (lambda c: c["systems"][1].update(engine="seismic", engine_options={"heap_factor": 2.0}),
+         "seismic knob heap_factor must be a number in"),
+        (lambda c: c["systems"][1].update(engine_options={"max_clauses": 0}),
+         "anserini max_clauses must be an integer >= 1, got 0"),
     ]
     for change, message in cases:
         c = json.loads(json.dumps(cfg))

@@ -342,15 +342,15 @@ def check_on_disk(cfg: BenchmarkConfig) -> None:
 
 def _check_engine(params: dict[str, Any], where: str) -> None:
     """``engine`` is a known engine, installed, and ``engine_options`` a mapping of options it takes; its build
-    settings are validated by constructing it (search knobs are checked when an index is opened)."""
+    settings are validated by constructing it, its search knobs by its ``check_search`` (before any run)."""
     from lsr_eval.engines.registry import check_engine, get_engine, split_options
 
     engine, options = params.get("engine", "anserini"), params.get("engine_options")
     if options is not None and not isinstance(options, dict):
         raise ConfigError(f"{where}: engine_options must be a mapping of option: value, got {options!r}")
     try:
-        build, _ = split_options(check_engine(engine), options)
-        get_engine(engine, **build)
+        build, search = split_options(check_engine(engine), options)
+        get_engine(engine, **build).check_search(**search)
     except ConfigError as e:
         raise ConfigError(f"{where}: {e}") from e
 

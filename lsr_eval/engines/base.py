@@ -109,6 +109,10 @@ class Engine(Protocol):
     def open(self, index: Path, **knobs: Any) -> Searcher:
         """A searcher over an index this engine built (another engine's index is refused)."""
 
+    def check_search(self, **knobs: Any) -> dict[str, Any]:
+        """The search knobs ``open`` would take, validated without an index (a config is checked before any run);
+        a bad value is a :class:`~lsr_eval.errors.ConfigError` naming the allowed ones."""
+
     def describe(self) -> dict[str, Any]:
         """Engine name, package and version, build settings, for the manifest."""
 

@@ -126,6 +126,9 @@ class PisaEngine:
                      scale=1.0, stemmer="none", term_escapes="ASCII A-Z as ^a-^z, ^ as ^^", **self.settings)
         return BuildCounts(NAME, read, indexed, seconds, {"terms": terms, **self.settings})
 
+    def check_search(self, **knobs: Any) -> dict[str, Any]:
+        return _check_settings(knobs, ("query_algorithm", "index_encoding"))
+
     def open(self, index: Path, **knobs: Any) -> "PisaSearcher":
         """A searcher over a PISA index (an unmarked pyterrier-pisa one too). Knobs: ``query_algorithm`` (default:
         this engine's) and ``index_encoding`` (default: the one built; another is compressed into the index)."""

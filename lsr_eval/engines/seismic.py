@@ -267,6 +267,9 @@ class SeismicEngine:
                    "terms": len(survey["vocabulary"]), "impacts_rounded": survey["rounded"], "threads": threads}
         return BuildCounts(ENGINE, read, indexed, time.perf_counter() - start, details)
 
+    def check_search(self, query_cut: int = QUERY_CUT, heap_factor: float = HEAP_FACTOR) -> dict[str, Any]:
+        return check_search_knobs(query_cut, heap_factor)
+
     def open(self, index: Path, query_cut: int = QUERY_CUT, heap_factor: float = HEAP_FACTOR) -> "SeismicSearcher":
         """A searcher over ``index`` (built by this engine) with the search knobs of :class:`SeismicSearcher`."""
         return SeismicSearcher(index, query_cut=query_cut, heap_factor=heap_factor)

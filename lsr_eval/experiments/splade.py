@@ -58,13 +58,15 @@ class SpladeSettings:
     engine_options: Mapping[str, Any] | None = None  # the engine's build settings and search knobs, by name
 
     def engine_parts(self) -> tuple[Any, dict[str, Any], dict[str, Any]]:
-        """(the engine with its build settings, those settings, its search knobs) for these settings."""
+        """(the engine with its build settings, those settings, its search knobs, validated) for these settings."""
         from lsr_eval.engines.registry import get_engine, split_options
 
         build, search = split_options(self.engine, dict(self.engine_options or {}))
         if self.engine == "anserini":
             search.setdefault("max_clauses", self.max_clauses)
-        return get_engine(self.engine, **build), build, search
+        engine = get_engine(self.engine, **build)
+        engine.check_search(**search)      # a bad knob fails here, before encoding, not when the index is opened
+        return engine, build, search
 
 
 def model_fingerprint(path: str) -> dict[str, Any]:
