@@ -1,0 +1,25 @@
+"""pipelines/bench_query_filter_bounds.py on a tiny model: every bound keeps every truly positive id."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "pipelines"))
+
+import bench_query_filter_bounds as bench  # noqa: E402
+from tiny_models import tiny_model  # noqa: E402
+
+
+def test_every_bound_is_exact_and_counts_what_it_keeps(tiny_beir, tmp_path):
+    out = tmp_path / "out"
+    assert bench.main(["--dataset", str(tiny_beir), "--model", str(tiny_model("bert")), "--max-length-q", "32",
+                       "--clusters", "4", "--groups", "2", "--out", str(out)]) == 0
+    result = json.loads((out / "bounds.json").read_text())
+    assert set(result["bounds"]) == {"int8", "clusters-4", "box-2"}
+    for name, b in result["bounds"].items():
+        assert b["missed_positive_ids"] == 0, name                 # an exact filter misses nothing
+        assert result["positive_mean"] <= b["kept_mean"] <= result["vocab"], name
+        assert b["first_pass_multiply_adds"] > 0
+    assert json.loads((out / "manifest.json").read_text())["stage"] == "bench-query-filter-bounds"
