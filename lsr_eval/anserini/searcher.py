@@ -158,6 +158,13 @@ class Bm25Searcher(_Searcher):
         return self._batch(((q.id, q.text) for q in queries), k, threads, remove_query, "BM25 search")
 
 
+def check_max_clauses(max_clauses: Any) -> int:
+    """``max_clauses`` when it is an integer >= 1 (the terms a query may have), else a ConfigError."""
+    if isinstance(max_clauses, bool) or not isinstance(max_clauses, int) or max_clauses < 1:
+        raise ConfigError(f"anserini max_clauses must be an integer >= 1, got {max_clauses!r}")
+    return max_clauses
+
+
 class ImpactSearcher(_Searcher):
     """Integer-weighted queries over an ``impact`` index (Anserini ``SimpleImpactSearcher``'s configuration).
 
@@ -171,10 +178,8 @@ class ImpactSearcher(_Searcher):
     _java_class = "io.anserini.search.SimpleImpactSearcher"
 
     def __init__(self, index_dir: str | os.PathLike, max_clauses: int = LUCENE_MAX_CLAUSES) -> None:
-        if max_clauses < 1:
-            raise ConfigError(f"max_clauses must be >= 1, got {max_clauses}")
+        self.max_clauses = check_max_clauses(max_clauses)
         super().__init__(index_dir)
-        self.max_clauses = max_clauses
         index_searcher = autoclass("org.apache.lucene.search.IndexSearcher")
         if max_clauses > index_searcher.getMaxClauseCount():
             index_searcher.setMaxClauseCount(int(max_clauses))

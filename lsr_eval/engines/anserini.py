@@ -52,9 +52,9 @@ class AnseriniEngine:
         return BuildCounts(NAME, read, counts.total_indexed, counts.seconds, {"anserini": counts.to_dict()})
 
     def check_search(self, max_clauses: int = LUCENE_MAX_CLAUSES) -> dict[str, Any]:
-        if isinstance(max_clauses, bool) or not isinstance(max_clauses, int) or max_clauses < 1:
-            raise ConfigError(f"anserini max_clauses must be an integer >= 1, got {max_clauses!r}")
-        return {"max_clauses": max_clauses}
+        from lsr_eval.anserini.searcher import check_max_clauses
+
+        return {"max_clauses": check_max_clauses(max_clauses)}
 
     def open(self, index: Path, max_clauses: int = LUCENE_MAX_CLAUSES):
         from lsr_eval.anserini.searcher import ImpactSearcher
