@@ -15,7 +15,8 @@ from tiny_models import tiny_model  # noqa: E402
 def test_every_bound_is_exact_and_counts_what_it_keeps(tiny_beir, tmp_path):
     out = tmp_path / "out"
     assert bench.main(["--dataset", str(tiny_beir), "--model", str(tiny_model("bert")), "--max-length-q", "32",
-                       "--clusters", "4", "--groups", "2", "--out", str(out)]) == 0
+                       "--clusters", "4", "--groups", "2", "--out", str(out),
+                       "--work-dir", str(tmp_path / "work")]) == 0
     result = json.loads((out / "bounds.json").read_text())
     assert set(result["bounds"]) == {"int8", "clusters-4", "box-2"}
     for name, b in result["bounds"].items():

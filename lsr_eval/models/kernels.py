@@ -105,8 +105,9 @@ def _max_per_document(h: torch.Tensor, mask: torch.Tensor, w: torch.Tensor, chun
     b, length, _ = h.shape
     vocab = w.shape[0]
     real = mask.bool()
-    counts = real.sum(1).tolist()
-    prefix = bool((real == (torch.arange(length, device=h.device) < real.sum(1, keepdim=True))).all())
+    n_real = real.sum(1)
+    counts = n_real.tolist()
+    prefix = bool((real == (torch.arange(length, device=h.device) < n_real.unsqueeze(1))).all())
     z = torch.empty(b, vocab, dtype=h.dtype, device=h.device)
     step = chunk or chunk_size(max(counts, default=1), vocab, _l2_bytes() // h.element_size())
     buf = torch.empty(min(step, vocab) * max(max(counts, default=1), 1), dtype=h.dtype, device=h.device)
