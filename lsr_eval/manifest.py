@@ -119,16 +119,11 @@ def check_provenance(folder: str | os.PathLike, src: Path | None = None) -> None
 
 
 def machine() -> dict[str, Any]:
-    """CPU model, logical cores and platform, for latency and throughput figures."""
-    cpu = platform.processor() or None
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return {"cpu": cpu, "cores": os.cpu_count(), "platform": platform.platform()}
+    """The hardware (:func:`lsr_eval.hardware.describe`): CPU model and its relevant flags, cores, memory, platform,
+    and the GPUs when this process runs torch with CUDA."""
+    from lsr_eval.hardware import describe
+
+    return describe()
 
 
 def read_manifest(folder: str | os.PathLike) -> dict[str, Any] | None:

@@ -383,6 +383,13 @@ def _check_system_params(kind: str, params: dict[str, Any], where: str) -> None:
     for key, allowed in (("precision", PRECISIONS), ("head_init", HEAD_INIT_RULES)):
         if key in params and params[key] not in allowed:
             raise ConfigError(f"{where}: {key}={params[key]!r}; allowed: {', '.join(allowed)}")
+    if "device" in params:
+        from lsr_eval.models.options import check_device
+
+        try:
+            check_device(params["device"])
+        except ConfigError as e:
+            raise ConfigError(f"{where}: {e}") from None
     _check_engine(params, where)
     for key in ("doc_top_k", "query_top_k", "prune_doc_top_k", "max_length_q", "max_length_d"):
         v = params.get(key)

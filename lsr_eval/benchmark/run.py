@@ -19,6 +19,7 @@ Each row has ``kind`` (``bm25``, ``splade``, ``fusion``); sweep points have ``sw
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import re
@@ -249,9 +250,12 @@ def _fusion_cost(entry: FusionEntry, by_name: dict[str, dict[str, Any]]) -> dict
 
 
 def _system_columns(system: SystemEntry) -> dict[str, Any]:
-    """Identity columns of a system's row: kind, model, k, and for a sweep point its sweep, label and values."""
+    """Identity columns of a system's row: kind, model, k, the precision a SPLADE model runs in (resolved on its
+    device, as in the run's identity), and for a sweep point its sweep, label and values."""
     row = {"kind": system.kind, "model": system.params.get("model", ""), "k": system.params.get("rescale_k"),
            "engine": system.params.get("engine", "anserini")}
+    if system.kind == "splade":
+        row["precision"] = _splade_settings(system).resolved_precision().name
     if system.sweep:
         row.update(sweep=system.sweep, point=system.point)
         for key, (field, _, _) in SWEEP_KEYS.items():
@@ -271,14 +275,21 @@ def _copy_small(run_dir: Path, dest: Path) -> None:
             shutil.copyfile(run_dir / name, dest / name)
 
 
-def run_benchmark(cfg: BenchmarkConfig, work: Path, threads: int = 2):
-    """Run (or resume) the benchmark; returns the results table (pandas)."""
+def run_benchmark(cfg: BenchmarkConfig, work: Path, threads: int = 2, device: str | None = None):
+    """Run (or resume) the benchmark; returns the results table (pandas). ``device`` (``auto``, ``cpu``,
+    ``cuda[:N]``) replaces every SPLADE system's ``device``."""
     import pandas as pd
 
     out = Path(cfg.out)
     check_provenance(out)  # refuse uncommitted code before the runs, not after them
     check_on_disk(cfg)  # model folders, before any run
     systems = cfg.all_systems()
+    if device is not None:
+        from lsr_eval.models.options import check_device
+
+        check_device(device)
+        systems = [dataclasses.replace(s, params={**s.params, "device": device}) if s.kind == "splade" else s
+                   for s in systems]
     tuned = {r for f in cfg.fusion if f.tune for r in f.runs}
     run_root = work / "benchmarks" / _slug(cfg.name) / "runs"
     rows: list[dict[str, Any]] = []
