@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import subprocess
 from pathlib import Path
 
 import pandas as pd
@@ -30,6 +31,35 @@ def _same(a, b) -> bool:
 def _measure_columns(table: pd.DataFrame, manifest: dict) -> list[str]:
     measures = {m for d in manifest["config"]["datasets"] for m in d["measures"]}
     return [c for c in table.columns if c in measures]
+
+
+MANIFESTS = sorted(RESULTS.rglob("manifest.json"))
+
+
+def _in_history(commit: str) -> bool:
+    repo = RESULTS.parent
+    found = subprocess.run(["git", "-C", str(repo), "cat-file", "-e", f"{commit}^{{commit}}"], capture_output=True)
+    if found.returncode == 0:
+        return True
+    shallow = subprocess.run(["git", "-C", str(repo), "rev-parse", "--is-shallow-repository"], capture_output=True,
+                             text=True).stdout.strip() == "true"
+    if shallow:
+        pytest.skip(f"shallow clone: {commit} may lie beyond its history")
+    return False
+
+
+def test_every_committed_manifest_names_a_clean_commit_in_history():
+    """A committed result is reproducible from a named commit or gone: no ``-dirty`` commit, none unknown."""
+    assert MANIFESTS
+    commits: dict[str, list[str]] = {}
+    for path in MANIFESTS:
+        commit = json.loads(path.read_text())["commit"]
+        where = str(path.relative_to(RESULTS))
+        assert isinstance(commit, str) and commit, f"{where}: no commit recorded"
+        assert not commit.endswith("-dirty"), f"{where}: made by uncommitted code ({commit})"
+        commits.setdefault(commit, []).append(where)
+    missing = {c: places[:3] for c, places in commits.items() if not _in_history(c)}
+    assert not missing, f"commits not in this repository's history: {missing}"
 
 
 def test_there_are_committed_benchmarks():
