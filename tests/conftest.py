@@ -118,16 +118,32 @@ def tiny_beir(tmp_path: Path) -> Path:
     return write_beir(tmp_path / "tiny", TINY_DOCS, TINY_QUERIES, TINY_QRELS)
 
 
+#: The quickstart benchmark, whose splade-tiny settings the session's SciFact encoding uses.
+QUICKSTART = REPO / "pipelines" / "benchmarks" / "scifact-splade-tiny.yaml"
+
+
+def quickstart_splade_settings(model: str):
+    """``SpladeSettings`` of the quickstart benchmark's splade-tiny system, ``model`` its resolved folder."""
+    import yaml
+
+    from lsr_eval.experiments.splade import SpladeSettings
+
+    cfg = yaml.safe_load(QUICKSTART.read_text(encoding="utf-8"))
+    params = next(s for s in cfg["systems"] if s["kind"] == "splade")
+    return SpladeSettings(**{k: v for k, v in params.items() if k not in ("name", "kind")} | {"model": model})
+
+
 class ScifactImpact:
-    """SciFact test encoded by splade-tiny once per session: the exported ``JsonVectorCollection``, its Anserini
-    impact index, and the test queries as integer weight maps (the shared input of the engine tests)."""
+    """SciFact test encoded by splade-tiny once per session with the quickstart's settings (1,024 / 256 terms):
+    the exported ``JsonVectorCollection``, its Anserini impact index, the test queries as integer weight maps (the
+    shared input of the engine tests), and the work folder holding them (``work``, ``settings``)."""
 
     def __init__(self, work: Path) -> None:
         from lsr_eval.data.datasets import load_dataset
         from lsr_eval.encode.queries import encode_queries
         from lsr_eval.encode.splade import SpladeTextEncoder
         from lsr_eval.errors import InputError
-        from lsr_eval.experiments.splade import SpladeSettings, ensure_impact_index, load_model
+        from lsr_eval.experiments.splade import ensure_impact_index, load_model
         from lsr_eval.export.queries import query_weight_maps
         from lsr_eval.models.offline import resolve_model
 
@@ -138,7 +154,8 @@ class ScifactImpact:
                 raise
             pytest.skip(str(e))
         self.dataset = load_dataset(str(shared_path("beir", "scifact")), "test")
-        settings = SpladeSettings(model=str(model_dir))
+        self.work = work
+        self.settings = settings = quickstart_splade_settings(str(model_dir))
         model = load_model(settings)
         stages = ensure_impact_index(self.dataset, model, settings, work, threads=2)
         self.collection = Path(stages["paths"]["collection"])
