@@ -17,7 +17,7 @@ BENCHMARKS = sorted(p.parent for p in (RESULTS / "benchmarks").glob("*/table.csv
 #: pandas' ``to_json`` (as the benchmark calls it) keeps 10 decimals; table.csv keeps every digit.
 JSON_DECIMALS = 10
 #: The stage each kind of row's run manifest records.
-STAGES = {"bm25": "bm25", "splade": "splade", "fusion": "fusion"}
+STAGES = {"bm25": "bm25", "splade": "splade", "run": "run-file", "fusion": "fusion"}
 
 
 def _same(a, b) -> bool:
@@ -29,7 +29,11 @@ def _same(a, b) -> bool:
 
 
 def _measure_columns(table: pd.DataFrame, manifest: dict) -> list[str]:
-    measures = {m for d in manifest["config"]["datasets"] for m in d["measures"]}
+    """The measures the config names, or (a registry dataset without ``measures:``) the registry's own."""
+    from lsr_eval.data.registry import BENCHMARKS
+
+    datasets = manifest["config"]["datasets"]
+    measures = {m for d in datasets for m in (d["measures"] or getattr(BENCHMARKS.get(d["spec"]), "measures", ()))}
     return [c for c in table.columns if c in measures]
 
 
@@ -138,12 +142,17 @@ def test_significance_markers_follow_their_p_values(bench: Path):
     if not sig:
         pytest.skip("no significance in this benchmark")
     table = pd.read_csv(bench / "table.csv", keep_default_na=False)
-    for col in (c for c in table.columns if c.endswith("_sig")):
-        measure = col[: -len("_sig")]
+    baselines = sig["baseline"] if isinstance(sig["baseline"], list) else [sig["baseline"]]
+    columns = [(c, c[: -len("_sig")], "_p", baselines[0]) for c in table.columns if c.endswith("_sig")]
+    if len(baselines) > 1:  # each baseline's own columns: <measure>_sig_vs_<baseline>, <measure>_p_vs_<baseline>
+        columns += [(c, c[: -len(f"_sig_vs_{b}")], f"_p_vs_{b}", b) for b in baselines for c in table.columns
+                    if c.endswith(f"_sig_vs_{b}")]
+    assert columns
+    for col, measure, p_suffix, baseline in columns:
         for row in table.to_dict("records"):
-            if row[f"{measure}_p"] == "":
-                assert row[col] == "" and (row["system"] == sig["baseline"] or row["status"] != "ok"), row
+            if row[f"{measure}{p_suffix}"] == "":
+                assert row[col] == "" and (row["system"] == baseline or row["status"] != "ok"), row
                 continue
-            base = table[(table["dataset"] == row["dataset"]) & (table["system"] == sig["baseline"])].iloc[0]
-            p, diff = float(row[f"{measure}_p"]), float(row[measure]) - float(base[measure])
+            base = table[(table["dataset"] == row["dataset"]) & (table["system"] == baseline)].iloc[0]
+            p, diff = float(row[f"{measure}{p_suffix}"]), float(row[measure]) - float(base[measure])
             assert row[col] == ("" if not p < sig["alpha"] else "†" if diff > 0 else "↓"), (row["system"], measure)
