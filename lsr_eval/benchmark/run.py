@@ -132,11 +132,12 @@ def _costs(system: SystemEntry, dataset: Dataset, run_dir: Path) -> tuple[dict[s
 
     manifest = read_manifest(run_dir) or {}
     if system.kind == "bm25":
+        from lsr_eval.anserini.collections import lucene_fields
         from lsr_eval.anserini.term_stats import TermStats
         from lsr_eval.efficiency.term_flops import term_flops
 
         index = manifest["index"]["path"]
-        with TermStats(index) as stats:
+        with TermStats(index, lucene_fields(system.params.get("fields"))) as stats:
             terms = [stats.analyze(q.text) for q in dataset.queries()]
             report = term_flops(terms, stats.doc_freqs(t for q in terms for t in q), stats.documents)
             documents, postings = stats.documents, stats.postings
@@ -204,7 +205,7 @@ def _latency(system: SystemEntry, dataset: Dataset, run_dir: Path, cfg, models: 
     if system.kind == "bm25":
         from lsr_eval.efficiency.latency import timed
 
-        params = {key: system.params[key] for key in ("k1", "b") if key in system.params}
+        params = {key: system.params[key] for key in ("k1", "b", "fields") if key in system.params}
         with Bm25Searcher(manifest["index"]["path"], **params) as s:
             ms, _ = timed(lambda q: s.search(q.text, cfg.hits), queries, cfg.warmup)
         return {"k": cfg.hits, "warmup_queries": cfg.warmup, "samples_ms": {"total": ms}}
