@@ -17,7 +17,6 @@
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import pandas as pd
 
@@ -225,7 +224,3 @@ def _leading_number(text: str) -> float:
         return float(digits)
     except ValueError:
         return math.nan
-
-
-def as_text(value: Any) -> str:
-    return "" if value is None or (isinstance(value, float) and math.isnan(value)) else str(value)

@@ -24,7 +24,7 @@ import pandas as pd
 
 from lsr_eval.errors import ConfigError
 from lsr_eval.report.loading import TrainingRun
-from lsr_eval.report.marks import MISSING, why_missing
+from lsr_eval.report.marks import why_missing
 from lsr_eval.report.tables import group_column, main_measure, model_order
 
 if TYPE_CHECKING:

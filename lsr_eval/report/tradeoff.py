@@ -95,7 +95,8 @@ def row_label(row: pd.Series) -> str:
 @dataclass(frozen=True)
 class Tradeoff:
     """What a trade-off figure draws: ``points`` (columns system, label, kind, family, sweep, x, y, parallel_x,
-    on_front), the families in colour order, the rows not drawn (with the reason) and the front's systems."""
+    engine, declared, source, on_front), the families in colour order, the rows not drawn (with the reason) and the
+    front's systems."""
 
     points: pd.DataFrame
     families: list[str]
