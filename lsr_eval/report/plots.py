@@ -115,6 +115,8 @@ def has_tradeoff(frame: pd.DataFrame, dataset: str, cost: str, measure: str | No
 GID_POINT, GID_LABEL, GID_PARALLEL, GID_FRONT, GID_SWEEP = "point:", "label:", "parallel:", "pareto-front", "sweep:"
 #: Offset of a point's label from the point, in points (right, up).
 LABEL_OFFSET = (5, 3)
+#: Hatch of a point whose cost a run file's source declared.
+DECLARED_HATCH = "////"
 
 
 def tradeoff_figure(frame: pd.DataFrame, dataset: str, cost: str = "flops", measure: str | None = None,
@@ -200,10 +202,6 @@ def tradeoff_figure(frame: pd.DataFrame, dataset: str, cost: str = "flops", meas
         notes.append(f"not plotted: {'; '.join(t.skipped)}")
     _note(fig, notes)
     return fig
-
-
-#: Hatch of a point whose cost a run file's source declared.
-DECLARED_HATCH = "////"
 
 
 #: Vertical offsets (points) tried in turn for a label that would overlap one placed before it.
