@@ -2,7 +2,7 @@
 
 Several commands may share one work folder at the same time (two experiments on one dataset, a benchmark beside a
 ``bm25`` run). Every cached stage therefore builds its slot while holding the slot's lock (:func:`slot_lock`, an
-exclusive ``flock`` on ``<slot>.lock`` beside the slot): a second process that needs the same artefact waits for the
+exclusive ``flock`` on ``work/.locks/<kind>/<slot>.lock``): a second process that needs the same artefact waits for the
 build in progress and then reuses it, instead of removing the half-built folder or opening a second Lucene
 ``IndexWriter`` on it (``LockObtainFailedException``). A slot is published by its manifest, written last and
 atomically (``os.replace``): a slot without one is a build in progress (locked) or left by a killed process
@@ -33,7 +33,9 @@ log = logging.getLogger(__name__)
 
 #: Default work folder (relative to the current directory); ``LSR_EVAL_WORK`` overrides it.
 DEFAULT_WORK = "work"
-#: Suffix of a slot's lock file (beside the slot, which may be removed and rebuilt while the lock is held).
+#: Folder of the slots' lock files, beside the kinds' folders (a slot may be removed and rebuilt while its lock is
+#: held; the kinds' folders hold slots only).
+LOCKS_DIR = ".locks"
 LOCK_SUFFIX = ".lock"
 
 
@@ -49,8 +51,9 @@ def cache_slot(work: Path, kind: str, key: Mapping[str, Any], label: str) -> Pat
 
 
 def lock_path(slot: Path) -> Path:
-    """``<parent>/.<slot name>.lock``: never removed (removing a lock file others wait on would split them)."""
-    return slot.parent / f".{slot.name}{LOCK_SUFFIX}"
+    """``work/.locks/<kind>/<slot name>.lock`` for ``slot`` = ``work/<kind>/<name>``: never removed (removing a lock
+    file others wait on would split them)."""
+    return slot.parent.parent / LOCKS_DIR / slot.parent.name / f"{slot.name}{LOCK_SUFFIX}"
 
 
 @contextmanager
