@@ -44,6 +44,11 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # output piped into `head` and the like
         sys.stderr.close()
         return 0
+    finally:  # a failed command (or benchmark row) leaves no empty output folder behind
+        from lsr_eval.manifest import remove_empty_outputs
+
+        for folder in remove_empty_outputs():
+            logging.getLogger("lsr_eval").info("removed the empty output folder %s", folder)
 
 
 if __name__ == "__main__":

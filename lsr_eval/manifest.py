@@ -149,12 +149,17 @@ def check_copy(manifest: Mapping[str, Any], dest: str | os.PathLike, source: str
             "rerun with --overwrite) so that the current, committed code makes it again")
 
 
+#: Folders :func:`prepare_output` created in this process: (the outermost folder it created, the output folder).
+_CREATED: list[tuple[Path, Path]] = []
+
+
 def prepare_output(folder: str | os.PathLike, experiment: Mapping[str, Any], overwrite: bool = False) -> Path:
     """Create ``folder`` for ``experiment``; refuse one that holds a different experiment unless ``overwrite``.
 
     A folder with no manifest but other files is refused too: it may hold someone's results. A folder under a
     repository's ``results/`` is refused when the code has uncommitted changes (:func:`check_provenance`), before
-    any work is done.
+    any work is done. A folder it creates is remembered, so that :func:`remove_empty_outputs` can take it away
+    again when the command fails before writing into it.
     """
     path = Path(folder)
     check_provenance(path)
@@ -167,8 +172,32 @@ def prepare_output(folder: str | os.PathLike, experiment: Mapping[str, Any], ove
             raise OutputExistsError(
                 f"{path} holds a different experiment ({path / MANIFEST}: {json.dumps(old.get('experiment'))}); "
                 "choose another folder or pass --overwrite")
+    top = next((p for p in reversed((path, *path.parents)) if not p.exists()), None)
     path.mkdir(parents=True, exist_ok=True)
+    if top is not None:
+        _CREATED.append((top, path))
     return path
+
+
+def _holds_files(folder: Path) -> bool:
+    return any(not p.is_dir() for p in folder.rglob("*"))
+
+
+def remove_empty_outputs() -> list[Path]:
+    """Remove the folders :func:`prepare_output` created in this process that hold no file (a command, or a
+    benchmark row, that failed before writing), with the parent folders it created for them; returns the
+    removed folders. The command line calls it when a command ends."""
+    removed = []
+    while _CREATED:
+        top, path = _CREATED.pop()
+        for folder in (path, *path.parents):
+            if not folder.is_dir() or _holds_files(folder):
+                break
+            shutil.rmtree(folder)
+            removed.append(folder)
+            if folder == top:
+                break
+    return removed
 
 
 def write_manifest(folder: str | os.PathLike, stage: str, experiment: Mapping[str, Any], *,

@@ -81,3 +81,29 @@ def test_java_exception_carries_java_message(tmp_path):
     with pytest.raises(JavaError) as e:
         Bm25Searcher(str(tmp_path / "no-such-index"))
     assert "no-such-index" in str(e.value) and "Exception" in str(e.value)
+
+
+def test_quiet_options_follow_the_java_version():
+    assert jvm.quiet_options(21) == []                                   # Lucene 9.9 is at home on Java 21
+    assert jvm.quiet_options(22) == [jvm.NO_MEMORY_SEGMENTS]
+    assert jvm.quiet_options(25) == [jvm.NO_MEMORY_SEGMENTS, jvm.ALLOW_UNSAFE]
+    opts = jvm.jvm_options(["--sun-misc-unsafe-memory-access=warn"], 25)  # the user's own choice stands
+    assert "--sun-misc-unsafe-memory-access=warn" in opts and jvm.ALLOW_UNSAFE not in opts
+    assert jvm.NO_MEMORY_SEGMENTS in opts
+
+
+def test_indexing_and_search_print_no_jvm_warnings(tiny_beir, tmp_path):
+    """Lucene 9.9 on Java 25 printed six WARNING lines (MMapDirectory, sun.misc.Unsafe::invokeCleaner) per run."""
+    import os
+    import subprocess
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[1]
+    out = subprocess.run([sys.executable, "-m", "lsr_eval.cli", "bm25", str(tiny_beir), "--out", str(tmp_path / "run"),
+                          "--work-dir", str(tmp_path / "work")], capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "PYTHONPATH": str(repo)})
+    assert out.returncode == 0, out.stderr
+    lines = out.stderr.splitlines()
+    assert any("indexed 5 documents" in line for line in lines)           # it did index and search here
+    noisy = [line for line in lines if line.startswith("WARNING:") or "MMapDirectory" in line or "Unsafe" in line]
+    assert noisy == []

@@ -74,8 +74,9 @@ def test_cli_writes_and_lists_every_file(report):
     on_disk = sorted(p for p in out.rglob("*") if p.is_file())
     assert sorted(listed) == on_disk
     names = {p.relative_to(out).as_posix() for p in on_disk}
-    for stem in ("rescaling", "efficiency-msmarco-dev", "efficiency-scifact", "benchmark-fusion",
-                 "benchmark-rescaling", "benchmarks", "training"):
+    for stem in ("rescaling", "efficiency-msmarco-dev", "efficiency-scifact", "benchmark-fusion-nDCG@10",
+                 "benchmark-fusion-R@100", "benchmark-rescaling-RR@10", "benchmark-rescaling-nDCG@10", "benchmarks",
+                 "training"):
         assert {f"tables/{stem}.{ext}" for ext in ("md", "tex", "csv")} <= names
     for stem in ("flops-msmarco-dev", "latency-msmarco-dev", "flops-scifact", "latency-scifact", "training-loss",
                  "training-active_dims_q", "training-active_dims_d", "head-norm-best-k", "rescaling-dl19",
@@ -106,8 +107,8 @@ def test_html_holds_tables_figures_and_manifests(report):
     parsed = Tables()
     parsed.feed(page)
     # every table, as in its Markdown file
-    for name in ("rescaling", "efficiency-msmarco-dev", "benchmark-fusion", "benchmarks", "training"):
-        md_rows = [[c.strip() for c in line.strip()[1:-1].split(" | ")]
+    for name in ("rescaling", "efficiency-msmarco-dev", "benchmark-fusion-nDCG@10", "benchmarks", "training"):
+        md_rows = [[c.strip().removeprefix("**").removesuffix("**") for c in line.strip()[1:-1].split(" | ")]
                    for line in (out / "tables" / f"{name}.md").read_text().splitlines() if line.startswith("|")]
         md_rows.pop(1)  # the alignment row
         assert parsed.tables[f"table-{name}"] == md_rows
@@ -134,7 +135,7 @@ def test_cli_percent_and_refuses_other_report(report, tmp_path):
     code, _, _ = run_cli("report", str(DATA / "rescaling"), "--out", str(tmp_path / "p"), "--percent")
     assert code == 0
     md = (tmp_path / "p" / "tables" / "rescaling.md").read_text()
-    assert "| 34.6† |" in md and "| 36.0 |" in md
+    assert "| **34.6†** |" in md and "| **36.0** |" in md  # the best of their columns: bold
     assert not (tmp_path / "p" / "plots" / "training-loss.png").exists()  # one benchmark, no training runs
     code, _, err = run_cli("report", str(tmp_path / "nothing"), "--out", str(tmp_path / "q"))
     assert code == 2 and "does not exist" in err

@@ -20,7 +20,7 @@ from lsr_eval.report.linking import link_training
 from lsr_eval.report.pareto import pareto_front
 from lsr_eval.report.summary import benchmarks_table, training_table
 from lsr_eval.report.table import latex_escape
-from lsr_eval.report.tables import benchmark_table, efficiency_table, rescaling_table
+from lsr_eval.report.tables import benchmark_table, benchmark_tables, efficiency_table, rescaling_table
 
 DATA = Path(__file__).resolve().parent / "data" / "report"
 BEIR = ("trec-covid", "nfcorpus", "nq", "hotpotqa", "fiqa", "arguana", "webis-touche2020", "quora", "dbpedia-entity",
@@ -32,7 +32,8 @@ ETTIN = "jhu-clsp/ettin-encoder-17m"
 def parse_markdown(text: str) -> list[dict[str, str]]:
     """The rows of the first pipe table in ``text`` as dicts keyed by header (an independent reader)."""
     lines = [line for line in text.splitlines() if line.startswith("|")]
-    split = lambda line: [c.strip() for c in line.strip()[1:-1].split(" | ")]  # noqa: E731
+    split = lambda line: [c.strip().removeprefix("**").removesuffix("**")  # noqa: E731  (bold: best cells)
+                          for c in line.strip()[1:-1].split(" | ")]
     header = split(lines[0])
     assert set(lines[1]) <= set("|:-"), lines[1]
     return [dict(zip(header, split(line))) for line in lines[2:]]
@@ -114,7 +115,7 @@ def test_status_defaults(tmp_path):
     table = load_benchmark(folder).table
     assert table.status.tolist() == ["ok"] and table.model.tolist() == [""]  # no status column: ok
     text = benchmark_table(table).text
-    assert text["s"].tolist() == ["missing"]
+    assert text["nDCG@10"].tolist() == ["missing"]
 
 
 def test_combine_merges_agreeing_rows_and_refuses_conflicts(results, tmp_path):
@@ -178,7 +179,8 @@ def test_rescaling_table_matches_results(frame):
     assert rows[(ETTIN, "16")]["DL19 nDCG@10"] == "not run"
     assert math.isnan(table.value({"backbone": ETTIN, "k": "16"}, "DL19 nDCG@10"))
     assert any("failed: out of memory (climate-fever / splade-minilm-k1)" in n for n in table.notes)
-    assert any(n.startswith("†: significantly better than the baseline bm25") for n in table.notes)
+    assert any(n.startswith("significance: test not recorded") and "against the baseline bm25" in n
+               and "† significantly better" in n for n in table.notes)
 
 
 def test_rescaling_table_percent(frame):
@@ -213,17 +215,25 @@ def test_efficiency_table_matches_results(frame):
 
 
 def test_benchmark_table_matches_results(results):
+    """Two datasets: the BEIR papers' shape, systems as rows, one column per dataset, their mean last."""
     table = benchmark_table(results.benchmarks["fusion"].table, name="fusion")
-    rows = {r["dataset"]: r for r in parse_markdown(table.to_markdown())}
+    rows = {r["system"]: r for r in parse_markdown(table.to_markdown())}
     src = csv_rows(DATA / "fusion" / "table.csv")
     for (dataset, system), s in src.items():
         expected = f"{float(s['nDCG@10']):.4f}{s['nDCG@10_sig']}" if s["status"] == "ok" else "failed"
-        assert rows[dataset][system] == expected
-    assert rows["scifact"]["measure"] == "nDCG@10"
-    assert rows["nfcorpus"]["wsum(bm25,splade-minilm-k4)"] == "failed"
+        assert rows[system][dataset] == expected
+    assert list(table.values.columns) == ["scifact", "nfcorpus", "mean"]
+    assert rows["wsum(bm25,splade-minilm-k4)"]["nfcorpus"] == "failed"
     assert "failed: run file missing (nfcorpus / wsum(bm25,splade-minilm-k4))" in table.notes
-    resc = benchmark_table(results.benchmarks["rescaling"].table)
-    assert resc.labels.set_index("dataset").loc["msmarco-dev", "measure"] == "RR@10"  # registry's main measure
+    # the mean only over the datasets every system has: scifact alone, since wsum failed on nfcorpus
+    assert rows["rrf(bm25,splade-minilm-k4)"]["mean"] == "0.7012"
+    assert any(n.startswith("mean: over the 1 of 2 datasets on which every system has a nDCG@10 value (scifact); "
+                            "left out: nfcorpus") for n in table.notes)
+    # every measure the benchmark holds gets its table, each datasets' main measure first
+    tables = benchmark_tables(results.benchmarks["rescaling"].table, name="resc")
+    assert [t.name for t in tables] == ["resc-RR@10", "resc-nDCG@10", "resc-R@1000", "resc-R@1000_rel_2", "resc-R@100"]
+    assert list(tables[1].values.columns) == ["dl19", *BEIR, "mean"]
+    assert [list(t.values.columns) for t in tables if t.name == "resc-R@1000_rel_2"] == [["dl19"]]  # no mean of one
     with pytest.raises(ConfigError, match="not in the table"):
         benchmark_table(results.benchmarks["fusion"].table, measure="RR@10")
 
@@ -310,7 +320,7 @@ def test_rescaling_table_shows_only_columns_with_data_and_says_once_why():
     assert "nfcorpus (not run or no row for the dataset)" in note
     assert "BEIR-13 mean nDCG@10 (needs all 13 datasets)" in note
     assert not any(n.startswith("absent:") for n in t.notes)  # no absent cell is left to explain
-    assert any(n.startswith("↓") for n in t.notes)
+    assert any(n.startswith("significance: ") and "↓ significantly worse" in n for n in t.notes)
 
 
 def test_efficiency_table_costs_fusions_and_marks_fusion_only_columns():

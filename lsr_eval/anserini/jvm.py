@@ -101,11 +101,36 @@ def choose_java_home() -> tuple[str, int]:
                     f"(ships a JDK 25), or set JAVA_HOME to a Java {MIN_JAVA}+ installation.")
 
 
-def jvm_options(requested: list[str] | tuple[str, ...] = ()) -> list[str]:
-    """``requested`` minus the unsupported options, plus a max heap unless one is given."""
+#: Lucene 9.9 (Anserini 1.7) maps index files with MemorySegments only on Java 19-21; on Java 22+ it falls back to
+#: MappedByteBuffer after logging a WARNING through java.util.logging. Setting this property to false takes the same
+#: fallback without the lookup and its warning: nothing else changes.
+NO_MEMORY_SEGMENTS = "-Dorg.apache.lucene.store.MMapDirectory.enableMemorySegments=false"
+#: That fallback unmaps files with ``sun.misc.Unsafe::invokeCleaner``, which Java 24+ reports in four WARNING lines
+#: per process (JEP 498) unless memory access through Unsafe is allowed (an option Java 23+ knows; JEP 471).
+ALLOW_UNSAFE = "--sun-misc-unsafe-memory-access=allow"
+
+
+def quiet_options(java_version: int) -> list[str]:
+    """Options that silence the warnings Lucene 9.9 gives on a Java newer than it knows, without changing what
+    runs (see :data:`NO_MEMORY_SEGMENTS`, :data:`ALLOW_UNSAFE`); none on Java 21, where Lucene is at home."""
+    opts = []
+    if java_version >= 22:
+        opts.append(NO_MEMORY_SEGMENTS)
+    if java_version >= 23:
+        opts.append(ALLOW_UNSAFE)
+    return opts
+
+
+def jvm_options(requested: list[str] | tuple[str, ...] = (), java_version: int | None = None) -> list[str]:
+    """``requested`` minus the unsupported options, plus a max heap unless one is given, plus the
+    :func:`quiet_options` of ``java_version`` that ``requested`` does not set otherwise."""
     opts = [o for o in requested if o not in UNSUPPORTED_OPTIONS]
     if not any(o.startswith("-Xmx") for o in opts):
         opts.append(f"-Xmx{os.environ.get('LSR_EVAL_JVM_HEAP', DEFAULT_HEAP)}")
+    for quiet in quiet_options(java_version) if java_version is not None else ():
+        name = quiet.split("=", 1)[0]
+        if not any(o.split("=", 1)[0] == name for o in opts):
+            opts.append(quiet)
     return opts
 
 
@@ -124,7 +149,7 @@ def start() -> JvmInfo:
             # Someone else (e.g. pyserini) started it: we can only check that Anserini is on the classpath.
             opts = tuple(jnius_config.get_options())
         else:
-            opts = tuple(jvm_options(jnius_config.get_options()))
+            opts = tuple(jvm_options(jnius_config.get_options(), version))
             jnius_config.set_options(*opts)
             cp = [c for c in (jnius_config.classpath or []) if "anserini" not in Path(c).name]
             jnius_config.set_classpath(str(fatjar), *cp)

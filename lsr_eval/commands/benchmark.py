@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from lsr_eval.models.options import DEVICE_CHOICES, check_device
 
@@ -37,4 +38,25 @@ def run(args: argparse.Namespace) -> int:
     with pd.option_context("display.width", 200, "display.max_columns", 30, "display.float_format", "{:.4f}".format):
         print(table[cols].to_string(index=False))
     print(f"table: {cfg.out}/table.csv")
+    problems = failed_rows(table)
+    if problems:
+        print(f"lsr-eval benchmark: {len(problems)} of {len(table)} rows did not complete:", file=sys.stderr)
+        for line in problems:
+            print(f"  {line}", file=sys.stderr)
+        return 1
     return 0
+
+
+def failed_rows(table) -> list[str]:
+    """One line per row whose run failed or was not run, or whose efficiency measurement failed:
+    ``dataset / system: status``."""
+    lines = []
+    for row in table.to_dict("records"):
+        where = f"{row.get('dataset')} / {row.get('system')}"
+        status = str(row.get("status") or "")
+        if status != "ok":
+            lines.append(f"{where}: {status or 'no status'}")
+        efficiency = row.get("efficiency_status")
+        if isinstance(efficiency, str) and efficiency.startswith("failed"):
+            lines.append(f"{where}: efficiency {efficiency}")
+    return lines

@@ -22,6 +22,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--best-k-by", default=None, metavar="COLUMN",
                         help="rescaling-table column that chooses each backbone's best k (default: the first of "
                              "'MS MARCO RR@10', 'DL19 nDCG@10', 'BEIR-13 mean nDCG@10' with a value)")
+    parser.add_argument("--measures", nargs="+", metavar="MEASURE",
+                        help="measures the benchmark and efficiency tables show (e.g. nDCG@10 R@100), the first one "
+                             "in the figures (default: every measure the results hold for each dataset)")
     parser.add_argument("--overwrite", action="store_true", help="replace an output folder holding another report")
 
 
@@ -31,10 +34,27 @@ def run(args: argparse.Namespace) -> int:
 
     fmt = NumberFormat(scale="percent" if args.percent else "fraction")
     files = write_report(args.results, args.out, fmt=fmt, smooth=args.smooth, best_k_by=args.best_k_by,
-                         overwrite=args.overwrite)
+                         measures=_canonical(args.measures), overwrite=args.overwrite)
     paths = files.all()
     print(f"wrote {len(paths)} files into {files.out}: {len(files.tables)} tables (md, tex, csv), "
           f"{len(files.figures) // 2} figures (png, pdf), index.html, manifest.json")
     for p in paths:
         print(f"  {p}")
     return 0
+
+
+def _canonical(measures: list[str] | None) -> list[str] | None:
+    """Measure names as the results' columns spell them (``ndcg@10`` -> ``nDCG@10``); names the parser does not
+    know are kept, for the report to refuse with the measures it has."""
+    from lsr_eval.errors import ConfigError
+    from lsr_eval.evaluation.measures import parse_measure
+
+    if measures is None:
+        return None
+    out = []
+    for m in measures:
+        try:
+            out.append(parse_measure(m).name)
+        except ConfigError:
+            out.append(m)
+    return out

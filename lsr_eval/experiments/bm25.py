@@ -9,7 +9,6 @@ whose document id equals the query id are dropped.
 
 from __future__ import annotations
 
-import json
 import logging
 import shutil
 import time
@@ -64,24 +63,28 @@ def ensure_bm25_index(dataset: Dataset, work: Path, threads: int = 2, multifield
     kind = "bm25-multifield" if multifield else "bm25-flat"
     key = {"kind": kind, "corpus": dataset.corpus_key()}
     slot = cache_slot(work, "indexes", key, f"{kind}-{dataset.corpus_label()}")
-    manifest = cached(slot, key)
-    if manifest is not None:
+    built = []
+
+    def build() -> None:
+        staging = slot.with_name(slot.name + ".collection")
+        shutil.rmtree(staging, ignore_errors=True)
+        t0 = time.perf_counter()
+        coll = write_json_collection(dataset.docs(), staging, multifield=multifield)
+        log.info("wrote %d documents to %s in %.1fs", coll.documents, staging, time.perf_counter() - t0)
+        counts = build_index(staging, slot / "index", kind, threads=threads)
+        shutil.rmtree(staging)
+        read = dataset.doc_stats.read
+        if counts.total_indexed != read or coll.documents != read:
+            raise LsrEvalError(f"documents read ({read}) != documents indexed ({counts.total_indexed}); Anserini "
+                               f"counters: {counts.to_dict()}")
+        write_manifest(slot, "index", key, counts={**counts.to_dict(), **dataset.doc_stats.to_dict()},
+                       java=info(), index=str(slot / "index"))
+        built.append(slot)
+
+    manifest = cached(slot, key, build=build)  # another process building it is waited for
+    if not built:
         log.info("reusing BM25 index %s (%d documents)", slot, manifest["counts"]["total_indexed"])
-        return slot, manifest
-    staging = slot.with_name(slot.name + ".collection")
-    shutil.rmtree(staging, ignore_errors=True)
-    t0 = time.perf_counter()
-    coll = write_json_collection(dataset.docs(), staging, multifield=multifield)
-    log.info("wrote %d documents to %s in %.1fs", coll.documents, staging, time.perf_counter() - t0)
-    counts = build_index(staging, slot / "index", kind, threads=threads)
-    shutil.rmtree(staging)
-    read = dataset.doc_stats.read
-    if counts.total_indexed != read or coll.documents != read:
-        raise LsrEvalError(f"documents read ({read}) != documents indexed ({counts.total_indexed}); Anserini "
-                           f"counters: {counts.to_dict()}")
-    write_manifest(slot, "index", key, counts={**counts.to_dict(), **dataset.doc_stats.to_dict()},
-                   java=info(), index=str(slot / "index"))
-    return slot, json.loads((slot / "manifest.json").read_text())
+    return slot, manifest
 
 
 def run_bm25(dataset: Dataset, out: str | Path, work: Path, settings: Bm25Settings = Bm25Settings(),

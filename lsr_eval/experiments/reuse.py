@@ -31,6 +31,9 @@ def reevaluate(folder: str | Path, qrels: Qrels, measures, done: Mapping[str, An
     folder = Path(folder)
     if not (folder / RUN_FILE).exists():
         raise LsrEvalError(f"{folder} has a finished manifest but no {RUN_FILE}: rerun with --overwrite")
+    log.info("reusing the finished run %s (made %s by commit %s): metrics recomputed from it; remove its folder "
+             "(or pass --overwrite) to run it again", folder / RUN_FILE, done.get("created", "at an unknown time"),
+             str(done.get("commit") or "unknown")[:12])
     run = read_run(folder / RUN_FILE)
     metrics = evaluate(qrels, run, measures)
     old = dict(done.get("metrics") or {})

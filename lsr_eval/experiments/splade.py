@@ -9,7 +9,6 @@ setting recomputes only the stages after it; the encoding resumes after a crash.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import time
@@ -20,7 +19,7 @@ from typing import Any, Mapping
 from lsr_eval.data.datasets import Dataset
 from lsr_eval.errors import LsrEvalError
 from lsr_eval.experiments.result import SystemResult
-from lsr_eval.experiments.workdir import cache_slot, cached
+from lsr_eval.experiments.workdir import cache_slot, cached, slot_lock
 from lsr_eval.defaults import DEFAULT_SCALE, LUCENE_MAX_CLAUSES
 from lsr_eval.manifest import completed, prepare_output, write_manifest
 from lsr_eval.models.options import DEFAULT_DEVICE, DEFAULT_PRECISION, PRECISIONS, check_choice, check_device
@@ -179,26 +178,25 @@ def ensure_impact_index(dataset: Dataset, model, s: SpladeSettings, work: Path, 
     keys = impact_keys(dataset, model, s)
     fingerprint, enc_key, exp_key, idx_key = keys.fingerprint, keys.encode, keys.export, keys.index
     enc_slot = cache_slot(work, "encodings", enc_key, keys.label)
-    summary = encode_corpus(dataset.docs(), SpladeTextEncoder(model.document), enc_slot, enc_key,
-                            encoder_info=fingerprint, shard_size=s.shard_size, batch_size=s.batch_size,
-                            total=expected_documents(dataset),
-                            run_info={"precision": model.document.resolved_precision().to_dict(),
-                                      "device": str(model.document.device)})
+    with slot_lock(enc_slot):  # resumable in place: another process encoding it is waited for, not removed
+        summary = encode_corpus(dataset.docs(), SpladeTextEncoder(model.document), enc_slot, enc_key,
+                                encoder_info=fingerprint, shard_size=s.shard_size, batch_size=s.batch_size,
+                                total=expected_documents(dataset),
+                                run_info={"precision": model.document.resolved_precision().to_dict(),
+                                          "device": str(model.document.device)})
     enc_manifest = summary.manifest
     if summary.shards_verified and not summary.shards_written:
         log.info("reused encoding %s", enc_slot)
 
     prune = doc_prune(s)
     exp_slot = cache_slot(work, "collections", exp_key, keys.collection_label)
-    exp_manifest = cached(exp_slot, exp_key)
-    if exp_manifest is None:
-        export_documents(enc_slot, exp_slot, exp_key, scale=s.scale, prune=prune)
-        exp_manifest = json.loads((exp_slot / "manifest.json").read_text())
+    exp_manifest = cached(exp_slot, exp_key,
+                          build=lambda: export_documents(enc_slot, exp_slot, exp_key, scale=s.scale, prune=prune))
 
     engine, _, _ = s.engine_parts()
     idx_slot = cache_slot(work, "indexes", idx_key, keys.index_label)
-    idx_manifest = cached(idx_slot, idx_key)
-    if idx_manifest is None:
+
+    def build_index() -> None:
         counts = engine.build(exp_slot / COLLECTION_DIR, idx_slot / "index", threads=threads)
         exported = exp_manifest["counts"]["documents_out"]
         if counts.documents_indexed != exported:
@@ -206,7 +204,8 @@ def ensure_impact_index(dataset: Dataset, model, s: SpladeSettings, work: Path, 
                                f"{counts.to_dict()}")
         write_manifest(idx_slot, "index", idx_key, counts=counts.to_dict(), engine=engine.describe(),
                        index=str(idx_slot / "index"), disk_bytes=_folder_bytes(idx_slot / "index"))
-        idx_manifest = json.loads((idx_slot / "manifest.json").read_text())
+
+    idx_manifest = cached(idx_slot, idx_key, build=build_index)
     read = dataset.doc_stats.read
     if read and read != enc_manifest["counts"]["documents_out"]:
         raise LsrEvalError(f"documents read ({read}) != documents encoded ({enc_manifest['counts']['documents_out']})")

@@ -1,19 +1,42 @@
-"""The git-ignored work folder where indexes, collections and encodings are cached by what produced them."""
+"""The git-ignored work folder where indexes, collections and encodings are cached by what produced them.
+
+Several commands may share one work folder at the same time (two experiments on one dataset, a benchmark beside a
+``bm25`` run). Every cached stage therefore builds its slot while holding the slot's lock (:func:`slot_lock`, an
+exclusive ``flock`` on ``work/.locks/<kind>/<slot>.lock``): a second process that needs the same artefact waits for the
+build in progress and then reuses it, instead of removing the half-built folder or opening a second Lucene
+``IndexWriter`` on it (``LockObtainFailedException``). A slot is published by its manifest, written last and
+atomically (``os.replace``): a slot without one is a build in progress (locked) or left by a killed process
+(unlocked, removed by the next build). The kernel releases the lock of a process that dies.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import re
 import shutil
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
+from lsr_eval.errors import LsrEvalError
 from lsr_eval.manifest import read_manifest
+
+try:
+    import fcntl
+except ImportError:  # Windows: no flock; concurrent builds of one slot are then not guarded
+    fcntl = None  # type: ignore[assignment]
+
+log = logging.getLogger(__name__)
 
 #: Default work folder (relative to the current directory); ``LSR_EVAL_WORK`` overrides it.
 DEFAULT_WORK = "work"
+#: Folder of the slots' lock files, beside the kinds' folders (a slot may be removed and rebuilt while its lock is
+#: held; the kinds' folders hold slots only).
+LOCKS_DIR = ".locks"
+LOCK_SUFFIX = ".lock"
 
 
 def work_dir(path: str | os.PathLike | None = None) -> Path:
@@ -27,11 +50,64 @@ def cache_slot(work: Path, kind: str, key: Mapping[str, Any], label: str) -> Pat
     return work / kind / f"{slug}-{digest}"
 
 
-def cached(slot: Path, key: Mapping[str, Any]) -> dict[str, Any] | None:
-    """The manifest of a complete artefact in ``slot`` made from ``key``; an incomplete one is removed."""
+def lock_path(slot: Path) -> Path:
+    """``work/.locks/<kind>/<slot name>.lock`` for ``slot`` = ``work/<kind>/<name>``: never removed (removing a lock
+    file others wait on would split them)."""
+    return slot.parent.parent / LOCKS_DIR / slot.parent.name / f"{slot.name}{LOCK_SUFFIX}"
+
+
+@contextmanager
+def slot_lock(slot: str | os.PathLike) -> Iterator[None]:
+    """Hold the exclusive lock of ``slot`` among processes (blocking; says once on the log that it waits)."""
+    slot = Path(slot)
+    if fcntl is None:
+        yield
+        return
+    path = lock_path(slot)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a+b") as f:
+        try:
+            fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            log.info("waiting for another process building %s", slot)
+            fcntl.flock(f.fileno(), fcntl.LOCK_EX)
+            log.info("%s: the other build finished", slot)
+        try:
+            yield
+        finally:
+            fcntl.flock(f.fileno(), fcntl.LOCK_UN)
+
+
+def _same(manifest: Mapping[str, Any] | None, key: Mapping[str, Any]) -> bool:
+    return manifest is not None and manifest.get("experiment") == json.loads(json.dumps(key, default=str))
+
+
+def _complete(slot: Path, key: Mapping[str, Any]) -> dict[str, Any] | None:
     manifest = read_manifest(slot) if slot.exists() else None
-    if manifest is not None and manifest.get("experiment") == json.loads(json.dumps(key, default=str)):
+    return manifest if _same(manifest, key) else None
+
+
+def cached(slot: Path, key: Mapping[str, Any], build: Callable[[], Any] | None = None) -> dict[str, Any] | None:
+    """The manifest of the complete artefact in ``slot`` made from ``key``.
+
+    With ``build``: when there is none, ``build()`` makes it in ``slot`` (writing the manifest with ``key`` as its
+    ``experiment`` last) while this process holds the slot's lock, after removing what a killed build left; a
+    process asking for the same slot meanwhile waits and then reuses it. Without ``build`` (the caller builds
+    unguarded): an incomplete slot is removed under the lock and None returned.
+    """
+    manifest = _complete(slot, key)
+    if manifest is not None:
         return manifest
-    if slot.exists():
-        shutil.rmtree(slot)
-    return None
+    with slot_lock(slot):
+        manifest = _complete(slot, key)  # made while this process waited for the lock
+        if manifest is not None:
+            return manifest
+        if slot.exists():
+            shutil.rmtree(slot)
+        if build is None:
+            return None
+        build()
+        manifest = read_manifest(slot)
+        if not _same(manifest, key):
+            raise LsrEvalError(f"{slot}: the build finished without a manifest of its key (a bug in the stage)")
+        return manifest

@@ -417,15 +417,28 @@ class OnnxQueryEncoder:
         self._special = np.zeros(self.vocab_size, dtype=bool)
         self._special[[i for i in self.special_ids if 0 <= i < self.vocab_size]] = True
 
-    def _ensure_files(self) -> bool:
-        """Export into :attr:`folder` unless a complete export with the same key is there; True when exported."""
+    def _exported(self) -> bool:
+        """Whether :attr:`folder` holds a complete export with this key (its meta file, written last)."""
         meta = self.folder / META_FILE
         if meta.is_file():
             try:
-                if json.loads(meta.read_text(encoding="utf-8")).get("key") == self.key:
-                    return False
+                return json.loads(meta.read_text(encoding="utf-8")).get("key") == self.key
             except (OSError, ValueError):
                 pass
+        return False
+
+    def _ensure_files(self) -> bool:
+        """Export into :attr:`folder` unless a complete export with the same key is there; True when exported.
+        Another process exporting the same model is waited for (:func:`~lsr_eval.experiments.workdir.slot_lock`)."""
+        from lsr_eval.experiments.workdir import slot_lock
+
+        if self._exported():
+            return False
+        with slot_lock(self.folder):
+            return False if self._exported() else self._export()
+
+    def _export(self) -> bool:
+        meta = self.folder / META_FILE
         t0 = time.perf_counter()
         export_query_model(self.encoder, self.folder, self.mode)
         record = {"key": self.key, "model_type": self.encoder.mlm.config.model_type,

@@ -2,7 +2,8 @@
 
 Layout of the output folder::
 
-    tables/benchmarks.*, tables/benchmark-<name>.*, tables/rescaling.*, tables/efficiency-<dataset>.*, tables/training.*
+    tables/benchmark-<name>.* (one dataset) or tables/benchmark-<name>-<measure>.* (several: the BEIR papers' shape),
+    tables/efficiency-<dataset>.*, tables/rescaling.*, tables/benchmarks.*, tables/training.*
     plots/flops-<dataset>.*, plots/latency-<dataset>.* (+ .json: the points, labels and front drawn, read back
     from the figure), plots/training-<key>.*, plots/head-norm-best-k.*,
     plots/rescaling-<dataset>.*
@@ -12,7 +13,8 @@ A table or figure is made only where the results hold what it needs: the rescali
 rescaling k (and a figure of the main measure against k for each dataset where such rows have it), an efficiency
 table and trade-off figures for each dataset with efficiency columns, training figures
 for the keys of :data:`TRAINING_CURVES` that some log has, the head-norm figure when training runs and the
-rescaling table both exist.
+rescaling table both exist. The page shows the results first (benchmarks, efficiency, rescaling, training) and
+then their provenance (what was read, the manifests, rows merged across benchmarks).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Sequence
 
 from lsr_eval.errors import ConfigError
 from lsr_eval.manifest import prepare_output, write_manifest
@@ -30,10 +33,12 @@ from lsr_eval.report.linking import link_training
 from lsr_eval.report.loading import Results, load_results
 from lsr_eval.report.plots import (COSTS, has_tradeoff, head_norm_figure, read_tradeoff, rescaling_figure,
                                    save_figure, tradeoff_figure, training_figure)
+from lsr_eval.report.loading import measure_columns
 from lsr_eval.report.summary import benchmarks_table, training_table
 from lsr_eval.report.table import Table
-from lsr_eval.report.tables import (RESCALING_COLUMNS, benchmark_table, datasets_in_order, efficiency_datasets,
-                                    efficiency_table, group_column, main_measure, rescaling_table)
+from lsr_eval.report.tables import (RESCALING_COLUMNS, benchmark_tables, check_measures, datasets_in_order,
+                                    dataset_measures, efficiency_datasets, efficiency_table, group_column,
+                                    main_measure, rescaling_table)
 
 #: Logged quantities drawn against the training step, when some log has them.
 TRAINING_CURVES = ("loss", "active_dims_q", "active_dims_d")
@@ -74,14 +79,20 @@ def rescaling_figure_datasets(frame) -> list[str]:
 
 
 def write_report(results: str | Path | Results, out: str | Path, *, fmt: NumberFormat = NumberFormat(),
-                 smooth: int | None = None, best_k_by: str | None = None, overwrite: bool = False) -> ReportFiles:
+                 smooth: int | None = None, best_k_by: str | None = None, measures: Sequence[str] | None = None,
+                 overwrite: bool = False) -> ReportFiles:
     """Read ``results`` (a folder or loaded :class:`Results`) and write the report into ``out`` (see the module
     doc); ``smooth``: moving-average window of the training curves (None: automatic); ``best_k_by``: rescaling
     table column choosing each backbone's best k (None: the first of MS MARCO RR@10, DL19 nDCG@10, BEIR-13 mean
-    with a value)."""
+    with a value); ``measures``: the measures the benchmark and efficiency tables show, the first one the figures
+    (None: every measure of each dataset, its main measure in the figures)."""
     results = results if isinstance(results, Results) else load_results(results)
+    frame = link_training(results.combined(), results.training)
+    if measures is not None:
+        measures = list(measures)
+        check_measures(measures, measure_columns(frame.columns))
     experiment = {"results": str(results.root.resolve()), "scale": fmt.scale, "smooth": smooth,
-                  "best_k_by": best_k_by}
+                  "best_k_by": best_k_by, **({"measures": measures} if measures is not None else {})}
     out = prepare_output(out, experiment, overwrite)
     files = ReportFiles(out)
     tables_dir, plots_dir = out / "tables", out / "plots"
@@ -95,15 +106,42 @@ def write_report(results: str | Path | Results, out: str | Path, *, fmt: NumberF
         files.figures += [png, pdf]
         return FigureFiles(caption, png, pdf)
 
-    frame = link_training(results.combined(), results.training)
-    sections: list[Section] = []
-    overview = Section("Overview", "What was read from the results folder (manifests: under each benchmark and "
-                                   "in the training section).")
-    if results.benchmarks:
-        overview.tables.append(table(benchmarks_table(results.benchmarks.values())))
-    if results.training:
-        overview.tables.append(table(training_table(results.training.values())))
-    sections.append(overview)
+    def figure_measure(d: str) -> str | None:
+        """The measure of ``d``'s figures: the first of ``measures`` it has, else its main measure."""
+        if measures is None:
+            return main_measure(frame, d)
+        return next(iter(dataset_measures(frame, d, measures)), None)
+
+    sections: list[Section] = []  # results first, then what they were read from (provenance)
+    for name, bench in results.benchmarks.items():
+        rows = bench.table
+        s = Section(f"Benchmark {name}", f"Read from {bench.source}; systems as rows"
+                    + ("." if rows["dataset"].nunique() < 2 else ", one table per measure, datasets as columns and "
+                       "their mean last (as the BEIR papers)."))
+        if measures is not None and not set(measures) & set(measure_columns(rows.columns)):
+            s.notes.append(f"none of the measures asked for ({', '.join(measures)}) is in this benchmark; it has "
+                           f"{', '.join(measure_columns(rows.columns)) or 'none'}")
+        else:
+            s.tables += [table(t) for t in benchmark_tables(rows, name=f"benchmark-{name}", measures=measures,
+                                                            fmt=fmt, label=name)]
+        sections.append(s)
+
+    eff_datasets = efficiency_datasets(frame)
+    if eff_datasets:
+        eff = Section("Effectiveness and efficiency", "Per dataset with efficiency measurements: effectiveness, "
+                                                      "latency (query encoding + search), FLOPs, active dimensions "
+                                                      "and index size.")
+        for d in eff_datasets:
+            eff.tables.append(table(efficiency_table(frame, d, measures=measures, fmt=fmt)))
+            measure = figure_measure(d)
+            for cost in TRADEOFF_COSTS:
+                if measure and has_tradeoff(frame, d, cost, measure):
+                    fig = tradeoff_figure(frame, d, cost, measure)
+                    eff.figures.append(figure(fig, f"{cost}-{d}", f"{measure} against {COSTS[cost].name} on {d}"))
+                    data = plots_dir / f"{cost}-{d}.json"
+                    data.write_text(json.dumps(read_tradeoff(fig), indent=1) + "\n", encoding="utf-8")
+                    files.figure_data.append(data)
+        sections.append(eff)
 
     if frame["k"].notna().any():
         resc = Section("Rescaling k", "Each backbone trained with MLM-head rescaling k: in-domain effectiveness and "
@@ -126,47 +164,31 @@ def write_report(results: str | Path | Results, out: str | Path, *, fmt: NumberF
                                            f"MLM-head norm against the best k (by {points['criterion'].iloc[0]})"))
         sections.append(resc)
 
-    eff_datasets = efficiency_datasets(frame)
-    if eff_datasets:
-        eff = Section("Effectiveness and efficiency", "Per dataset with efficiency measurements: effectiveness, "
-                                                      "latency, FLOPs, active dimensions and index size.")
-        for d in eff_datasets:
-            eff.tables.append(table(efficiency_table(frame, d, fmt=fmt)))
-            for cost in TRADEOFF_COSTS:
-                if has_tradeoff(frame, d, cost):
-                    measure = main_measure(frame, d)
-                    fig = tradeoff_figure(frame, d, cost)
-                    eff.figures.append(figure(fig, f"{cost}-{d}", f"{measure} against {COSTS[cost].name} on {d}"))
-                    data = plots_dir / f"{cost}-{d}.json"
-                    data.write_text(json.dumps(read_tradeoff(fig), indent=1) + "\n", encoding="utf-8")
-                    files.figure_data.append(data)
-        sections.append(eff)
-
-    for name, bench in results.benchmarks.items():
-        s = Section(f"Benchmark {name}", f"Read from {bench.source}.")
-        s.tables.append(table(benchmark_table(bench.table, name=f"benchmark-{name}",
-                                              title=f"{name}: main measure per dataset and system", fmt=fmt)))
-        s.manifests.append((f"{name}/manifest.json", bench.manifest))
-        sections.append(s)
-
     if results.training:
         tr = Section("Training", "Training logs by backbone and rescaling k.")
         for key in TRAINING_CURVES:
             if any(key in r.log.columns for r in results.training.values()):
                 tr.figures.append(figure(training_figure(results.training.values(), key, smooth),
                                          f"training-{key}", f"{key} against the training step, by backbone and k"))
-        tr.manifests += [(f"train/{r.name}/manifest.json", r.manifest) for r in results.training.values()]
         tr.notes += [n for r in results.training.values() for n in r.notes]
         sections.append(tr)
 
-    notes = list(frame.attrs.get("merged", [])) + list(frame.attrs.get("link_notes", []))
-    if notes:
-        sections.append(Section("Notes", "Rows combined across benchmark folders, and links not made.", notes=notes))
+    provenance = Section("Provenance", "What was read from the results folder, and the manifests: what was run, on "
+                                       "what, when.")
+    if results.benchmarks:
+        provenance.tables.append(table(benchmarks_table(results.benchmarks.values())))
+    if results.training:
+        provenance.tables.append(table(training_table(results.training.values())))
+    provenance.manifests += [(f"{name}/manifest.json", b.manifest) for name, b in results.benchmarks.items()]
+    provenance.manifests += [(f"train/{r.name}/manifest.json", r.manifest) for r in results.training.values()]
+    provenance.notes += list(frame.attrs.get("merged", [])) + list(frame.attrs.get("link_notes", []))
+    sections.append(provenance)
 
     header = [f"results: {results.root.resolve()}",
               f"{len(results.benchmarks)} benchmark folder(s), {len(frame)} (dataset, system) rows after merging, "
               f"{len(results.training)} training run(s)",
-              f"effectiveness as {fmt.effectiveness_unit}; latency in ms; a cell without a number says why"]
+              f"effectiveness as {fmt.effectiveness_unit}; latency in ms; a cell without a number says why; bold: "
+              "the best of its column"]
     files.html = out / "index.html"
     files.html.write_text(render_html(f"lsr-eval report: {results.root.name}", sections, out, files.tables, header),
                           encoding="utf-8")
@@ -176,4 +198,3 @@ def write_report(results: str | Path | Results, out: str | Path, *, fmt: NumberF
                 "tables": len(files.tables), "figures": len(files.figures) // 2},
         outputs=[p.relative_to(out).as_posix() for p in files.all() if p != out / "manifest.json"])
     return files
-

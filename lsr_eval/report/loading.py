@@ -40,12 +40,19 @@ EFFICIENCY_COLUMNS = ("flops", "avg_q_dims", "avg_d_dims", "latency_mean_ms", "l
                       "latency_parallel_p99_ms")
 #: A sweep point's settings (numbers).
 SWEEP_COLUMNS = ("doc_top_k", "doc_threshold", "query_top_k", "query_threshold")
-#: Text columns of a benchmark table (``kind``: bm25, splade or fusion; ``sweep``/``point``: a sweep point's sweep
-#: and label; ``engine``: the retrieval engine, when the table names one).
+#: Text columns of a benchmark table (``kind``: bm25, splade, fusion or run; ``sweep``/``point``: a sweep point's
+#: sweep and label; ``engine``: the retrieval engine, when the table names one; ``precision``: the resolved precision
+#: of a model row, "fp32" or "bf16"; ``declared_costs``: comma-separated cost columns a run file's source declared,
+#: ``cost_source``: that source; ``significance_test``: the test behind the markers, from the manifest).
 TEXT_COLUMNS = ("dataset", "system", "model", "status", "baseline", "kind", "sweep", "point", "engine",
-                "latency_rule")
+                "latency_rule", "precision", "declared_costs", "cost_source", "efficiency_status",
+                "significance_test")
+#: Counts a row may carry (``judged_without_results``: judged queries the run has no result for, scored 0).
+COUNT_COLUMNS = ("judged_without_results",)
 REQUIRED_COLUMNS = ("dataset", "system")
 SIG_SUFFIX = "_sig"
+#: Suffix of a measure's corrected p-value against the baseline (``nDCG@10_p``): a number where the row was tested.
+P_SUFFIX = "_p"
 #: Cell values read as "no value".
 _EMPTY = {"", "nan", "NaN", "null", "None", "NA", "N/A"}
 
@@ -66,6 +73,11 @@ def is_measure(column: Any) -> bool:
 def measure_columns(columns: Iterable[Any]) -> list[str]:
     """The columns named by canonical measure names, in order."""
     return [c for c in columns if is_measure(c)]
+
+
+def is_p_column(column: Any) -> bool:
+    """Whether ``column`` is a measure's p-value column (``nDCG@10_p``)."""
+    return isinstance(column, str) and column.endswith(P_SUFFIX) and is_measure(column[: -len(P_SUFFIX)])
 
 
 def _number(value: Any, where: str) -> float:
@@ -120,8 +132,8 @@ def normalise_table(records: list[dict[str, Any]], source: str, row_word: str = 
     if records and missing:
         raise InputError(f"{source}: missing column(s) {', '.join(missing)}; has {', '.join(map(str, columns))}")
     offset = 2 if row_word == "line" else 1
-    numeric = [c for c in columns if c == "k" or c in EFFICIENCY_COLUMNS or c in SWEEP_COLUMNS
-               or c in measure_columns(columns)]
+    numeric = [c for c in columns if c == "k" or c in EFFICIENCY_COLUMNS or c in SWEEP_COLUMNS or c in COUNT_COLUMNS
+               or c == "significance_alpha" or c in measure_columns(columns) or is_p_column(c)]
     rows = []
     for i, r in enumerate(records):
         where = f"{source} {row_word} {i + offset}"
@@ -201,7 +213,23 @@ def load_benchmark(folder: str | Path, name: str | None = None) -> BenchmarkResu
         raise InputError(f"{folder}: no {TABLE_JSON} or {TABLE_CSV}")
     records, row_word = _read_records(source)
     table = normalise_table(records, str(source), row_word)
-    return BenchmarkResults(name or folder.name, folder, source, table, read_json_file(folder / MANIFEST))
+    manifest = read_json_file(folder / MANIFEST)
+    return BenchmarkResults(name or folder.name, folder, source, with_significance(table, manifest), manifest)
+
+
+def with_significance(table: pd.DataFrame, manifest: dict[str, Any] | None) -> pd.DataFrame:
+    """``table`` with the test and level of its significance markers (``significance_test``,
+    ``significance_alpha``) from the manifest's ``config.significance`` where the table does not say; unchanged
+    when the manifest records none."""
+    config = ((manifest or {}).get("config") or {}).get("significance") if isinstance(manifest, dict) else None
+    if not isinstance(config, dict) or not config.get("test"):
+        return table
+    table = table.copy()
+    if "significance_test" not in table.columns:
+        table["significance_test"] = str(config["test"])
+    if "significance_alpha" not in table.columns and config.get("alpha") is not None:
+        table["significance_alpha"] = float(config["alpha"])
+    return table
 
 
 def find_key(doc: Any, keys: Iterable[str], accept) -> Any:
@@ -348,7 +376,8 @@ def combine(benchmarks: Iterable[BenchmarkResults]) -> pd.DataFrame:
     frame = pd.concat(frames, ignore_index=True)
     measures = ["k"] + [c for c in frame.columns if c in SWEEP_COLUMNS or c in measure_columns(frame.columns)]
     efficiency = [c for c in frame.columns if c in EFFICIENCY_COLUMNS]
-    numbers = measures + efficiency
+    counts = [c for c in frame.columns if c in COUNT_COLUMNS or c == "significance_alpha" or is_p_column(c)]
+    numbers = measures + efficiency + counts
     texts = [c for c in frame.columns if c in TEXT_COLUMNS or str(c).endswith(SIG_SUFFIX)]
     for c in numbers:
         frame[c] = frame[c].astype("float64")

@@ -24,7 +24,8 @@ import pandas as pd
 
 from lsr_eval.errors import ConfigError
 from lsr_eval.report.loading import TrainingRun
-from lsr_eval.report.tables import MISSING, group_column, main_measure, model_order, why_missing
+from lsr_eval.report.marks import why_missing
+from lsr_eval.report.tables import group_column, main_measure, model_order
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -42,8 +43,10 @@ class Cost:
 
 COSTS = {
     "flops": Cost("flops", "FLOPs", "FLOPs: expected multiplications per query-document score"),
-    "latency": Cost("latency_mean_ms", "mean latency", "mean query latency (ms, one thread)"),
-    "latency_p99": Cost("latency_p99_ms", "p99 latency", "99th percentile query latency (ms, one thread)"),
+    "latency": Cost("latency_mean_ms", "mean latency",
+                    "mean query latency (ms, one thread: query encoding + search)"),
+    "latency_p99": Cost("latency_p99_ms", "p99 latency",
+                        "99th percentile query latency (ms, one thread: query encoding + search)"),
 }
 
 #: Axis labels of the training quantities a figure may show (key -> label with unit).
@@ -97,10 +100,11 @@ def point_label(row: pd.Series) -> str:
     return f"{row['system']}, {k}" if k else str(row["system"])
 
 
-def has_tradeoff(frame: pd.DataFrame, dataset: str, cost: str) -> bool:
-    """Whether some row of ``dataset`` has both the ``cost`` column and the dataset's main measure."""
+def has_tradeoff(frame: pd.DataFrame, dataset: str, cost: str, measure: str | None = None) -> bool:
+    """Whether some row of ``dataset`` has both the ``cost`` column and ``measure`` (default: the dataset's main
+    measure)."""
     column = COSTS[cost].column
-    measure = main_measure(frame, dataset)
+    measure = measure or main_measure(frame, dataset)
     if measure is None or column not in frame.columns:
         return False
     rows = frame[frame["dataset"] == dataset]
@@ -111,16 +115,20 @@ def has_tradeoff(frame: pd.DataFrame, dataset: str, cost: str) -> bool:
 GID_POINT, GID_LABEL, GID_PARALLEL, GID_FRONT, GID_SWEEP = "point:", "label:", "parallel:", "pareto-front", "sweep:"
 #: Offset of a point's label from the point, in points (right, up).
 LABEL_OFFSET = (5, 3)
+#: Hatch of a point whose cost a run file's source declared.
+DECLARED_HATCH = "////"
 
 
 def tradeoff_figure(frame: pd.DataFrame, dataset: str, cost: str = "flops", measure: str | None = None,
                     title: str | None = None) -> "Figure":
     """``measure`` (default: the dataset's main measure) of each system on ``dataset`` against ``cost`` (a key of
     :data:`COSTS`), as decided by :func:`lsr_eval.report.tradeoff.tradeoff_points`: colour per family, marker per
-    kind (learned sparse model, BM25, fusion), a short label next to each point, each sweep joined by a line, the
-    Pareto front as a dashed staircase, a log cost axis when the costs span a decade or more. A fusion is drawn
-    at its parts' summed cost; on latency axes a hollow marker joined to it shows the parts run in parallel (max).
-    The rows not drawn are named under the axes with the reason."""
+    kind (learned sparse model, BM25, fusion, run file), a short label next to each point, each sweep joined by a
+    line, the Pareto front as a dashed line through its points only (straight segments between consecutive front
+    points, which no point off the front can lie on), a log cost axis when the costs span a decade or more. A fusion
+    is drawn at its parts' summed cost; on latency axes a hollow marker joined to it shows the parts run in parallel
+    (max). A cost declared by a run file's source is hatched and labelled "(declared)". The rows not drawn are named
+    under the axes with the reason."""
     from lsr_eval.efficiency.fusion_cost import RULE
     from lsr_eval.report.tradeoff import KINDS, sweep_curves, tradeoff_points
 
@@ -146,7 +154,7 @@ def tradeoff_figure(frame: pd.DataFrame, dataset: str, cost: str = "flops", meas
     for _, p in pts.iterrows():
         colour = colours[p["family"]]
         dot = ax.scatter([p["x"]], [p["y"]], s=55, marker=KINDS[p["kind"]].marker, color=colour,
-                         edgecolor="black", linewidth=0.6, zorder=4)
+                         edgecolor="black", linewidth=0.6, zorder=4, hatch=DECLARED_HATCH if p["declared"] else None)
         dot.set_gid(GID_POINT + p["system"])
         if not math.isnan(p["parallel_x"]):
             hollow = ax.scatter([p["parallel_x"]], [p["y"]], s=55, marker=KINDS[p["kind"]].marker,
@@ -161,7 +169,7 @@ def tradeoff_figure(frame: pd.DataFrame, dataset: str, cost: str = "flops", meas
             labels.append(text)
     if len(pts):
         front = pts[pts["on_front"]].sort_values("x")
-        line, = ax.plot(front["x"], front["y"], linestyle="--", color="0.35", drawstyle="steps-post", linewidth=1,
+        line, = ax.plot(front["x"], front["y"], linestyle="--", color="0.35", linewidth=1,
                         zorder=1, marker="o", markersize=13, markerfacecolor="none", markeredgecolor="0.35",
                         markeredgewidth=0.8)  # a ring round each front point: a one-point front shows too
         line.set_gid(GID_FRONT)
@@ -187,6 +195,9 @@ def tradeoff_figure(frame: pd.DataFrame, dataset: str, cost: str = "flops", meas
 
         notes.append("retrieval engine: " + (f"{REFERENCE_ENGINE} unless marked [engine]" if REFERENCE_ENGINE in engines
                                              else ", ".join(engines)))
+    if pts["declared"].any():
+        notes.append("hatched, (declared): cost declared by the run's source, not measured by lsr-eval: " + "; ".join(
+            f"{p['system']}: {p['source'] or 'source not given'}" for _, p in pts[pts["declared"]].iterrows()))
     if t.skipped:
         notes.append(f"not plotted: {'; '.join(t.skipped)}")
     _note(fig, notes)
@@ -248,15 +259,21 @@ def _place_labels(ax, labels: list) -> None:
 
 
 def _tradeoff_legend(ax, pts: pd.DataFrame, colours: dict) -> None:
-    """One entry per family drawn (colour), per kind drawn (marker), and for the lines drawn."""
+    """One entry per family drawn (its colour, with its kind's marker), per kind drawn (its marker), for declared
+    costs, and for the lines drawn."""
     from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
 
     from lsr_eval.report.tradeoff import KINDS
 
-    handles = [Line2D([], [], marker="o", linestyle="", color=colours[f], markeredgecolor="black", label=f)
-               for f in dict.fromkeys(pts["family"])]
+    kind_of = {f: mine.iloc[0] if len(set(mine)) == 1 else "" for f, mine in pts.groupby("family", sort=False)["kind"]}
+    handles = [Line2D([], [], marker=KINDS[kind_of[f]].marker if kind_of[f] else "o", linestyle="",
+                      color=colours[f], markeredgecolor="black", label=f) for f in dict.fromkeys(pts["family"])]
     handles += [Line2D([], [], marker=KINDS[k].marker, linestyle="", color="0.6", markeredgecolor="black",
                        label=f"kind: {KINDS[k].name}") for k in KINDS if (pts["kind"] == k).any()]
+    if pts["declared"].any():
+        handles.append(Patch(facecolor="0.8", edgecolor="black", hatch=DECLARED_HATCH,
+                             label="cost declared by the run's source"))
     for i, sweep in enumerate(dict.fromkeys(s for s in pts["sweep"] if s)):
         what = sweep.split(":", 1)[1].replace("_", " ").replace("+", ", ")
         handles.append(Line2D([], [], color="0.3", linewidth=1.2, linestyle=LINE_STYLES[i % len(LINE_STYLES)],
@@ -267,7 +284,7 @@ def _tradeoff_legend(ax, pts: pd.DataFrame, colours: dict) -> None:
         handles.append(Line2D([], [], marker="D", linestyle="", markerfacecolor="white", markeredgecolor="0.3",
                               label="fusion, parts in parallel"))
     handles.append(Line2D([], [], linestyle="--", color="0.35", marker="o", markersize=9, markerfacecolor="none",
-                          markeredgecolor="0.35", label="Pareto front (ringed points)"))
+                          markeredgecolor="0.35", label="Pareto front (ringed points, joined)"))
     ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
 
 

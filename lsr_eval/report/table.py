@@ -2,7 +2,8 @@
 
 A :class:`Table` keeps the numbers (``values``, NaN where there is none) apart from what each cell shows (``text``:
 the formatted number with its significance marker, or why there is no number: "not run", "failed", ...), so that
-tests and notebooks read numbers while the renderings read text.
+tests and notebooks read numbers while the renderings read text. ``best`` flags the cells holding their column's
+best number: bold in Markdown (``**...**``), LaTeX (``\textbf``) and HTML (``<strong>``); the CSV keeps numbers only.
 """
 
 from __future__ import annotations
@@ -47,10 +48,15 @@ class Table:
     values: pd.DataFrame
     text: pd.DataFrame
     notes: list[str] = field(default_factory=list)
+    best: pd.DataFrame | None = None  #: True where a cell holds its column's best number (None: no cell marked)
 
     def __post_init__(self) -> None:
         if list(self.values.columns) != list(self.text.columns):
             raise InputError(f"table {self.name}: values and text have different columns")
+        if self.best is None:
+            self.best = pd.DataFrame(False, index=self.values.index, columns=self.values.columns)
+        elif list(self.best.columns) != list(self.values.columns) or not self.best.index.equals(self.values.index):
+            raise InputError(f"table {self.name}: best and values have different cells")
         if not (self.labels.index.equals(self.values.index) and self.labels.index.equals(self.text.index)):
             raise InputError(f"table {self.name}: labels, values and text have different rows")
         if len(set(self.columns)) != len(self.columns):
@@ -63,6 +69,13 @@ class Table:
     def frame(self) -> pd.DataFrame:
         """What the table shows: labels then cell text, all strings."""
         return pd.concat([self.labels.astype(str), self.text.astype(str)], axis=1)
+
+    def _shown(self, bold) -> pd.DataFrame:
+        """:meth:`frame` with the best cells passed through ``bold``."""
+        text = self.text.astype(str).copy()
+        for c in text.columns:
+            text[c] = [bold(t) if b else t for t, b in zip(text[c], self.best[c])]
+        return pd.concat([self.labels.astype(str), text], axis=1)
 
     def csv_frame(self) -> pd.DataFrame:
         """Labels, then each value at full precision, or the cell text where there is no number."""
@@ -83,7 +96,7 @@ class Table:
 
     def to_markdown(self) -> str:
         """Title, a pipe table (labels left-aligned, values right-aligned) and the notes as a list."""
-        frame = self.frame()
+        frame = self._shown(lambda t: f"**{t}**")
         n_labels = self.labels.shape[1]
         lines = [f"### {self.title}", "",
                  "| " + " | ".join(_markdown_escape(c) for c in self.columns) + " |",
@@ -97,14 +110,16 @@ class Table:
 
     def to_latex(self) -> str:
         """A ``table`` float with a booktabs ``tabular`` (needs ``\\usepackage{booktabs}``) and the notes below."""
-        frame = self.frame()
         n_labels = self.labels.shape[1]
         spec = "l" * n_labels + "r" * (len(self.columns) - n_labels)
         lines = [r"% needs \usepackage{booktabs}", r"\begin{table}[t]", r"\centering", r"\small",
                  rf"\caption{{{latex_escape(self.title)}}}", rf"\begin{{tabular}}{{{spec}}}", r"\toprule",
                  " & ".join(latex_escape(c) for c in self.columns) + r" \\", r"\midrule"]
-        for row in frame.itertuples(index=False):
-            lines.append(" & ".join(latex_escape(str(c)) for c in row) + r" \\")
+        for i, row in enumerate(self.frame().itertuples(index=False)):
+            cells = [latex_escape(str(c)) for c in row]
+            cells = [rf"\textbf{{{c}}}" if j >= n_labels and self.best.iat[i, j - n_labels] else c
+                     for j, c in enumerate(cells)]
+            lines.append(" & ".join(cells) + r" \\")
         lines += [r"\bottomrule", r"\end{tabular}"]
         if self.notes:
             lines += [r"\par\smallskip\footnotesize", " \\\\\n".join(latex_escape(n) for n in self.notes)]
@@ -125,7 +140,10 @@ class Table:
                 else:
                     v = self.values.iat[i, j - n_labels]
                     cls = "num" if isinstance(v, float) and math.isfinite(v) else "missing"
-                    cells.append(f"<td class=\"{cls}\">{html.escape(str(c))}</td>")
+                    if self.best.iat[i, j - n_labels]:
+                        cells.append(f"<td class=\"{cls} best\"><strong>{html.escape(str(c))}</strong></td>")
+                    else:
+                        cells.append(f"<td class=\"{cls}\">{html.escape(str(c))}</td>")
             body.append("<tr>" + "".join(cells) + "</tr>")
         notes = ""
         if self.notes:

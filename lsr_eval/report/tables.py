@@ -1,15 +1,18 @@
 """The papers' tables, built from benchmark rows (:func:`lsr_eval.report.loading.combine` and
 :func:`lsr_eval.report.linking.link_training` output).
 
-- :func:`benchmark_table`: datasets x systems, each dataset's main measure with significance markers;
+- :func:`benchmark_tables`: one benchmark's rows: on one dataset, systems x its measures; on several, one table per
+  measure in the BEIR papers' shape (:func:`datasets_table`: systems x datasets, their mean last);
 - :func:`rescaling_table`: backbone x k -> MS MARCO RR@10, DL19 nDCG@10, BEIR-13 mean nDCG@10 and each BEIR
   dataset (Jang et al., "Rescaling MLM-Head for Neural Sparse Retrieval", 2026); the mean only when all 13 are there;
 - :func:`efficiency_table`: system -> effectiveness, latency, FLOPs, active dimensions, index size on one dataset
   (as Lassance & Clinchant, "An Efficiency Study for SPLADE Models", SIGIR 2022).
 
-A cell without a number says why: the row's status ("not run", "failed"), "missing" (the row is ok but has no
-value for that column) or "absent" (no row for that dataset and system); the notes under each table explain them
-and list failure reasons.
+Every measure a dataset's rows hold is shown (or those of ``measures``). Cells carry significance marks, declared
+costs and precision labels (:mod:`lsr_eval.report.marks`), each table's notes say what they mean (the test and its
+baseline among them); the best number of each effectiveness and cost column is bold. A cell without a number says
+why: the row's status ("not run", "failed"), "missing" (the row is ok but has no value for that column) or
+"absent" (no row for that dataset and system); the notes under each table explain them and list failure reasons.
 """
 
 from __future__ import annotations
@@ -23,16 +26,14 @@ import pandas as pd
 from lsr_eval.data.registry import BENCHMARKS, GROUPS
 from lsr_eval.errors import ConfigError
 from lsr_eval.report.formatting import MIB, NumberFormat
-from lsr_eval.report.loading import EFFICIENCY_COLUMNS, SIG_SUFFIX, measure_columns
+from lsr_eval.report.loading import EFFICIENCY_COLUMNS, measure_columns
+from lsr_eval.report.marks import (ABSENT, BETTER_MARKER, DECLARED, MISSING, NOT_FUSION, CellNotes, best_cells,
+                                   declared, tested_pairs, why_missing)
 from lsr_eval.report.table import Table
 
-ABSENT = "absent"
-MISSING = "missing"
-#: Cell of a fusion-only column (parts run in parallel) in another system's row.
-NOT_FUSION = "n/a"
+#: Re-exported: what a cell says beyond its number lives in :mod:`lsr_eval.report.marks`.
+__all__ = ["ABSENT", "MISSING", "NOT_FUSION", "BETTER_MARKER", "why_missing"]
 FUSION_ONLY = "latency_parallel_"
-#: Significance marker meaning "significantly better than the baseline after Bonferroni correction".
-BETTER_MARKER = "†"
 
 
 @dataclass(frozen=True)
@@ -50,12 +51,14 @@ RESCALING_COLUMNS = (Column("MS MARCO RR@10", "msmarco-dev", "RR@10"), Column("D
 
 @dataclass(frozen=True)
 class EfficiencyColumn:
-    """An efficiency column: source column, header (with unit), unit conversion and formatter name."""
+    """An efficiency column: source column, header (with unit), unit conversion, formatter name and which way is
+    better (``min``, or None where neither is: dimensions and total postings describe, they do not rank)."""
 
     source: str
     header: str
     scale: float
     kind: str  # NumberFormat method
+    better: str | None = "min"
 
 
 EFFICIENCY_DISPLAY = (
@@ -65,20 +68,17 @@ EFFICIENCY_DISPLAY = (
     EfficiencyColumn("latency_parallel_mean_ms", "parallel latency mean (ms)", 1.0, "latency"),
     EfficiencyColumn("flops", "FLOPs", 1.0, "flops"),
     EfficiencyColumn("postings_per_query", "postings per query", 1.0, "count"),
-    EfficiencyColumn("postings", "postings", 1.0, "count"),
-    EfficiencyColumn("avg_q_dims", "query dims", 1.0, "dims"),
-    EfficiencyColumn("avg_d_dims", "doc dims", 1.0, "dims"),
+    EfficiencyColumn("postings", "postings", 1.0, "count", None),
+    EfficiencyColumn("avg_q_dims", "query dims", 1.0, "dims", None),
+    EfficiencyColumn("avg_d_dims", "doc dims", 1.0, "dims", None),
     EfficiencyColumn("index_bytes", "index (MiB)", 1 / MIB, "mib"),
 )
 
-
-def why_missing(status: str) -> str:
-    """What a cell of a row with ``status`` shows when it has no number."""
-    if status == "ok":
-        return MISSING
-    if status.startswith("failed"):
-        return "failed"
-    return status
+#: What the latency columns measure (the note under a table that shows them).
+LATENCY_NOTE = ("latency: per query, one query at a time on one thread, from the query text to the ranked list: "
+                "query encoding + search (BM25: query analysis + search); mean, p50 and p99 over the measured queries")
+#: The note of a table with best cells.
+BEST_NOTE = "bold: the best number of its column (highest effectiveness, lowest cost)"
 
 
 def main_measure(frame: pd.DataFrame, dataset: str) -> str | None:
@@ -94,6 +94,29 @@ def main_measure(frame: pd.DataFrame, dataset: str) -> str | None:
         if rows[m].notna().any():
             return m
     return measures[0] if measures else None
+
+
+def dataset_measures(frame: pd.DataFrame, dataset: str, requested: Sequence[str] | None = None) -> list[str]:
+    """The measures shown for ``dataset``: every measure column with a value in its rows (the measures its benchmark
+    YAML asked for), the registry's official ones first in their order, then the others in the table's order; or
+    those of ``requested`` that it has, in that order; an unknown requested measure raises."""
+    available = measure_columns(frame.columns)
+    rows = frame[frame["dataset"] == dataset]
+    bench = BENCHMARKS.get(dataset)
+    official = [m for m in (bench.measures if bench else ()) if m in available]
+    have = [m for m in dict.fromkeys(official + available) if rows[m].notna().any()]
+    if requested is None:
+        return have or ([main_measure(frame, dataset)] if main_measure(frame, dataset) else [])
+    check_measures(requested, available)
+    return [m for m in requested if m in have]
+
+
+def check_measures(requested: Sequence[str], available: Sequence[str]) -> None:
+    """Refuse measures that no column holds, listing those the results have."""
+    unknown = [m for m in requested if m not in available]
+    if unknown:
+        raise ConfigError(f"measures not in the results: {', '.join(unknown)}; they have: "
+                          f"{', '.join(available) or 'none'}")
 
 
 def datasets_in_order(frame: pd.DataFrame) -> list[str]:
@@ -122,50 +145,13 @@ def model_order(frame: pd.DataFrame) -> Callable[[pd.Series], tuple]:
     return lambda row: (rank.get(row[col], len(rank)), -math.inf if math.isnan(row["k"]) else row["k"])
 
 
-class _Notes:
-    """Collects what the cells of one table need explained."""
-
-    def __init__(self) -> None:
-        self.failures: dict[str, list[str]] = {}
-        self.reasons: set[str] = set()
-        self.markers: dict[str, set[str]] = {}
-
-    def missing(self, reason: str, status: str, where: str) -> None:
-        self.reasons.add(reason)
-        if reason == "failed":
-            self.failures.setdefault(status, [])
-            if where not in self.failures[status]:
-                self.failures[status].append(where)
-
-    def marker(self, marker: str, baseline: str) -> None:
-        if marker:
-            self.markers.setdefault(marker, set()).add(baseline or "not named")
-
-    def lines(self) -> list[str]:
-        out = []
-        for marker, baselines in sorted(self.markers.items()):
-            meaning = ("significantly better than" if marker == BETTER_MARKER
-                       else "significance marker (from the <measure>_sig columns) against")
-            out.append(f"{marker}: {meaning} the baseline {', '.join(sorted(baselines))}"
-                       + (" after Bonferroni correction" if marker == BETTER_MARKER else ""))
-        explained = {ABSENT: "absent: the results hold no row for this dataset and system",
-                     MISSING: "missing: the row ran (status ok) but has no value for this column",
-                     "not run": "not run: the row's status says it was not run",
-                     NOT_FUSION: "n/a: parts in parallel apply to fusions only"}
-        out += [explained[r] for r in (ABSENT, MISSING, "not run", NOT_FUSION) if r in self.reasons]
-        for status, where in self.failures.items():
-            out.append(f"{status} ({'; '.join(where)})")
-        out += sorted(f"{r}: status of the row" for r in self.reasons - set(explained) - {"failed"})
-        return out
-
-
 def _rows_by_key(frame: pd.DataFrame, keys: Sequence[str]) -> dict[tuple, pd.Series]:
     return {tuple(r[k] for k in keys): r for _, r in frame.iterrows()}
 
 
-def _measure_cell(row: pd.Series | None, measure: str, fmt: NumberFormat, notes: _Notes, where: str,
-                  markers: bool = True) -> tuple[float, str]:
-    """(number in the table's unit or NaN, text) of ``measure`` in ``row``."""
+def _measure_cell(row: pd.Series | None, measure: str, fmt: NumberFormat, notes: CellNotes, where: str,
+                  tested: set[tuple[str, str]]) -> tuple[float, str]:
+    """(number in the table's unit or NaN, text) of ``measure`` in ``row``, with its significance mark."""
     if row is None:
         notes.missing(ABSENT, "", where)
         return math.nan, ABSENT
@@ -174,9 +160,8 @@ def _measure_cell(row: pd.Series | None, measure: str, fmt: NumberFormat, notes:
         reason = why_missing(row["status"])
         notes.missing(reason, row["status"], where)
         return math.nan, reason
-    marker = str(row.get(measure + SIG_SUFFIX, "") or "") if markers else ""
-    notes.marker(marker, str(row.get("baseline", "") or ""))
-    return fmt.effectiveness_value(value), fmt.effectiveness(value) + marker
+    mark = notes.significance_mark(row, measure, tested)
+    return fmt.effectiveness_value(value), fmt.effectiveness(value) + mark
 
 
 def _unit_note(fmt: NumberFormat) -> str:
@@ -186,38 +171,113 @@ def _unit_note(fmt: NumberFormat) -> str:
 
 
 def _table(name: str, title: str, labels: pd.DataFrame, values: dict[str, list[float]],
-           text: dict[str, list[str]], notes: list[str]) -> Table:
+           text: dict[str, list[str]], notes: list[str], best: dict[str, list[bool]] | None = None) -> Table:
     index = pd.RangeIndex(len(labels))
     return Table(name, title, labels.set_index(index),
                  pd.DataFrame(values, index=index, dtype="float64"),
-                 pd.DataFrame(text, index=index, dtype=object), notes)
+                 pd.DataFrame(text, index=index, dtype=object), notes,
+                 pd.DataFrame(best, index=index, dtype=bool) if best is not None else None)
+
+
+def _systems(frame: pd.DataFrame) -> list[str]:
+    return list(dict.fromkeys(frame["system"]))
+
+
+def datasets_table(frame: pd.DataFrame, measure: str, *, datasets: Sequence[str] | None = None,
+                   name: str | None = None, title: str | None = None, fmt: NumberFormat = NumberFormat()) -> Table:
+    """The BEIR papers' shape: one row per system, one column per dataset (``datasets``, default: those whose rows
+    have ``measure``) holding ``measure`` with its significance mark, then their mean, taken over the datasets on
+    which every system of the table has a value (the note names them and those left out); the best per column
+    bold."""
+    if measure not in measure_columns(frame.columns):
+        raise ConfigError(f"measure {measure!r} is not in the results; they have: "
+                          f"{', '.join(measure_columns(frame.columns)) or 'none'}")
+    if datasets is None:
+        datasets = [d for d in dict.fromkeys(frame["dataset"]) if frame.loc[frame["dataset"] == d, measure].notna().any()]
+    datasets = list(datasets)
+    rows_frame = frame[frame["dataset"].isin(datasets)]
+    systems = _systems(rows_frame)
+    rows = _rows_by_key(rows_frame, ("dataset", "system"))
+    tested = tested_pairs(rows_frame, [measure])
+    notes = CellNotes()
+    values: dict[str, list[float]] = {d: [] for d in datasets}
+    text: dict[str, list[str]] = {d: [] for d in datasets}
+    labels = []
+    for s in systems:
+        labels.append(s + _label_mark(rows, datasets, s, notes))
+        for d in datasets:
+            v, t = _measure_cell(rows.get((d, s)), measure, fmt, notes, f"{d} / {s}", tested)
+            values[d].append(v)
+            text[d].append(t)
+    complete = [d for d in datasets if all(not math.isnan(v) for v in values[d])]
+    mean_header = "mean"
+    lead = [_unit_note(fmt)]
+    if len(datasets) > 1:
+        raw = {d: [rows[(d, s)][measure] for s in systems] for d in complete}
+        values[mean_header] = [fmt.effectiveness_value(math.fsum(raw[d][i] for d in complete) / len(complete))
+                               if complete else math.nan for i in range(len(systems))]
+        text[mean_header] = [fmt.effectiveness(math.fsum(raw[d][i] for d in complete) / len(complete))
+                             if complete else "n/a" for i in range(len(systems))]
+        left_out = [d for d in datasets if d not in complete]
+        if not complete:
+            lead.append(f"mean: n/a, no dataset has a {measure} value for every system")
+        elif left_out:
+            lead.append(f"mean: over the {len(complete)} of {len(datasets)} datasets on which every system has a "
+                        f"{measure} value ({', '.join(complete)}); left out: {', '.join(left_out)}")
+        else:
+            lead.append(f"mean: over all {len(datasets)} datasets")
+    best = {h: best_cells(values[h], text[h], "max") for h in values}
+    if any(any(b) for b in best.values()):
+        notes.best = BEST_NOTE
+    return _table(name or f"datasets-{measure}", title or f"{measure} per dataset", pd.DataFrame({"system": labels}),
+                  values, text, lead + notes.lines(), best)
+
+
+def _label_mark(rows: dict[tuple, pd.Series], datasets: Sequence[str], system: str, notes: CellNotes) -> str:
+    """The label mark of ``system`` (its precision) from its rows, recording each row's notes."""
+    marks = [notes.row(rows[(d, system)], f"{system} on {d}") for d in datasets if (d, system) in rows]
+    return next((m for m in marks if m), "")
+
+
+def benchmark_tables(frame: pd.DataFrame, *, name: str = "benchmark", measures: Sequence[str] | None = None,
+                     fmt: NumberFormat = NumberFormat(), label: str | None = None) -> list[Table]:
+    """The tables of one benchmark's rows: on one dataset, systems x its measures (``name``); on several, one
+    :func:`datasets_table` per measure (``name-<measure>``), the main measure's first. ``label``: the benchmark's
+    name in the titles (default ``name``)."""
+    label = label or name
+    datasets = list(dict.fromkeys(frame["dataset"]))
+    if measures is not None:  # those this benchmark has (several benchmarks' results may have others)
+        have = [m for m in measures if m in measure_columns(frame.columns)]
+        if not have:
+            check_measures(measures, measure_columns(frame.columns))
+        measures = have
+    if len(datasets) == 1:
+        return [efficiency_table(frame, datasets[0], measures=measures, costs=False, name=name,
+                                 title=f"{label}: effectiveness on {datasets[0]}", fmt=fmt)]
+    shown = list(measures) if measures is not None else list(dict.fromkeys(
+        [m for m in (main_measure(frame, d) for d in datasets) if m]
+        + [m for d in datasets for m in dataset_measures(frame, d)]))
+    return [datasets_table(frame, m, name=f"{name}-{_slug(m)}", title=f"{label}: {m} per dataset", fmt=fmt)
+            for m in shown if frame[m].notna().any()]
+
+
+def _slug(measure: str) -> str:
+    return "".join(ch if ch.isalnum() or ch in "@.-" else "_" for ch in measure).strip("_")
 
 
 def benchmark_table(frame: pd.DataFrame, *, name: str = "benchmark", title: str | None = None,
                     measure: str | None = None, fmt: NumberFormat = NumberFormat()) -> Table:
-    """Datasets (rows, in order of appearance) x systems (columns): each dataset's :func:`main_measure` (or
-    ``measure`` for all) with the row's significance marker."""
+    """One table of a benchmark's rows: ``measure`` (default: the main measure) per dataset and system, systems as
+    rows (on one dataset: every measure unless ``measure`` is given)."""
     measures = measure_columns(frame.columns)
     if measure is not None and measure not in measures:
         raise ConfigError(f"measure {measure!r} is not in the table; its measures: {', '.join(measures) or 'none'}")
     datasets = list(dict.fromkeys(frame["dataset"]))
-    systems = list(dict.fromkeys(frame["system"]))
-    rows = _rows_by_key(frame, ("dataset", "system"))
-    notes = _Notes()
-    used = {d: measure or main_measure(frame, d) for d in datasets}
-    values: dict[str, list[float]] = {s: [] for s in systems}
-    text: dict[str, list[str]] = {s: [] for s in systems}
-    for d in datasets:
-        for s in systems:
-            if used[d] is None:
-                v, t = math.nan, "no measure"
-            else:
-                v, t = _measure_cell(rows.get((d, s)), used[d], fmt, notes, f"{d} / {s}")
-            values[s].append(v)
-            text[s].append(t)
-    labels = pd.DataFrame({"dataset": datasets, "measure": [used[d] or "none" for d in datasets]})
-    return _table(name, title or f"{name}: main measure per dataset", labels, values, text,
-                  [_unit_note(fmt), *notes.lines()])
+    if len(datasets) == 1:
+        return efficiency_table(frame, datasets[0], measures=[measure] if measure else None, costs=False, name=name,
+                                title=title, fmt=fmt)
+    measure = measure or main_measure(frame, datasets[0])
+    return datasets_table(frame, measure, name=name, title=title or f"{name}: {measure} per dataset", fmt=fmt)
 
 
 def _k_text(k: float) -> str:
@@ -252,22 +312,27 @@ def rescaling_table(frame: pd.DataFrame, *, columns: Iterable[Column] = RESCALIN
     for lab, k, _ in keys:
         counts[(lab, _k_text(k))] = counts.get((lab, _k_text(k)), 0) + 1
     rows = _rows_by_key(frame, ("dataset", "system"))
-    notes = _Notes()
+    tested = tested_pairs(frame[frame["system"].isin([k[2] for k in keys])],
+                          list(dict.fromkeys([c.measure for c in columns] + [group_measure])))
+    notes = CellNotes()
     mean_header = f"{group.upper()} mean {group_measure}"
     headers = [c.header for c in columns] + [mean_header] + list(members)
     values: dict[str, list[float]] = {h: [] for h in headers}
     text: dict[str, list[str]] = {h: [] for h in headers}
     label_text = []
     for lab, k, system in keys:
-        label_text.append(lab if counts[(lab, _k_text(k))] == 1 else f"{lab} [{system}]")
+        mine = [r for (_, s), r in rows.items() if s == system]
+        mark = next((m for m in (notes.row(r, f"{system} on {r['dataset']}") for r in mine) if m), "")
+        label_text.append((lab if counts[(lab, _k_text(k))] == 1 else f"{lab} [{system}]") + mark)
         for c in columns:
-            v, t = _measure_cell(rows.get((c.dataset, system)), c.measure, fmt, notes, f"{c.dataset} / {system}")
+            v, t = _measure_cell(rows.get((c.dataset, system)), c.measure, fmt, notes, f"{c.dataset} / {system}",
+                                 tested)
             values[c.header].append(v)
             text[c.header].append(t)
         present = []
         for d in members:
             row = rows.get((d, system))
-            v, t = _measure_cell(row, group_measure, fmt, notes, f"{d} / {system}")
+            v, t = _measure_cell(row, group_measure, fmt, notes, f"{d} / {system}", tested)
             values[d].append(v)
             text[d].append(t)
             if not math.isnan(v):
@@ -294,9 +359,12 @@ def rescaling_table(frame: pd.DataFrame, *, columns: Iterable[Column] = RESCALIN
         # only the reasons of cells still shown are explained under the table
         notes.reasons = {t for h in shown for t in text[h] if t in (ABSENT, MISSING, "not run")} | (
             {"failed"} if notes.failures else set())
+    best = {h: best_cells(values[h], text[h], "max") for h in shown}
+    if any(any(b) for b in best.values()):
+        notes.best = BEST_NOTE
     title = "Rescaling k: in-domain and " + group.upper() + " effectiveness by " + label_col + " and k"
     return _table(name, title, labels, {h: values[h] for h in shown}, {h: text[h] for h in shown},
-                  lead + notes.lines())
+                  lead + notes.lines(), best)
 
 
 def _group_by_reason(headers: list[str], text: dict[str, list[str]], mean_header: str,
@@ -315,42 +383,40 @@ def _group_by_reason(headers: list[str], text: dict[str, list[str]], mean_header
 
 
 def efficiency_table(frame: pd.DataFrame, dataset: str, *, measures: Sequence[str] | None = None,
-                     name: str | None = None, fmt: NumberFormat = NumberFormat()) -> Table:
-    """Systems run on ``dataset`` -> ``measures`` (default: the dataset's official measures that the table holds,
-    else its main measure), then the efficiency columns of :data:`EFFICIENCY_DISPLAY` that have a value for the
-    dataset (the others are named in a note)."""
+                     costs: bool = True, name: str | None = None, title: str | None = None,
+                     fmt: NumberFormat = NumberFormat()) -> Table:
+    """Systems run on ``dataset`` -> ``measures`` (default: every measure its rows hold, :func:`dataset_measures`)
+    with their significance marks, then (``costs``) the efficiency columns of :data:`EFFICIENCY_DISPLAY` that have
+    a value for the dataset (the others are named in a note), declared costs marked; the best per column bold."""
     rows_frame = frame[frame["dataset"] == dataset]
     key = model_order(frame)
     rows_frame = rows_frame.loc[sorted(rows_frame.index, key=lambda i: key(rows_frame.loc[i]))]
     if rows_frame.empty:
         raise ConfigError(f"dataset {dataset!r} is not in the results; datasets: "
                           f"{', '.join(dict.fromkeys(frame['dataset']))}")
-    available = measure_columns(frame.columns)
-    if measures is None:
-        bench = BENCHMARKS.get(dataset)
-        measures = [m for m in (bench.measures if bench else ()) if m in available]
-        if not measures:
-            main = main_measure(frame, dataset)
-            measures = [main] if main else []
-    else:
-        unknown = [m for m in measures if m not in available]
-        if unknown:
-            raise ConfigError(f"measures not in the table: {', '.join(unknown)}; its measures: "
-                              f"{', '.join(available) or 'none'}")
-    eff = [c for c in EFFICIENCY_DISPLAY if c.source in rows_frame.columns and rows_frame[c.source].notna().any()]
+    measures = dataset_measures(frame, dataset, measures)
+    eff = [c for c in EFFICIENCY_DISPLAY
+           if costs and c.source in rows_frame.columns and rows_frame[c.source].notna().any()]
     absent = [c.header for c in EFFICIENCY_DISPLAY if c not in eff]
-    notes = _Notes()
+    tested = tested_pairs(rows_frame, list(measures))
+    notes = CellNotes()
     headers = list(measures) + [c.header for c in eff]
     values: dict[str, list[float]] = {h: [] for h in headers}
     text: dict[str, list[str]] = {h: [] for h in headers}
+    skip: dict[str, list[bool]] = {h: [] for h in headers}
+    labels: dict[str, list[str]] = {"system": []}
     for _, row in rows_frame.iterrows():
         where = f"{dataset} / {row['system']}"
+        labels["system"].append(str(row["system"]) + notes.row(row, str(row["system"])))
         for m in measures:
-            v, t = _measure_cell(row, m, fmt, notes, where)
+            v, t = _measure_cell(row, m, fmt, notes, where, tested)
             values[m].append(v)
             text[m].append(t)
+            skip[m].append(False)
         for c in eff:
             raw = row[c.source]
+            was_declared = declared(row, c.source) and not math.isnan(raw)
+            skip[c.header].append(was_declared)
             if c.source.startswith(FUSION_ONLY) and str(row.get("kind", "")) != "fusion" and math.isnan(raw):
                 notes.reasons.add(NOT_FUSION)
                 values[c.header].append(math.nan)
@@ -363,19 +429,27 @@ def efficiency_table(frame: pd.DataFrame, dataset: str, *, measures: Sequence[st
             else:
                 formatter: Callable[[float], str] = getattr(fmt, c.kind)
                 values[c.header].append(raw * c.scale)
-                text[c.header].append(formatter(raw * c.scale))
-    labels = {"system": list(rows_frame["system"])}
+                text[c.header].append(formatter(raw * c.scale) + (DECLARED if was_declared else ""))
+                if was_declared:
+                    notes.declared_cost(row)
     if rows_frame["k"].notna().any():
         labels["k"] = [_k_text(k) for k in rows_frame["k"]]
     if "engine" in rows_frame.columns and (rows_frame["engine"].fillna("") != "").any():
         labels["engine"] = list(rows_frame["engine"].fillna(""))
+    better = {m: "max" for m in measures} | {c.header: c.better for c in eff}
+    best = {h: best_cells(values[h], text[h], better[h], skip[h]) for h in headers}
+    if any(any(b) for b in best.values()):
+        notes.best = BEST_NOTE
     lead = [_unit_note(fmt)]
-    if absent:
+    if absent and costs:
         lead.append(f"not recorded for {dataset}: {', '.join(absent)}")
-    if "kind" in rows_frame.columns and ((rows_frame["kind"] == "fusion") & rows_frame[
+    if any(c.source.startswith("latency_") for c in eff):
+        lead.append(LATENCY_NOTE)
+    if "kind" in rows_frame.columns and eff and ((rows_frame["kind"] == "fusion") & rows_frame[
             [c.source for c in eff]].notna().any(axis=1)).any():
         from lsr_eval.efficiency.fusion_cost import RULE
 
         lead.append(RULE[0].upper() + RULE[1:] + "; latency columns: sequential")
-    return _table(name or f"efficiency-{dataset}", f"Effectiveness and efficiency on {dataset}",
-                  pd.DataFrame(labels), values, text, lead + notes.lines())
+    default_title = f"Effectiveness and efficiency on {dataset}" if costs else f"Effectiveness on {dataset}"
+    return _table(name or f"efficiency-{dataset}", title or default_title, pd.DataFrame(labels), values, text,
+                  lead + notes.lines(), best)

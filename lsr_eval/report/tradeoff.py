@@ -1,12 +1,14 @@
 """The points of an effectiveness-cost figure, decided before anything is drawn: which rows are drawn (and why the
 others are not), each row's kind (marker), family (colour), short label, sweep curve and place on the Pareto front.
 
-- **kind** (:data:`KINDS`): ``sparse`` (a learned sparse model), ``bm25``, ``fusion``; from the table's ``kind``
-  column, else guessed for older tables: a row with a ``model`` is sparse, a system named ``bm25*`` is BM25, the
-  rest are fusions;
+- **kind** (:data:`KINDS`): ``sparse`` (a learned sparse model), ``bm25``, ``fusion``, ``run`` (a run file made
+  elsewhere); from the table's ``kind`` column, else guessed for older tables: a row with a ``model`` is sparse, a
+  system named ``bm25*`` is BM25, the rest are fusions;
 - **family**: ``BM25`` for BM25 rows; a sparse model's backbone when the row is linked to a training run, else its
-  model (the alias, or the folder name; ``.../<run>/model`` gives ``<run>``); a fusion's own name;
-- **label**: a sweep point's label (``d64``), else the system name; ``[engine]`` added when the row names one;
+  model (the alias, or the folder name; ``.../<run>/model`` gives ``<run>``); a fusion's or run file's own name;
+- **label**: a sweep point's label (``d64``), else the system name; ``[engine]`` added when the row names one,
+  ``[bf16]`` when it was not computed in fp32, `` (declared)`` when its cost is the run's source's, not measured;
+- **declared**: the cost is declared by a run file's source (``declared_costs``), not measured by lsr-eval;
 - **sweep**: rows of one sweep and the system it sweeps, joined by a line in order of the swept setting (the
   swept system, whose budget is the encoding's cap, last);
 - points at the same place share one label (``splade-tiny = d512``);
@@ -22,7 +24,7 @@ from pathlib import PurePath
 import pandas as pd
 
 from lsr_eval.report.pareto import pareto_front
-from lsr_eval.report.tables import MISSING, why_missing
+from lsr_eval.report.marks import DECLARED, MISSING, declared, precision_mark, why_missing
 
 
 @dataclass(frozen=True)
@@ -32,9 +34,10 @@ class Kind:
 
 
 #: Kinds of system, their marker and legend name.
-KINDS = {"sparse": Kind("o", "learned sparse model"), "bm25": Kind("s", "BM25"), "fusion": Kind("D", "fusion")}
+KINDS = {"sparse": Kind("o", "learned sparse model"), "bm25": Kind("s", "BM25"), "fusion": Kind("D", "fusion"),
+         "run": Kind("^", "run file")}
 #: Table ``kind`` values -> :data:`KINDS` key.
-KIND_OF = {"splade": "sparse", "sparse": "sparse", "bm25": "bm25", "fusion": "fusion"}
+KIND_OF = {"splade": "sparse", "sparse": "sparse", "bm25": "bm25", "fusion": "fusion", "run": "run"}
 #: A cost axis is logarithmic when its largest drawn value is at least this many times its smallest ("decades").
 LOG_SPAN = 10.0
 #: Cost columns of a fusion's parts run in parallel (max per query), by sequential cost column.
@@ -69,7 +72,7 @@ def row_family(row: pd.Series) -> str:
     kind = row_kind(row)
     if kind == "bm25":
         return "BM25"
-    if kind == "fusion":
+    if kind in ("fusion", "run"):
         return str(row["system"])
     if _text(row, "run") and _text(row, "backbone"):
         return _text(row, "backbone")
@@ -85,13 +88,15 @@ def row_label(row: pd.Series) -> str:
     """Short label drawn next to a point."""
     label = _text(row, "point") or str(row["system"])
     engine = _text(row, "engine")
-    return f"{label} [{engine}]" if engine and engine != REFERENCE_ENGINE else label
+    label = f"{label} [{engine}]" if engine and engine != REFERENCE_ENGINE else label
+    return label + precision_mark(row)
 
 
 @dataclass(frozen=True)
 class Tradeoff:
     """What a trade-off figure draws: ``points`` (columns system, label, kind, family, sweep, x, y, parallel_x,
-    on_front), the families in colour order, the rows not drawn (with the reason) and the front's systems."""
+    engine, declared, source, on_front), the families in colour order, the rows not drawn (with the reason) and the
+    front's systems."""
 
     points: pd.DataFrame
     families: list[str]
@@ -110,7 +115,11 @@ def tradeoff_points(frame: pd.DataFrame, dataset: str, cost_column: str, measure
         bad = [name for name, x in ((cost_column, c), (measure, v)) if x is None or math.isnan(x)]
         if bad:
             reason = why_missing(row["status"])
-            skipped.append(f"{row['system']} ({'no ' + ' and no '.join(bad) if reason == MISSING else reason})")
+            if reason == MISSING and row_kind(row) == "run" and bad == [cost_column]:
+                reason = f"a run file without a declared {cost_column}: lsr-eval did not run it, so cannot measure it"
+            elif reason == MISSING:
+                reason = "no " + " and no ".join(bad)
+            skipped.append(f"{row['system']} ({reason})")
         else:
             kept.append(row)
     positive = [float(r[cost_column]) for r in kept if r[cost_column] > 0]
@@ -129,9 +138,11 @@ def tradeoff_points(frame: pd.DataFrame, dataset: str, cost_column: str, measure
                         "sweep": sweep, "setting": _setting(r, sweep), "x": float(r[cost_column]),
                         "y": float(r[measure]),
                         "parallel_x": float(par) if par is not None and not math.isnan(par) else math.nan,
-                        "engine": _text(r, "engine")})
+                        "engine": _text(r, "engine"), "declared": declared(r, cost_column),
+                        "source": _text(r, "cost_source")})
     points = pd.DataFrame(records, columns=["system", "label", "kind", "family", "sweep", "setting", "x", "y",
-                                            "parallel_x", "engine"])
+                                            "parallel_x", "engine", "declared", "source"])
+    points["label"] = [f"{lab}{DECLARED}" if d else lab for lab, d in zip(points["label"], points["declared"])]
     for _, same in points.groupby(["x", "y"], sort=False):
         if len(same) > 1:  # one label for points drawn on top of each other
             points.loc[same.index[0], "label"] = " = ".join(same["label"])
