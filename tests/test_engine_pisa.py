@@ -328,7 +328,7 @@ def test_exact_against_anserini_on_scifact(scifact_impact, tmp_path):
     assert differing(run, reference) == []
     ties = sum(1 for hits in reference.values() for a, b in zip(hits.values(), list(hits.values())[1:])
                if round(a) == round(b))
-    assert ties > 10_000  # tied scores were met (SciFact's are large: no adjusted score is off its integer)
+    assert ties > 100  # tied scores were met (on SciFact none leaves a float32 residue: see the NFCorpus test)
 
 
 #: NFCorpus test queries whose top-1000 lists differed between PISA and Anserini before the tie contract (issue 20,
