@@ -119,16 +119,11 @@ def check_provenance(folder: str | os.PathLike, src: Path | None = None) -> None
 
 
 def machine() -> dict[str, Any]:
-    """CPU model, logical cores and platform, for latency and throughput figures."""
-    cpu = platform.processor() or None
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return {"cpu": cpu, "cores": os.cpu_count(), "platform": platform.platform()}
+    """The hardware (:func:`lsr_eval.hardware.describe`): CPU model and its relevant flags, cores, memory, platform,
+    and the GPUs when this process runs torch with CUDA."""
+    from lsr_eval.hardware import describe
+
+    return describe()
 
 
 def read_manifest(folder: str | os.PathLike) -> dict[str, Any] | None:
@@ -176,10 +171,11 @@ def prepare_output(folder: str | os.PathLike, experiment: Mapping[str, Any], ove
     return path
 
 
-def write_manifest(folder: str | os.PathLike, stage: str, experiment: Mapping[str, Any], **sections: Any) -> Path:
-    """Write ``folder/manifest.json``: stage, experiment, the given sections (counts, parameters, outputs, timings...),
-    versions, commit, machine, command line and time. Under a repository's ``results/``, only from a clean checkout
-    (:func:`check_provenance`)."""
+def write_manifest(folder: str | os.PathLike, stage: str, experiment: Mapping[str, Any], *,
+                   manifest_name: str = MANIFEST, **sections: Any) -> Path:
+    """Write ``folder/manifest.json`` (or ``folder/<manifest_name>``, for an output that is one file beside others):
+    stage, experiment, the given sections (counts, parameters, outputs, timings...), versions, commit, machine,
+    command line and time. Under a repository's ``results/``, only from a clean checkout (:func:`check_provenance`)."""
     check_provenance(folder)
     doc: dict[str, Any] = {
         "stage": stage,
@@ -191,7 +187,7 @@ def write_manifest(folder: str | os.PathLike, stage: str, experiment: Mapping[st
         "command": sys.argv,
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
     }
-    path = Path(folder) / MANIFEST
+    path = Path(folder) / manifest_name
     _write_json(path, doc)
     return path
 

@@ -25,6 +25,46 @@ def pytest_configure(config):
         seed_cache(SHARED / "ir_datasets", home)
 
 
+#: The CPUs a ``precision_sensitive`` test runs on: this machine's, and this machine's with native bf16 (the flag
+#: reader made to report avx512_bf16 and amx_bf16), so that a default which depends on the CPU fails here too.
+SIMULATED_CPUS = ("host-cpu", "simulated-bf16-cpu")
+
+
+def pytest_generate_tests(metafunc):
+    """Tests marked ``precision_sensitive`` run once per entry of :data:`SIMULATED_CPUS`."""
+    if metafunc.definition.get_closest_marker("precision_sensitive") and "cpu_kind" in metafunc.fixturenames:
+        metafunc.parametrize("cpu_kind", SIMULATED_CPUS, indirect=True)
+
+
+def simulate_bf16_cpu(monkeypatch) -> frozenset[str]:
+    """Make :func:`lsr_eval.hardware.cpu_flags` report native bf16 (what AVX-512 BF16 / AMX servers report)."""
+    from lsr_eval import hardware
+
+    flags = hardware.cpu_flags() | {"avx512f", "avx512_bf16", "amx_bf16", "amx_tile"}
+    monkeypatch.setattr(hardware, "cpu_flags", lambda: flags)
+    return flags
+
+
+def simulate_cuda(monkeypatch, bf16: bool = True, count: int = 1) -> None:
+    """Make torch report ``count`` CUDA devices (nothing can run on them: for device and precision resolution)."""
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: count)
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: bf16)
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda *a, **k: "Simulated GPU")
+
+
+@pytest.fixture(autouse=True)
+def cpu_kind(request, monkeypatch) -> str:
+    """``host-cpu``, or ``simulated-bf16-cpu`` for the second run of a ``precision_sensitive`` test (see
+    :data:`SIMULATED_CPUS`); every other test runs on the host's CPU as it is."""
+    kind = getattr(request, "param", "host-cpu")
+    if kind == "simulated-bf16-cpu":
+        simulate_bf16_cpu(monkeypatch)
+    return kind
+
+
 def shared_path(*parts: str) -> Path:
     """A path under ``../shared/data``; skips the test where it is absent, except in CI, where it must exist."""
     path = SHARED.joinpath(*parts)
@@ -91,20 +131,37 @@ def tiny_beir(tmp_path: Path) -> Path:
     return write_beir(tmp_path / "tiny", TINY_DOCS, TINY_QUERIES, TINY_QRELS)
 
 
+#: The quickstart benchmark, whose splade-tiny settings the session's SciFact encoding uses.
+QUICKSTART = REPO / "pipelines" / "benchmarks" / "scifact-splade-tiny.yaml"
+
+
+def quickstart_splade_settings(model: str):
+    """``SpladeSettings`` of the quickstart benchmark's splade-tiny system, ``model`` its resolved folder."""
+    import yaml
+
+    from lsr_eval.experiments.splade import SpladeSettings
+
+    cfg = yaml.safe_load(QUICKSTART.read_text(encoding="utf-8"))
+    params = next(s for s in cfg["systems"] if s["kind"] == "splade")
+    return SpladeSettings(**{k: v for k, v in params.items() if k not in ("name", "kind")} | {"model": model})
+
+
 class ScifactImpact:
-    """SciFact test encoded by splade-tiny once per session: the exported ``JsonVectorCollection``, its Anserini
-    impact index, and the test queries as integer weight maps (the shared input of the engine tests)."""
+    """SciFact test encoded by splade-tiny once per session with the quickstart's settings (1,024 / 256 terms):
+    the exported ``JsonVectorCollection``, its Anserini impact index, the test queries as integer weight maps (the
+    shared input of the engine tests), and the work folder holding them (``work``, ``settings``)."""
 
     def __init__(self, work: Path) -> None:
         from lsr_eval.data.datasets import load_dataset
         from lsr_eval.encode.queries import encode_queries
         from lsr_eval.encode.splade import SpladeTextEncoder
-        from lsr_eval.experiments.splade import SpladeSettings, ensure_impact_index, load_model
+        from lsr_eval.experiments.splade import ensure_impact_index, load_model
         from lsr_eval.export.queries import query_weight_maps
 
         model_dir = splade_tiny_dir()
         self.dataset = load_dataset(str(shared_path("beir", "scifact")), "test")
-        settings = SpladeSettings(model=str(model_dir))
+        self.work = work
+        self.settings = settings = quickstart_splade_settings(str(model_dir))
         model = load_model(settings)
         stages = ensure_impact_index(self.dataset, model, settings, work, threads=2)
         self.collection = Path(stages["paths"]["collection"])

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import subprocess
 from pathlib import Path
 
 import pandas as pd
@@ -16,7 +17,7 @@ BENCHMARKS = sorted(p.parent for p in (RESULTS / "benchmarks").glob("*/table.csv
 #: pandas' ``to_json`` (as the benchmark calls it) keeps 10 decimals; table.csv keeps every digit.
 JSON_DECIMALS = 10
 #: The stage each kind of row's run manifest records.
-STAGES = {"bm25": "bm25", "splade": "splade", "fusion": "fusion"}
+STAGES = {"bm25": "bm25", "splade": "splade", "run": "run-file", "fusion": "fusion"}
 
 
 def _same(a, b) -> bool:
@@ -28,8 +29,41 @@ def _same(a, b) -> bool:
 
 
 def _measure_columns(table: pd.DataFrame, manifest: dict) -> list[str]:
-    measures = {m for d in manifest["config"]["datasets"] for m in d["measures"]}
+    """The measures the config names, or (a registry dataset without ``measures:``) the registry's own."""
+    from lsr_eval.data.registry import BENCHMARKS
+
+    datasets = manifest["config"]["datasets"]
+    measures = {m for d in datasets for m in (d["measures"] or getattr(BENCHMARKS.get(d["spec"]), "measures", ()))}
     return [c for c in table.columns if c in measures]
+
+
+MANIFESTS = sorted(RESULTS.rglob("manifest.json"))
+
+
+def _in_history(commit: str) -> bool:
+    repo = RESULTS.parent
+    found = subprocess.run(["git", "-C", str(repo), "cat-file", "-e", f"{commit}^{{commit}}"], capture_output=True)
+    if found.returncode == 0:
+        return True
+    shallow = subprocess.run(["git", "-C", str(repo), "rev-parse", "--is-shallow-repository"], capture_output=True,
+                             text=True).stdout.strip() == "true"
+    if shallow:
+        pytest.skip(f"shallow clone: {commit} may lie beyond its history")
+    return False
+
+
+def test_every_committed_manifest_names_a_clean_commit_in_history():
+    """A committed result is reproducible from a named commit or gone: no ``-dirty`` commit, none unknown."""
+    assert MANIFESTS
+    commits: dict[str, list[str]] = {}
+    for path in MANIFESTS:
+        commit = json.loads(path.read_text())["commit"]
+        where = str(path.relative_to(RESULTS))
+        assert isinstance(commit, str) and commit, f"{where}: no commit recorded"
+        assert not commit.endswith("-dirty"), f"{where}: made by uncommitted code ({commit})"
+        commits.setdefault(commit, []).append(where)
+    missing = {c: places[:3] for c, places in commits.items() if not _in_history(c)}
+    assert not missing, f"commits not in this repository's history: {missing}"
 
 
 def test_there_are_committed_benchmarks():
@@ -108,12 +142,17 @@ def test_significance_markers_follow_their_p_values(bench: Path):
     if not sig:
         pytest.skip("no significance in this benchmark")
     table = pd.read_csv(bench / "table.csv", keep_default_na=False)
-    for col in (c for c in table.columns if c.endswith("_sig")):
-        measure = col[: -len("_sig")]
+    baselines = sig["baseline"] if isinstance(sig["baseline"], list) else [sig["baseline"]]
+    columns = [(c, c[: -len("_sig")], "_p", baselines[0]) for c in table.columns if c.endswith("_sig")]
+    if len(baselines) > 1:  # each baseline's own columns: <measure>_sig_vs_<baseline>, <measure>_p_vs_<baseline>
+        columns += [(c, c[: -len(f"_sig_vs_{b}")], f"_p_vs_{b}", b) for b in baselines for c in table.columns
+                    if c.endswith(f"_sig_vs_{b}")]
+    assert columns
+    for col, measure, p_suffix, baseline in columns:
         for row in table.to_dict("records"):
-            if row[f"{measure}_p"] == "":
-                assert row[col] == "" and (row["system"] == sig["baseline"] or row["status"] != "ok"), row
+            if row[f"{measure}{p_suffix}"] == "":
+                assert row[col] == "" and (row["system"] == baseline or row["status"] != "ok"), row
                 continue
-            base = table[(table["dataset"] == row["dataset"]) & (table["system"] == sig["baseline"])].iloc[0]
-            p, diff = float(row[f"{measure}_p"]), float(row[measure]) - float(base[measure])
+            base = table[(table["dataset"] == row["dataset"]) & (table["system"] == baseline)].iloc[0]
+            p, diff = float(row[f"{measure}{p_suffix}"]), float(row[measure]) - float(base[measure])
             assert row[col] == ("" if not p < sig["alpha"] else "†" if diff > 0 else "↓"), (row["system"], measure)

@@ -18,7 +18,7 @@ def test_registry_names_ids_and_measures():
     assert BENCHMARKS["msmarco-dev"].irds_id == "msmarco-passage/dev/small"
     assert BENCHMARKS["msmarco-dev"].measures == ("RR@10", "R@1000")
     assert BENCHMARKS["dl19"].irds_id == "msmarco-passage/trec-dl-2019/judged"
-    assert BENCHMARKS["dl19"].measures == ("nDCG@10", "R@1000(rel=2)")
+    assert BENCHMARKS["dl19"].measures == ("nDCG@10", "R@1000(rel=2)", "MAP(rel=2)")
     assert BENCHMARKS["webis-touche2020"].irds_id == "beir/webis-touche2020/v2"
     assert all(BENCHMARKS[n].remove_query for n in GROUPS["beir-13"])
     assert not BENCHMARKS["dl19"].remove_query
@@ -138,7 +138,7 @@ def test_ir_datasets_scifact_from_seeded_cache(tmp_path, monkeypatch):
     from lsr_eval.data.irds_cache import seed_cache
 
     copied = seed_cache(shared_path("ir_datasets"), tmp_path / "irds")
-    assert [p.relative_to(tmp_path / "irds").as_posix() for p in copied] == ["beir/scifact/source.zip"]
+    assert "beir/scifact/source.zip" in [p.relative_to(tmp_path / "irds").as_posix() for p in copied]
     # conftest seeded the session's IR_DATASETS_HOME the same way, before ir_datasets was imported
 
     ds = load_dataset("irds:beir/scifact/test")

@@ -50,7 +50,7 @@ def test_rrf_outputs_and_manifest(files, tmp_path, capsys):
     assert metrics["RR@10"] == pytest.approx(0.75)
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["stage"] == "fuse"
-    assert manifest["fusion"] == {"method": "rrf", "norm": "none", "params": {"k": 60}, "depth": None}
+    assert manifest["fusion"] == {"method": "rrf", "norm": "none", "params": {"k": 60}, "depth": 1000}  # Pyserini's default output depth
     counts = manifest["counts"]["fusion"]
     assert (counts["queries_union"], counts["queries_in_some"], counts["queries_out"]) == (3, 1, 3)
     assert manifest["counts"]["evaluation"]["run_not_judged"] == 1 and manifest["counts"]["run_lines"] == 5
@@ -108,7 +108,7 @@ def test_unknown_method_lists_known(files, tmp_path, capsys):
 
 def test_k_param_and_depth(files, tmp_path):
     out = tmp_path / "k"
-    assert main(["fuse", files["a"], files["b"], "--qrels", files["qrels"], "--k", "10", "--depth", "1",
+    assert main(["fuse", files["a"], files["b"], "--qrels", files["qrels"], "--rrf.k", "10", "--depth", "1",
                  "--measures", "RR@10", "--out", str(out)]) == 0
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["fusion"] == {"method": "rrf", "norm": "none", "params": {"k": 10}, "depth": 1}

@@ -16,6 +16,9 @@ from lsr_eval.models.sparsify import Sparsify
 from lsr_eval.models.splade import SPLADE_CONFIG, SpladeModel
 from tiny_models import tiny_model
 
+#: Run on this CPU and on one with native bf16 simulated (tests/conftest.py): the default must not depend on it.
+pytestmark = pytest.mark.precision_sensitive
+
 SHORT = "aspirin"
 LONG = "the cell membrane controls the movement of substances in and out of cells " * 4
 
@@ -72,10 +75,13 @@ def test_encode_sparse_top_k_and_input_order():
 
 def test_bf16_returns_float32():
     enc = SpladeEncoder.from_pretrained(tiny_model("bert"), 32, sparsify=Sparsify(drop_special=False))
-    fp32 = enc.encode([SHORT, LONG]).weights
+    fp32 = enc.encode([SHORT, LONG], precision="fp32").weights
     bf16 = enc.encode([SHORT, LONG], bf16=True).weights
     assert bf16.dtype == torch.float32
-    assert (bf16 - fp32).abs().max() < 0.05  # bf16 keeps ~3 significant digits; weights are ~0.1 - 1
+    # bf16 keeps 8 mantissa bits (relative 2^-8 per rounding, sums in fp32); weights here are <= ~0.5: measured
+    # max error 0.0019 (bert), 0.0020 (roberta), 0.0017 (modernbert); 2^-7 allows two roundings of O(1) values
+    err = (bf16 - fp32).abs().max()
+    assert 0 < err < 2 ** -7
 
 
 def test_encoder_option_validation():

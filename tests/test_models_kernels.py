@@ -15,6 +15,9 @@ from lsr_eval.models.options import IdentityHead
 from lsr_eval.models.sparsify import Sparsify
 from tiny_models import tiny_model
 
+#: Run on this CPU and on one with native bf16 simulated (tests/conftest.py): the default must not depend on it.
+pytestmark = pytest.mark.precision_sensitive
+
 TEXTS = ["aspirin", "the cell membrane controls the movement of substances in and out of cells " * 3,
          "heart attack risk in adults", ""]
 
@@ -176,7 +179,7 @@ def test_bf16_precision_runs_the_chunked_kernel():
     assert enc.bf16 and enc.resolved_precision().reason == "requested"
     w = enc.encode(TEXTS[:2]).weights
     ref = enc.encode(TEXTS[:2], precision="fp32").weights
-    assert w.dtype == torch.float32 and (w - ref).abs().max() < 0.05
+    assert w.dtype == torch.float32 and 0 < (w - ref).abs().max() < 2 ** -7  # bf16's rounding (test_models_encoder)
 
 
 @pytest.mark.parametrize("family", ["bert", "roberta", "modernbert"])

@@ -20,6 +20,9 @@ from lsr_eval.models.onnx_query import (MODES, ORT_PIP, MissingDependency, OnnxQ
 from lsr_eval.models.sparsify import Sparsify
 from tiny_models import BUILTIN_TEXT, tiny_model
 
+#: Run on this CPU and on one with native bf16 simulated (tests/conftest.py): the default must not depend on it.
+pytestmark = pytest.mark.precision_sensitive
+
 #: Share of SciFact test queries whose integer vectors must equal the torch path's (the issue's figure).
 MIN_IDENTICAL = 0.99
 TEXTS = BUILTIN_TEXT + ["", "aspirin", "the cell membrane controls the movement of substances in and out of cells " * 6]
@@ -144,6 +147,24 @@ def test_options_are_validated(ort_and_onnx, tmp_path):
         onnx_enc.encode(["aspirin"], bf16=True)
     with pytest.raises(ConfigError, match="float32 only"):
         QueryWeights(onnx_enc, bf16=True)("aspirin")
+
+
+def test_auto_is_resolved_before_the_onnx_path_decides(ort_and_onnx, tmp_path, monkeypatch):
+    """``auto`` is resolved for the CPU first: fp32 there is recorded, bf16 there (native bf16 simulated) refused."""
+    from conftest import simulate_bf16_cpu
+
+    enc = _tiny_encoder()
+    assert query_encoder(enc, "onnx", work_dir=tmp_path).describe()["precision"] == "fp32"
+    enc.precision = "auto"
+    monkeypatch.setattr("lsr_eval.hardware.cpu_flags", lambda: frozenset({"avx2"}))
+    onnx_enc = query_encoder(enc, "onnx", work_dir=tmp_path)
+    assert onnx_enc.resolved_precision().to_dict()["requested"] == "auto"
+    assert QueryWeights(onnx_enc).precision.name == "fp32"
+    simulate_bf16_cpu(monkeypatch)
+    with pytest.raises(ConfigError, match="precision='auto' resolves to bf16 here \\(CPU has amx_bf16, avx512_bf16\\)"):
+        query_encoder(enc, "onnx", work_dir=tmp_path)
+    with pytest.raises(ConfigError, match="float32 only"):
+        onnx_enc.encode(["aspirin"], precision="auto")
 
 
 # ---- (b) splade-tiny on the 300 SciFact test queries: integer vectors as the reference path --------------------------

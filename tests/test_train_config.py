@@ -40,7 +40,7 @@ def test_minimal_config_gets_defaults(tmp_path):
     assert isinstance(cfg, SpladeTrainConfig)
     assert cfg.loss.name == "infonce" and cfg.loss.in_batch
     assert cfg.regularizer.document == "flops" and cfg.regularizer.lambda_d == 0.0
-    assert cfg.train.grad_accum == 1 and cfg.train.bf16 and cfg.optim.lr == 2e-5
+    assert cfg.train.grad_accum == 1 and cfg.train.bf16 is None and cfg.optim.lr == 2e-5  # None: the auto rule
 
 
 @pytest.mark.parametrize("data, key", [

@@ -1,5 +1,5 @@
-"""Anserini collections: ``JsonCollection`` files written from a document stream (the input of a ``bm25-flat``
-index), and the documents of a collection that Anserini will skip as empty."""
+"""Anserini collections: ``JsonCollection`` files written from a document stream (the input of a ``bm25-flat`` or
+``bm25-multifield`` index), and the documents of a collection that Anserini will skip as empty."""
 
 from __future__ import annotations
 
@@ -7,13 +7,44 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Any, Iterable, Iterator
 
 from lsr_eval.data.types import Document
+from lsr_eval.errors import ConfigError
 from lsr_eval.export.jsonl import open_collection_file
 
 #: Documents per ``docs-NNNNN.jsonl`` file; IndexCollection gives one thread per file.
 SHARD_SIZE = 500_000
+#: Field Anserini indexes a document's contents into (the only one of a flat index).
+CONTENTS = "contents"
+#: Lucene field of each document field in a ``bm25-multifield`` index, as Anserini's ``BeirMultifieldCollection``
+#: (Pyserini's BEIR "multifield" indexes): the text is the main ``contents`` field, the title a field of its own.
+MULTIFIELD: dict[str, str] = {"title": "title", "text": CONTENTS}
+
+
+def check_fields(fields: Iterable[str] | None) -> tuple[str, ...] | None:
+    """Document fields to search separately, in :data:`MULTIFIELD` order (``None``: the flat contents); a
+    ConfigError for an empty list, an unknown or a repeated field."""
+    if fields is None:
+        return None
+    if isinstance(fields, str):
+        fields = [fields]
+    given = list(fields)
+    allowed = ", ".join(MULTIFIELD)
+    if not given:
+        raise ConfigError(f"fields: name at least one of {allowed} (or leave it out for the flat contents)")
+    for f in given:
+        if f not in MULTIFIELD:
+            raise ConfigError(f"fields: unknown field {f!r}; allowed: {allowed}")
+        if given.count(f) > 1:
+            raise ConfigError(f"fields: {f!r} is named twice")
+    return tuple(f for f in MULTIFIELD if f in given)
+
+
+def lucene_fields(fields: Iterable[str] | None) -> tuple[str, ...]:
+    """The Lucene fields a BM25 search of these document fields reads (``None``: the flat ``contents``)."""
+    checked = check_fields(fields)
+    return tuple(MULTIFIELD[f] for f in checked) if checked else (CONTENTS,)
 
 
 @dataclass
@@ -23,8 +54,9 @@ class CollectionCounts:
 
 
 def write_json_collection(docs: Iterable[Document], folder: str | os.PathLike,
-                          shard_size: int = SHARD_SIZE) -> CollectionCounts:
-    """Write ``{"id", "contents"}`` lines (contents = title + " " + text), blank documents included (Anserini skips
+                          shard_size: int = SHARD_SIZE, multifield: bool = False) -> CollectionCounts:
+    """Write ``{"id", "contents"}`` lines (contents = title + " " + text), or with ``multifield`` ``{"id",
+    "contents", "title"}`` lines (contents = text; :data:`MULTIFIELD`), blank documents included (Anserini skips
     them; :func:`lsr_eval.anserini.indexer.build_index` appends them)."""
     out = Path(folder)
     out.mkdir(parents=True, exist_ok=True)
@@ -37,7 +69,9 @@ def write_json_collection(docs: Iterable[Document], folder: str | os.PathLike,
                     f.close()
                 f = open(out / f"docs-{counts.files:05d}.jsonl", "w", encoding="utf-8")
                 counts.files += 1
-            f.write(json.dumps({"id": doc.id, "contents": doc.contents}, ensure_ascii=False) + "\n")
+            line = ({"id": doc.id, "contents": doc.text, "title": doc.title} if multifield
+                    else {"id": doc.id, "contents": doc.contents})
+            f.write(json.dumps(line, ensure_ascii=False) + "\n")
             counts.documents += 1
     finally:
         if f:
@@ -54,8 +88,9 @@ def _is_empty(obj: dict) -> bool:
     return not str(obj.get("contents", "")).strip()
 
 
-def empty_document_ids(folder: str | os.PathLike) -> Iterator[str]:
-    """Ids of the documents of a ``JsonCollection`` or ``JsonVectorCollection`` folder that Anserini skips as empty."""
+def empty_documents(folder: str | os.PathLike) -> Iterator[dict[str, Any]]:
+    """The documents (JSON objects) of a ``JsonCollection`` or ``JsonVectorCollection`` folder that Anserini skips
+    as empty."""
     for path in sorted(Path(folder).iterdir()):
         if not path.is_file():
             continue
@@ -64,4 +99,4 @@ def empty_document_ids(folder: str | os.PathLike) -> Iterator[str]:
                 if line.strip():
                     obj = json.loads(line)
                     if _is_empty(obj):
-                        yield str(obj["id"])
+                        yield obj

@@ -4,13 +4,17 @@ Two kinds, as Pyserini's prebuilt indexes:
 
 * ``bm25-flat``: a ``JsonCollection`` of ``{"id", "contents"}`` indexed with the default English analyzer (Porter
   stemmer, stopwords removed), storing positions, document vectors and raw documents (Pyserini's BEIR "flat" indexes).
+* ``bm25-multifield``: the same with the title in a field of its own (``{"id", "contents": text, "title"}``,
+  ``-fields title``), as Anserini's ``BeirMultifieldCollection`` indexes BEIR for Pyserini's "multifield" indexes.
 * ``impact``: a ``JsonVectorCollection`` of ``{"id", "contents", "vector": {token: int}}`` indexed with ``-impact
   -pretokenized`` (term frequency = integer weight; a query's score is the integer dot product).
 
 Anserini skips documents whose contents are blank (``EmptyDocumentException``, counted as "empty"). So that every
 document read is indexed, such documents are appended in a second pass as the contents :data:`EMPTY_PLACEHOLDER`: not
 blank for Anserini, but the English analyzer reduces it to zero tokens, so the document exists (it counts in the
-index size and can be fetched by id) without a single posting, and no term statistic or score changes.
+index size and can be fetched by id) without a single posting, and no term statistic or score changes. In a
+``bm25-multifield`` index (where Anserini skips a document with a blank text, title or not) such a document keeps
+its title field: it can be found by its title, as in a flat index.
 """
 
 from __future__ import annotations
@@ -23,19 +27,23 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Iterable, Literal, get_args
 
-from lsr_eval.anserini.collections import empty_document_ids
+from lsr_eval.anserini.collections import CONTENTS, MULTIFIELD, empty_documents
 from lsr_eval.anserini.jvm import autoclass, java_errors
 from lsr_eval.errors import ConfigError, JavaError
 
 log = logging.getLogger(__name__)
 
-IndexKind = Literal["bm25-flat", "impact"]
+IndexKind = Literal["bm25-flat", "bm25-multifield", "impact"]
 #: Contents given to documents with nothing to index: non-blank, but analysed to zero tokens.
 EMPTY_PLACEHOLDER = "."
 
+#: Lucene fields indexed beside ``contents`` in a ``bm25-multifield`` index.
+_EXTRA_FIELDS = [f for f in MULTIFIELD.values() if f != CONTENTS]
+_BM25_ARGS = ["-collection", "JsonCollection", "-generator", "DefaultLuceneDocumentGenerator",
+              "-storePositions", "-storeDocvectors", "-storeRaw"]
 _KIND_ARGS: dict[str, list[str]] = {
-    "bm25-flat": ["-collection", "JsonCollection", "-generator", "DefaultLuceneDocumentGenerator",
-                  "-storePositions", "-storeDocvectors", "-storeRaw"],
+    "bm25-flat": _BM25_ARGS,
+    "bm25-multifield": [*_BM25_ARGS, "-fields", *_EXTRA_FIELDS],
     "impact": ["-collection", "JsonVectorCollection", "-generator", "DefaultLuceneDocumentGenerator",
                "-impact", "-pretokenized"],
 }
@@ -101,13 +109,13 @@ def build_index(collection_dir: str | os.PathLike, index_dir: str | os.PathLike,
         argv += ["-memoryBuffer", str(memory_buffer_mb)]
     counts = run_index_collection(argv)
     if counts.empty:
-        empty_ids = list(empty_document_ids(collection_dir))
-        if len(empty_ids) != counts.empty:
+        empty = list(empty_documents(collection_dir))
+        if len(empty) != counts.empty:
             raise JavaError(f"Anserini skipped {counts.empty} empty documents of {collection_dir}, but lsr-eval "
-                            f"finds {len(empty_ids)} there")
-        counts.empty_appended = _append_empty(index_dir, kind, empty_ids)
+                            f"finds {len(empty)} there")
+        counts.empty_appended = _append_empty(index_dir, kind, empty)
         log.warning("%d documents had nothing to index (first: %s); appended without postings", counts.empty,
-                    ", ".join(empty_ids[:5]))
+                    ", ".join(str(d["id"]) for d in empty[:5]))
     for name in ("unindexable", "skipped", "errors"):
         if getattr(counts, name):
             log.warning("Anserini counted %d %s documents in %s", getattr(counts, name), name, collection_dir)
@@ -116,23 +124,23 @@ def build_index(collection_dir: str | os.PathLike, index_dir: str | os.PathLike,
     return counts
 
 
-def _append_empty(index_dir: str | os.PathLike, kind: IndexKind, ids: list[str]) -> int:
-    """Append documents without postings (see module docstring) with Anserini's ``SimpleIndexer``; returns how many
-    it indexed. (``IndexCollection -append`` recreates the index in Anserini 1.7.1, so it cannot be used here.)"""
-    args = autoclass("io.anserini.index.IndexCollection$Args")()
-    args.index = str(index_dir)
-    args.append = True
-    args.threads = 1
+def _append_empty(index_dir: str | os.PathLike, kind: IndexKind, docs: list[dict]) -> int:
+    """Append documents (collection objects) without postings in ``contents`` (see module docstring) with Anserini's
+    ``SimpleIndexer``; returns how many it indexed. (``IndexCollection -append`` recreates the index in Anserini
+    1.7.1, so it cannot be used here.)"""
     # Same field type as the main pass, but the English analyzer (not -pretokenized), which drops the placeholder.
-    args.impact = kind == "impact"
-    if kind == "bm25-flat":
-        args.storePositions = args.storeDocvectors = args.storeRaw = True
+    # (-input and -collection are required by the parser, unused by SimpleIndexer.)
+    extra = _EXTRA_FIELDS if kind == "bm25-multifield" else []
+    argv = ["-index", str(index_dir), "-input", "", "-collection", "JsonCollection", "-append", "-threads", "1",
+            *(["-impact"] if kind == "impact" else ["-storePositions", "-storeDocvectors", "-storeRaw"]),
+            *(["-fields", *extra] if extra else [])]
     added = 0
-    with java_errors(f"appending {len(ids)} empty documents to {index_dir}"):
-        indexer = autoclass("io.anserini.index.SimpleIndexer")(args)
+    with java_errors(f"appending {len(docs)} empty documents to {index_dir}"):
+        indexer = autoclass("io.anserini.index.SimpleIndexer")(argv)
         try:
-            for doc_id in ids:
-                added += bool(indexer.addRawDocument(json.dumps({"id": doc_id, "contents": EMPTY_PLACEHOLDER})))
+            for doc in docs:
+                line = {"id": str(doc["id"]), "contents": EMPTY_PLACEHOLDER, **{f: doc.get(f, "") for f in extra}}
+                added += bool(indexer.addRawDocument(json.dumps(line)))
         finally:
             indexer.close()
     return added

@@ -1,4 +1,4 @@
-"""In-process Anserini search: BM25 over a flat index, integer-weighted queries over an impact index.
+"""In-process Anserini search: BM25 over a flat or multifield index, integer-weighted queries over an impact index.
 
 Queries are built exactly as Anserini's ``SimpleSearcher``/``SimpleImpactSearcher`` build them (their analyzer,
 similarity and ``BagOfWordsQueryGenerator``), then searched on a Lucene ``IndexSearcher`` of our own so that hits
@@ -23,6 +23,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from lsr_eval.anserini.collections import CONTENTS, MULTIFIELD, check_fields, lucene_fields
 from lsr_eval.anserini.hits import adjust_ties, parse_hits, read_docid_table, top_docs_string
 from lsr_eval.anserini.jvm import autoclass, java_errors
 from lsr_eval.data.types import Query, Run
@@ -34,8 +35,6 @@ log = logging.getLogger(__name__)
 
 #: Queries per chunk of a batch search (bounds what is in flight, whatever the number of queries).
 CHUNK = 256
-#: Field Anserini indexes contents into.
-CONTENTS = "contents"
 
 __all__ = ["Bm25Searcher", "ImpactSearcher", "SearchCounts", "CHUNK"]
 
@@ -137,17 +136,51 @@ class _Searcher:
 
 
 class Bm25Searcher(_Searcher):
-    """BM25 over a ``bm25-flat`` index (Anserini ``SimpleSearcher``, English analyzer)."""
+    """BM25 over a ``bm25-flat`` index (Anserini ``SimpleSearcher``, English analyzer), or with ``fields`` over the
+    named document fields of a ``bm25-multifield`` index, each weighted 1.0: the query's terms are searched in each
+    field (its own BM25 statistics) and the field scores summed, as Anserini's ``SearchCollection -fields
+    contents=1.0 title=1.0`` (``BagOfWordsQueryGenerator.buildQuery(Map, Analyzer, String)``)."""
 
     _java_class = "io.anserini.search.SimpleSearcher"
 
-    def __init__(self, index_dir: str | os.PathLike, k1: float = 0.9, b: float = 0.4) -> None:
+    def __init__(self, index_dir: str | os.PathLike, k1: float = 0.9, b: float = 0.4,
+                 fields: Sequence[str] | None = None) -> None:
         if k1 < 0 or not 0 <= b <= 1:
             raise ConfigError(f"BM25 needs k1 >= 0 and 0 <= b <= 1, got k1={k1}, b={b}")
+        self.fields = check_fields(fields)
+        #: Lucene field: weight, of a multifield search (Pyserini's BEIR multifield weighs each field 1.0).
+        self.field_weights = {f: 1.0 for f in lucene_fields(self.fields)} if self.fields else {}
         super().__init__(index_dir)
         self.k1, self.b = k1, b
+        try:
+            self._check_index_fields()
+        except ConfigError:
+            self.close()
+            raise
         self._s.set_bm25(float(k1), float(b))
         self._configure()
+        self._weights = autoclass("java.util.HashMap")()
+        for f, w in self.field_weights.items():
+            self._weights.put(f, autoclass("java.lang.Float")(w))
+
+    def _check_index_fields(self) -> None:
+        """A multifield search needs the index's fields; a flat search on a multifield index would silently search
+        the text alone."""
+        with java_errors(f"reading the fields of {self.index_dir}"):
+            infos = autoclass("org.apache.lucene.index.FieldInfos").getMergedFieldInfos(self._reader)
+            present = {f for f in set(MULTIFIELD.values()) if infos.fieldInfo(f) is not None}
+        extra = sorted(present - {CONTENTS})
+        if self.fields is None and extra:
+            raise ConfigError(f"{self.index_dir} is a bm25-multifield index (fields {', '.join(extra)} beside "
+                              f"{CONTENTS}): name the fields to search ({', '.join(MULTIFIELD)})")
+        if self.fields and not extra:
+            raise ConfigError(f"{self.index_dir} has no {', '.join(sorted(set(MULTIFIELD.values()) - present))} "
+                              f"field: a bm25-multifield index is needed to search fields {', '.join(self.fields)}")
+
+    def _build(self, text: str):
+        if not self.fields:
+            return super()._build(text)
+        return self._generator.buildQuery(self._weights, self._analyzer, text)
 
     def search(self, text: str, k: int = 1000) -> list[tuple[str, float]]:
         return self._search_one(text, check_k(k), "BM25 search")
@@ -156,6 +189,12 @@ class Bm25Searcher(_Searcher):
                      remove_query: bool = False) -> tuple[Run, SearchCounts]:
         """Every query's top ``k`` (chunks of :data:`CHUNK`, ``threads`` threads)."""
         return self._batch(((q.id, q.text) for q in queries), k, threads, remove_query, "BM25 search")
+
+    def describe(self) -> dict[str, Any]:
+        out = super().describe()
+        if self.fields:
+            out["fields"] = self.field_weights
+        return out
 
 
 def check_max_clauses(max_clauses: Any) -> int:

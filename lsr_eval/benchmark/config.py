@@ -7,6 +7,12 @@ budgets (``doc_top_k``) and thresholds (``doc_threshold``) prune the encoded vec
 (:mod:`lsr_eval.export.prune`), query budgets (``query_top_k``) and thresholds (``query_threshold``) set the query
 encoder's sparsification (queries are encoded per run anyway). Every combination of the listed values is a point,
 run as a system named ``<system>-d<k>`` (``-q<k>``, ``-dt<t>``, ``-qt<t>``); fusions may name points.
+
+A ``kind: run`` system is a TREC run made elsewhere (``path``, relative to the YAML file's folder; optional
+``display_name``; optional declared ``costs: {flops, latency_ms, source}``, ``source`` required with any cost). A
+fusion's ``tune`` is ``true`` (weights chosen on the dataset's ``tune_split``) or ``{cv: K, seed: S}`` (K-fold
+cross-validation over the reported queries, :mod:`lsr_eval.fusion.cross_validation`). ``significance.baseline``
+names one system or a list of them (each gets its own tests).
 """
 
 from __future__ import annotations
@@ -22,7 +28,11 @@ from typing import Any, Literal, get_args
 
 from lsr_eval.errors import ConfigError
 
-SystemKind = Literal["bm25", "splade"]
+SystemKind = Literal["bm25", "splade", "run"]
+#: Keys of a ``kind: run`` system besides ``name`` and ``kind``.
+RUN_KEYS = ("path", "display_name", "costs")
+#: Costs a ``kind: run`` system may declare, and the table column each fills (the column measured rows use).
+DECLARED_COSTS = {"flops": "flops", "latency_ms": "latency_mean_ms"}
 
 
 @dataclass(frozen=True)
@@ -39,8 +49,9 @@ class DatasetEntry:
 
 @dataclass(frozen=True)
 class SystemEntry:
-    """A retrieval system: ``bm25`` (``k1``, ``b``) or ``splade`` (the keyword arguments of
-    :class:`lsr_eval.experiments.splade.SpladeSettings`, ``model`` required)."""
+    """A retrieval system: ``bm25`` (``k1``, ``b``), ``splade`` (the keyword arguments of
+    :class:`lsr_eval.experiments.splade.SpladeSettings`, ``model`` required) or ``run`` (:data:`RUN_KEYS`; ``path``
+    resolved against the YAML file's folder)."""
 
     name: str
     kind: SystemKind
@@ -50,22 +61,39 @@ class SystemEntry:
 
 
 @dataclass(frozen=True)
+class CrossValidation:
+    """``tune: {cv: K, seed: S}``: K-fold cross-validation over the reported queries, folds drawn with ``seed``."""
+
+    cv: int
+    seed: int = 0
+
+
+@dataclass(frozen=True)
 class FusionEntry:
     name: str
     method: str
     runs: tuple[str, ...]
     norm: str | None = None
     params: dict[str, Any] = field(default_factory=dict)
-    tune: bool = False
+    tune: bool | CrossValidation = False
     metric: str = "nDCG@10"
+
+    @property
+    def tune_on_split(self) -> bool:
+        """Weights chosen on the dataset's ``tune_split`` (``tune: true``)."""
+        return self.tune is True
 
 
 @dataclass(frozen=True)
 class SignificanceEntry:
-    baseline: str
+    baseline: str | tuple[str, ...]  #: one system, or several (each tested on its own)
     test: str = "t-test"
     alpha: float = 0.05
     measures: tuple[str, ...] = ()
+
+    @property
+    def baselines(self) -> tuple[str, ...]:
+        return (self.baseline,) if isinstance(self.baseline, str) else tuple(self.baseline)
 
 
 @dataclass(frozen=True)
@@ -168,6 +196,7 @@ def load_config(path: str | os.PathLike) -> BenchmarkConfig:
         w = f"{where}: datasets[{i}]"
         d = _build(DatasetEntry, d if isinstance(d, dict) else {"spec": d}, w)
         measures = _measures(d.get("measures"), f"{w}: measures")
+        _check_registry_splits(d, w)
         datasets.append(DatasetEntry(**{**d, "measures": measures}))
     systems = []
     for i, s in enumerate(raw["systems"]):
@@ -178,7 +207,10 @@ def load_config(path: str | os.PathLike) -> BenchmarkConfig:
         if s["kind"] not in get_args(SystemKind):
             raise ConfigError(f"{w}: kind {s['kind']!r}; allowed: {', '.join(get_args(SystemKind))}")
         params = {k: v for k, v in s.items() if k not in ("name", "kind")}
-        _check_system_params(s["kind"], params, w)
+        if s["kind"] == "run":
+            params = _run_params(params, Path(where).parent, f"{w} ({s['name']})")
+        else:
+            _check_system_params(s["kind"], params, w)
         systems.append(SystemEntry(str(s["name"]), s["kind"], params))
     names = [s.name for s in systems]
     if len(set(names)) != len(names):
@@ -200,10 +232,18 @@ def load_config(path: str | os.PathLike) -> BenchmarkConfig:
     sig = raw.get("significance")
     if sig is not None:
         sig = _build(SignificanceEntry, sig, f"{where}: significance")
-        sig = SignificanceEntry(**{**sig, "measures": _measures(sig.get("measures"), f"{where}: significance")})
-        if sig.baseline not in all_names + fusion_names:
-            raise ConfigError(f"{where}: significance baseline {sig.baseline!r} is not a system; systems: "
-                              f"{', '.join(all_names + fusion_names)}")
+        baseline = sig["baseline"]
+        if isinstance(baseline, list):
+            if not baseline or len(set(baseline)) != len(baseline) or not all(isinstance(b, str) for b in baseline):
+                raise ConfigError(f"{where}: significance baseline must name a system or a list of distinct "
+                                  f"systems, got {baseline!r}")
+            baseline = tuple(baseline)
+        sig = SignificanceEntry(**{**sig, "baseline": baseline,
+                                   "measures": _measures(sig.get("measures"), f"{where}: significance")})
+        for b in sig.baselines:
+            if b not in all_names + fusion_names:
+                raise ConfigError(f"{where}: significance baseline {b!r} is not a system; systems: "
+                                  f"{', '.join(all_names + fusion_names)}")
         from lsr_eval.significance.compare import TESTS
 
         if sig.test not in TESTS:
@@ -257,22 +297,97 @@ def _fusion(f: Any, systems: list[str], datasets: list[DatasetEntry], where: str
     unknown_runs = [r for r in f["runs"] if r not in systems]
     if unknown_runs:
         raise ConfigError(f"{where}: fuses unknown systems {unknown_runs}; systems: {systems}")
+    tune = _tune(f.get("tune", False), f"{where} ({f['name']}): tune")
     try:
         method = get_method(f["method"])
         if f.get("norm") is not None:
             check_norm(f["norm"])
-        if not f.get("tune"):
+        if not tune:
             resolve_params(method, f.get("params"), len(f["runs"]))
+        elif f.get("params"):
+            raise ConfigError(f"tuning chooses {method.name}'s parameters: drop params {f['params']!r}")
+        elif not method.tunable:
+            raise ConfigError(f"{method.name} has no parameter to tune")
     except LsrEvalError as e:
         raise ConfigError(f"{where} ({f['name']}): {e}") from None
-    if f.get("tune"):
+    if tune is True:
         untuned = [d.label or d.spec for d in datasets if not d.tune_split]
         if untuned:
             raise ConfigError(f"{where} ({f['name']}): tune: true needs a tune_split on every dataset; none on "
-                              f"{', '.join(untuned)}")
+                              f"{', '.join(untuned)} (or tune: {{cv: K}} cross-validates on the reported queries)")
     metric = f.get("metric", "nDCG@10")
     _measures([metric], f"{where}: metric")
-    return FusionEntry(**{**f, "runs": tuple(f["runs"])})
+    return FusionEntry(**{**f, "runs": tuple(f["runs"]), "tune": tune})
+
+
+def _tune(value: Any, where: str) -> bool | CrossValidation:
+    """``tune``: ``true``/``false``, or ``{cv: K, seed: S}`` (K >= 2 folds; seed an integer, default 0)."""
+    if isinstance(value, bool):
+        return value
+    if not isinstance(value, dict):
+        raise ConfigError(f"{where}: expected true, false or {{cv: K, seed: S}}, got {value!r}")
+    data = _build(CrossValidation, value, where)
+    from lsr_eval.fusion.cross_validation import check_k
+
+    try:
+        check_k(data["cv"])
+    except ConfigError as e:
+        raise ConfigError(f"{where}: {e}") from None
+    seed = data.get("seed", 0)
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise ConfigError(f"{where}: seed={seed!r}; expected an integer")
+    return CrossValidation(data["cv"], seed)
+
+
+def _run_params(params: dict[str, Any], folder: Path, where: str) -> dict[str, Any]:
+    """A ``kind: run`` system's settings: ``path`` (resolved against ``folder``, the YAML file's; whether it exists
+    is checked by :func:`check_on_disk`), ``display_name``, declared ``costs``."""
+    unknown = sorted(set(params) - set(RUN_KEYS))
+    if unknown:
+        raise ConfigError(f"{where}: unknown key {unknown[0]!r} for a run system; allowed: {', '.join(RUN_KEYS)}")
+    path = params.get("path")
+    if not isinstance(path, str) or not path:
+        raise ConfigError(f"{where}: a run system needs 'path' (a TREC run file, relative to {folder}), got {path!r}")
+    out = {**params, "path": str((folder / path).resolve())}
+    if "display_name" in params and (not isinstance(params["display_name"], str) or not params["display_name"]):
+        raise ConfigError(f"{where}: display_name must be a non-empty string, got {params['display_name']!r}")
+    costs = params.get("costs")
+    if costs is not None:
+        allowed = [*DECLARED_COSTS, "source"]
+        if not isinstance(costs, dict) or not costs:
+            raise ConfigError(f"{where}: costs must be a mapping of {', '.join(allowed)}, got {costs!r}")
+        unknown = sorted(set(costs) - set(allowed))
+        if unknown:
+            raise ConfigError(f"{where}: costs: unknown key {unknown[0]!r}; allowed: {', '.join(allowed)}")
+        declared = [k for k in DECLARED_COSTS if k in costs]
+        if not declared:
+            raise ConfigError(f"{where}: costs declares none of {', '.join(DECLARED_COSTS)}")
+        for k in declared:
+            if not _number(costs[k]) or costs[k] < 0:
+                raise ConfigError(f"{where}: costs: {k}={costs[k]!r}; expected a finite number >= 0")
+        if not isinstance(costs.get("source"), str) or not costs["source"].strip():
+            raise ConfigError(f"{where}: costs need a source (where the figures come from: a paper, a table, a "
+                              "measurement on named hardware)")
+    return out
+
+
+def _check_registry_splits(entry: dict[str, Any], where: str) -> None:
+    """A registry dataset's ``split`` and ``tune_split`` are splits it has (checked before anything runs)."""
+    from lsr_eval.data.registry import split_spec
+    from lsr_eval.errors import InputError
+
+    spec = entry.get("spec")
+    if not isinstance(spec, str) or spec.startswith("irds:"):
+        return
+    try:
+        named = split_spec(spec)
+        if named is None:
+            return
+        for key in ("split", "tune_split"):
+            if entry.get(key) is not None:
+                named[0].irds_for(entry[key])
+    except InputError as e:
+        raise ConfigError(f"{where} ({spec}): {e}") from None
 
 
 def _sweep(raw: Any, systems: dict[str, SystemEntry], where: str) -> SweepEntry:
@@ -333,11 +448,37 @@ def check_model(name: Any, where: str, on_disk: bool = False) -> None:
 
 
 def check_on_disk(cfg: BenchmarkConfig) -> None:
-    """What only this machine can tell, checked before anything runs: every model folder exists."""
+    """What only this machine can tell, checked before anything runs: every model folder, run file and dataset
+    folder (with its split's and tune split's qrels) exists."""
     for i, s in enumerate(cfg.systems):
         for key in ("model", "query_model"):
             if s.kind == "splade" and s.params.get(key) is not None:
                 check_model(s.params[key], f"{cfg.source}: systems[{i}] ({s.name}): {key}", on_disk=True)
+        if s.kind == "run" and not Path(s.params["path"]).is_file():
+            raise ConfigError(f"{cfg.source}: systems[{i}] ({s.name}): run file {s.params['path']} does not exist "
+                              f"(a path is relative to the YAML file's folder, {Path(cfg.source).parent})")
+    for i, d in enumerate(cfg.datasets):
+        _check_dataset_on_disk(d, f"{cfg.source}: datasets[{i}] ({d.spec})")
+
+
+def _check_dataset_on_disk(entry: DatasetEntry, where: str) -> None:
+    """A dataset given as a folder is a BEIR folder with the qrels of its split and tune split; registry names,
+    groups and ``irds:`` ids are resolved by their loaders."""
+    from lsr_eval.data.datasets import BeirFolder
+    from lsr_eval.data.registry import GROUPS, split_spec
+    from lsr_eval.errors import InputError
+
+    if entry.spec.startswith("irds:") or entry.spec in GROUPS or split_spec(entry.spec) is not None:
+        return
+    if not Path(entry.spec).is_dir():
+        raise ConfigError(f"{where}: no such folder (relative paths are taken from the current directory, "
+                          f"{Path.cwd()}), nor a registry name or irds:<id>")
+    try:
+        for split in dict.fromkeys((entry.split or "test", entry.tune_split)):
+            if split is not None:
+                BeirFolder(entry.spec, split)
+    except InputError as e:
+        raise ConfigError(f"{where}: {e}") from None
 
 
 def _check_engine(params: dict[str, Any], where: str) -> None:
@@ -374,6 +515,12 @@ def _check_system_params(kind: str, params: dict[str, Any], where: str) -> None:
         k1, b = params.get("k1", 0.9), params.get("b", 0.4)
         if not (_number(k1) and _number(b)) or k1 < 0 or not 0 <= b <= 1:
             raise ConfigError(f"{where}: BM25 needs k1 >= 0 and 0 <= b <= 1, got k1={k1!r}, b={b!r}")
+        from lsr_eval.anserini.collections import check_fields
+
+        try:
+            check_fields(params.get("fields"))
+        except ConfigError as e:
+            raise ConfigError(f"{where}: {e}") from e
         return
     for key in ("model", "query_model"):
         if params.get(key) is not None:
@@ -383,6 +530,13 @@ def _check_system_params(kind: str, params: dict[str, Any], where: str) -> None:
     for key, allowed in (("precision", PRECISIONS), ("head_init", HEAD_INIT_RULES)):
         if key in params and params[key] not in allowed:
             raise ConfigError(f"{where}: {key}={params[key]!r}; allowed: {', '.join(allowed)}")
+    if "device" in params:
+        from lsr_eval.models.options import check_device
+
+        try:
+            check_device(params["device"])
+        except ConfigError as e:
+            raise ConfigError(f"{where}: {e}") from None
     _check_engine(params, where)
     for key in ("doc_top_k", "query_top_k", "prune_doc_top_k", "max_length_q", "max_length_d"):
         v = params.get(key)

@@ -14,11 +14,21 @@ Efficiency columns (with ``efficiency:``): ``flops`` (expected FLOPs, :mod:`lsr_
 ``postings_per_query`` (entries a query touches on average: FLOPs x documents), ``avg_q_dims``/``avg_d_dims``,
 ``index_bytes``, single-thread latency (``latency_{mean,p50,p99}_ms``); a fusion gets its parts' cost
 (:mod:`lsr_eval.efficiency.fusion_cost`: FLOPs summed, latency summed per query, and ``latency_parallel_*`` the max).
-Each row has ``kind`` (``bm25``, ``splade``, ``fusion``); sweep points have ``sweep``, ``point`` and their values.
+Each row has ``kind`` (``bm25``, ``splade``, ``run``, ``fusion``); sweep points have ``sweep``, ``point`` and their
+values. Every evaluated row has ``judged_without_results`` (judged queries its run has no result for; they count 0, and
+a warning is logged). A ``run`` row (a TREC file made elsewhere) has ``model`` empty and, when its YAML entry declares
+costs, those values in the measured columns (``flops``, ``latency_mean_ms``) with ``declared_costs`` (the names of the
+declared columns, comma-separated) and ``cost_source``; measured rows never carry these two columns. A fusion costs
+the sum of its parts' FLOPs only when every part has FLOPs (marked declared when a part's were declared).
+
+Significance: one table of tests per baseline (``significance.baseline`` may list several). The first baseline
+fills ``<measure>_sig``, ``<measure>_p`` and ``baseline``; with several, every baseline ``b`` also fills
+``<measure>_sig_vs_<b>`` and ``<measure>_p_vs_<b>``, and ``baselines`` lists them (comma-separated).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import re
@@ -27,7 +37,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from lsr_eval.benchmark.config import SWEEP_KEYS, BenchmarkConfig, DatasetEntry, FusionEntry, SystemEntry, check_on_disk
+from lsr_eval.benchmark.config import (DECLARED_COSTS, SWEEP_KEYS, BenchmarkConfig, CrossValidation, DatasetEntry,
+                                       FusionEntry, SignificanceEntry, SystemEntry, check_on_disk)
 from lsr_eval.data.datasets import Dataset, load_dataset
 from lsr_eval.data.registry import GROUPS, expand
 from lsr_eval.errors import LsrEvalError
@@ -57,6 +68,10 @@ def _label(e: DatasetEntry, dataset: Dataset) -> str:
 
 def run_system(system: SystemEntry, dataset: Dataset, out: Path, work: Path, threads: int):
     """One system on one dataset (reused when already done): a :class:`~lsr_eval.experiments.result.SystemResult`."""
+    if system.kind == "run":
+        from lsr_eval.experiments.run_file import run_file
+
+        return run_file(dataset, system.params["path"], out)
     if system.kind == "bm25":
         from lsr_eval.experiments.bm25 import Bm25Settings, run_bm25
 
@@ -77,21 +92,33 @@ def _fuse(entry: FusionEntry, runs: dict[str, Any], tune_runs: dict[str, Any] | 
 
     params = dict(entry.params)
     tuning = None
-    if entry.tune:
-        if tune_runs is None:
-            raise LsrEvalError(f"fusion {entry.name} asks to tune but the dataset has no tune_split")
-        tuning = tune_weights([tune_runs[r] for r in entry.runs], tune_qrels, entry.method, entry.norm,
-                              entry.metric, reported=qrels)
-        params = tuning.params
-    fused = fuse([runs[r] for r in entry.runs], entry.method, entry.norm, params)
+    inputs = [runs[r] for r in entry.runs]
+    if isinstance(entry.tune, CrossValidation):
+        from lsr_eval.fusion.cross_validation import cross_validate
+
+        crossed = cross_validate(inputs, qrels, entry.method, entry.norm, entry.metric, k=entry.tune.cv,
+                                 seed=entry.tune.seed, names=entry.runs)
+        fused_run, tuning_record, counts = crossed.run, crossed.to_dict(), None
+        settings = {"method": crossed.method, "norm": crossed.norm, "params": None, "depth": None,
+                    "params_by_fold": "tuning.folds"}
+    else:
+        if entry.tune:
+            if tune_runs is None:
+                raise LsrEvalError(f"fusion {entry.name} asks to tune but the dataset has no tune_split")
+            tuning = tune_weights([tune_runs[r] for r in entry.runs], tune_qrels, entry.method, entry.norm,
+                                  entry.metric, reported=qrels)
+            params = tuning.params
+        fused = fuse(inputs, entry.method, entry.norm, params, names=entry.runs)
+        fused_run, settings, counts = fused.run, fused.settings(), fused.counts.to_dict()
+        tuning_record = tuning.to_dict() if tuning else None
     out.mkdir(parents=True, exist_ok=True)
-    write_run(fused.run, out / "run.trec", tag=entry.name)
-    metrics = evaluate(qrels, fused.run, measures)
+    write_run(fused_run, out / "run.trec", tag=entry.name)
+    metrics = evaluate(qrels, fused_run, measures)
     write_metrics(out, metrics)
     write_manifest(out, "fusion", {"fusion": asdict(entry), "inputs": list(entry.runs)},
-                   settings=fused.settings(), counts=fused.counts.to_dict(),
-                   tuning=tuning.to_dict() if tuning else None, metrics=metrics, evaluation=evaluation_code())
-    return metrics, fused.run
+                   settings=settings, counts=counts, tuning=tuning_record, metrics=metrics,
+                   evaluation=evaluation_code())
+    return metrics, fused_run
 
 
 #: Row key holding a system's per-query latency samples (ms) until its fusions are costed; never written out.
@@ -105,11 +132,12 @@ def _costs(system: SystemEntry, dataset: Dataset, run_dir: Path) -> tuple[dict[s
 
     manifest = read_manifest(run_dir) or {}
     if system.kind == "bm25":
+        from lsr_eval.anserini.collections import lucene_fields
         from lsr_eval.anserini.term_stats import TermStats
         from lsr_eval.efficiency.term_flops import term_flops
 
         index = manifest["index"]["path"]
-        with TermStats(index) as stats:
+        with TermStats(index, lucene_fields(system.params.get("fields"))) as stats:
             terms = [stats.analyze(q.text) for q in dataset.queries()]
             report = term_flops(terms, stats.doc_freqs(t for q in terms for t in q), stats.documents)
             documents, postings = stats.documents, stats.postings
@@ -177,7 +205,7 @@ def _latency(system: SystemEntry, dataset: Dataset, run_dir: Path, cfg, models: 
     if system.kind == "bm25":
         from lsr_eval.efficiency.latency import timed
 
-        params = {key: system.params[key] for key in ("k1", "b") if key in system.params}
+        params = {key: system.params[key] for key in ("k1", "b", "fields") if key in system.params}
         with Bm25Searcher(manifest["index"]["path"], **params) as s:
             ms, _ = timed(lambda q: s.search(q.text, cfg.hits), queries, cfg.warmup)
         return {"k": cfg.hits, "warmup_queries": cfg.warmup, "samples_ms": {"total": ms}}
@@ -240,18 +268,77 @@ def _latency_columns(lat: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any
 
 
 def _fusion_cost(entry: FusionEntry, by_name: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """Columns of a fusion's cost from its parts' rows (nothing when a part lacks a cost)."""
+    """Columns of a fusion's cost from its parts' rows (nothing when a part lacks a cost); FLOPs summed from a
+    declared part are marked declared."""
     from lsr_eval.efficiency.fusion_cost import fusion_cost
 
     parts = [by_name.get(r, {}) for r in entry.runs]
     cost = fusion_cost([p.get("flops") for p in parts], {r: p.get(SAMPLES) for r, p in zip(entry.runs, parts)})
-    return cost.row()
+    row = cost.row()
+    declared = [r for r, p in zip(entry.runs, parts) if "flops" in str(p.get("declared_costs", "")).split(",")]
+    if "flops" in row and declared:
+        row.update(declared_costs="flops", cost_source=f"sum of its parts' FLOPs; declared for {', '.join(declared)}")
+    return row
+
+
+def _declared_costs(system: SystemEntry) -> dict[str, Any]:
+    """A ``kind: run`` system's declared costs as row columns (see the module doc); nothing when none."""
+    costs = system.params.get("costs") or {}
+    columns = {DECLARED_COSTS[k]: float(costs[k]) for k in DECLARED_COSTS if k in costs}
+    if not columns:
+        return {}
+    return {**columns, "declared_costs": ",".join(columns), "cost_source": costs["source"]}
+
+
+def _judged_without_results(row: dict[str, Any], qrels, run, what: str) -> None:
+    """``judged_without_results`` of ``row``, warned about when some judged queries have no result."""
+    from lsr_eval.evaluation import count_queries
+
+    counts = count_queries(qrels, run)
+    row["judged_without_results"] = counts.judged_without_results
+    if counts.judged_without_results:
+        log.warning("%s: %d of %d judged queries have no result in the run (they count 0)", what,
+                    counts.judged_without_results, counts.judged)
+
+
+def _significance(sig: SignificanceEntry, qrels, runs: dict[str, Any], by_name: dict[str, dict[str, Any]],
+                  measures: list[str], label: str) -> None:
+    """Tests of every run against each baseline (:func:`lsr_eval.significance.compare`), written into the rows
+    (columns: see the module doc)."""
+    from lsr_eval.evaluation import evaluate
+    from lsr_eval.significance.compare import compare, direction_marker
+
+    names = list(sig.measures) or measures
+    present = [b for b in sig.baselines if b in runs]
+    for b in sig.baselines:
+        if b not in runs:
+            log.error("significance on %s: baseline %s has no run (failed): not tested against it", label, b)
+    if not present or len(runs) < 2:
+        return
+    per_query = {name: evaluate(qrels, run, names, per_query=True) for name, run in runs.items()}
+    several = len(sig.baselines) > 1
+    for b in present:
+        df = compare(per_query, b, test=sig.test, alpha=sig.alpha)
+        for rec in df.to_dict("records"):
+            r = by_name[rec["system"]]
+            marker, m = direction_marker(rec["significant"], rec["difference"]), rec["measure"]
+            if b == sig.baselines[0]:
+                r[f"{m}_sig"], r[f"{m}_p"], r["baseline"] = marker, rec["p_corrected"], b
+            if several:
+                r[f"{m}_sig_vs_{b}"], r[f"{m}_p_vs_{b}"] = marker, rec["p_corrected"]
+                r["baselines"] = ",".join(sig.baselines)
 
 
 def _system_columns(system: SystemEntry) -> dict[str, Any]:
-    """Identity columns of a system's row: kind, model, k, and for a sweep point its sweep, label and values."""
+    """Identity columns of a system's row: kind, model, k, the precision a SPLADE model runs in (resolved on its
+    device, as in the run's identity), and for a sweep point its sweep, label and values."""
+    if system.kind == "run":
+        return {"kind": "run", "model": "", **({"display_name": system.params["display_name"]}
+                                               if system.params.get("display_name") else {})}
     row = {"kind": system.kind, "model": system.params.get("model", ""), "k": system.params.get("rescale_k"),
            "engine": system.params.get("engine", "anserini")}
+    if system.kind == "splade":
+        row["precision"] = _splade_settings(system).resolved_precision().name
     if system.sweep:
         row.update(sweep=system.sweep, point=system.point)
         for key, (field, _, _) in SWEEP_KEYS.items():
@@ -271,15 +358,22 @@ def _copy_small(run_dir: Path, dest: Path) -> None:
             shutil.copyfile(run_dir / name, dest / name)
 
 
-def run_benchmark(cfg: BenchmarkConfig, work: Path, threads: int = 2):
-    """Run (or resume) the benchmark; returns the results table (pandas)."""
+def run_benchmark(cfg: BenchmarkConfig, work: Path, threads: int = 2, device: str | None = None):
+    """Run (or resume) the benchmark; returns the results table (pandas). ``device`` (``auto``, ``cpu``,
+    ``cuda[:N]``) replaces every SPLADE system's ``device``."""
     import pandas as pd
 
     out = Path(cfg.out)
     check_provenance(out)  # refuse uncommitted code before the runs, not after them
     check_on_disk(cfg)  # model folders, before any run
     systems = cfg.all_systems()
-    tuned = {r for f in cfg.fusion if f.tune for r in f.runs}
+    if device is not None:
+        from lsr_eval.models.options import check_device
+
+        check_device(device)
+        systems = [dataclasses.replace(s, params={**s.params, "device": device}) if s.kind == "splade" else s
+                   for s in systems]
+    tuned = {r for f in cfg.fusion if f.tune_on_split for r in f.runs}
     run_root = work / "benchmarks" / _slug(cfg.name) / "runs"
     rows: list[dict[str, Any]] = []
     for entry in expand_datasets(cfg.datasets):
@@ -304,13 +398,15 @@ def run_benchmark(cfg: BenchmarkConfig, work: Path, threads: int = 2):
                 result = run_system(system, dataset, run_dir, work, threads)
                 row.update(result.metrics)
                 row.update(result.columns)
+                row.update(_declared_costs(system))
+                _judged_without_results(row, dataset.qrels(), result.run, f"{system.name} on {label}")
                 runs[system.name] = result.run
                 if result.model is not None:
                     models.setdefault(_model_key(_splade_settings(system)), result.model)
             except LsrEvalError as e:
                 log.error("%s on %s failed: %s", system.name, label, e)
                 row["status"] = f"failed: {e}"
-            if cfg.efficiency and system.name in runs:
+            if cfg.efficiency and system.name in runs and system.kind != "run":  # a run's costs are declared
                 try:
                     costs, flops[system.name] = _costs(system, dataset, run_dir)
                     row.update(costs)
@@ -333,7 +429,7 @@ def run_benchmark(cfg: BenchmarkConfig, work: Path, threads: int = 2):
         for system in systems:
             _copy_small(run_root / system.name / label, out / "runs" / system.name / label)
         tune_runs = tune_qrels = None
-        if entry.tune_split and any(f.tune for f in cfg.fusion):
+        if entry.tune_split and any(f.tune_on_split for f in cfg.fusion):
             tune_ds = load_dataset(entry.spec, entry.tune_split)
             tune_qrels = tune_ds.qrels()
             tune_runs = {}
@@ -350,24 +446,16 @@ def run_benchmark(cfg: BenchmarkConfig, work: Path, threads: int = 2):
                     metrics, runs[f.name] = _fuse(f, runs, tune_runs, dataset.qrels(), tune_qrels, measures,
                                                   run_root / f.name / label)
                     row.update(metrics)
+                    _judged_without_results(row, dataset.qrels(), runs[f.name], f"{f.name} on {label}")
                     _copy_small(run_root / f.name / label, out / "runs" / f.name / label)
-                    if cfg.efficiency:
+                    if cfg.efficiency or any(by_name.get(r, {}).get("declared_costs") for r in f.runs):
                         row.update(_fusion_cost(f, by_name))
                 except LsrEvalError as e:
                     row["status"] = f"failed: {e}"
             rows.append(row)
             by_name[f.name] = row
-        if cfg.significance and cfg.significance.baseline in runs:
-            from lsr_eval.significance.compare import compare_runs
-
-            sig = cfg.significance
-            df = compare_runs(dataset.qrels(), runs, sig.baseline, list(sig.measures) or measures, test=sig.test,
-                              alpha=sig.alpha)
-            for rec in df.to_dict("records"):
-                r = by_name[rec["system"]]
-                r[f"{rec['measure']}_sig"] = ("" if not rec["significant"] else "†" if rec["difference"] > 0 else "↓")
-                r[f"{rec['measure']}_p"] = rec["p_corrected"]
-                r["baseline"] = sig.baseline
+        if cfg.significance:
+            _significance(cfg.significance, dataset.qrels(), runs, by_name, measures, label)
     table = pd.DataFrame([{k: v for k, v in r.items() if k != SAMPLES} for r in rows])
     out.mkdir(parents=True, exist_ok=True)
     table.to_csv(out / "table.csv", index=False)

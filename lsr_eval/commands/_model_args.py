@@ -6,7 +6,8 @@ import argparse
 
 from lsr_eval.defaults import DEFAULT_SCALE, LUCENE_MAX_CLAUSES
 
-from lsr_eval.models.options import PRECISIONS
+from lsr_eval.models.options import (DEFAULT_DEVICE, DEFAULT_PRECISION, DEVICE_CHOICES, PRECISIONS,
+                                     check_device)
 
 
 def add_model_arguments(p: argparse.ArgumentParser) -> None:
@@ -25,11 +26,13 @@ def add_model_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--query-top-k", type=int, help="keep the top-k terms per query")
     p.add_argument("--threshold", type=float, default=0.0, help="drop weights <= threshold")
     p.add_argument("--keep-special", action="store_true", help="keep special tokens ([CLS], [SEP], ...)")
-    p.add_argument("--precision", default="auto", choices=PRECISIONS,
-                   help="forward-pass precision: auto = bf16 on CUDA and on CPUs with avx512_bf16/AMX (read from "
-                        "/proc/cpuinfo), fp32 elsewhere (bf16 is emulated, 3-40x slower, on plain AVX2/AVX-512); recorded in "
-                        "the manifests")
+    p.add_argument("--precision", default=DEFAULT_PRECISION, choices=PRECISIONS,
+                   help="forward-pass precision (default %(default)s, the same numbers on every machine); bf16 or "
+                        "auto (bf16 on CUDA and on CPUs with avx512_bf16/AMX, fp32 elsewhere: emulated bf16 is "
+                        "3-40x slower) opt in for speed; the resolved precision is recorded in the manifests")
     p.add_argument("--bf16", action="store_true", help="same as --precision bf16")
+    p.add_argument("--device", default=DEFAULT_DEVICE, type=check_device, metavar="DEVICE",
+                   help=f"{DEVICE_CHOICES}; auto (default) = cuda:LOCAL_RANK when CUDA is available, else cpu")
     p.add_argument("--batch-size", type=int, default=32)
     p.add_argument("--scale", type=float, default=float(DEFAULT_SCALE), help="quantisation scale: impact = round(w * scale)")
     p.add_argument("--max-clauses", type=int, default=LUCENE_MAX_CLAUSES,
@@ -51,6 +54,6 @@ def settings_from_args(args: argparse.Namespace, **extra):
         head_init=args.head_init, rescale_k=args.rescale_k, trust_remote_code=args.trust_remote_code,
         max_length_q=args.max_length_q,
         max_length_d=args.max_length_d, doc_top_k=args.doc_top_k, query_top_k=args.query_top_k,
-        threshold=args.threshold, drop_special=not args.keep_special, bf16=args.bf16,
-        precision="bf16" if args.bf16 else args.precision,
+        threshold=args.threshold, drop_special=not args.keep_special,
+        precision="bf16" if args.bf16 else args.precision, device=args.device,
         batch_size=args.batch_size, scale=args.scale, max_clauses=args.max_clauses, **extra)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from lsr_eval.models.options import DEVICE_CHOICES, check_device
+
 NAME = "benchmark"
 HELP = "run (or resume) a benchmark YAML from pipelines/: BM25 and SPLADE runs, fusion, significance, efficiency"
 
@@ -13,6 +15,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--work-dir", help="cache for indexes, encodings, collections (default ./work)")
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--out", help="results folder (default: the YAML's 'out'), e.g. to keep a quickstart out of results/")
+    p.add_argument("--device", type=check_device, metavar="DEVICE",
+                   help=f"run every SPLADE system on this device ({DEVICE_CHOICES}; default: each system's "
+                        "'device:', else auto = CUDA when available)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -25,7 +30,7 @@ def run(args: argparse.Namespace) -> int:
         import dataclasses
 
         cfg = dataclasses.replace(cfg, out=args.out)
-    table = run_benchmark(cfg, work_dir(args.work_dir), threads=args.threads)
+    table = run_benchmark(cfg, work_dir(args.work_dir), threads=args.threads, device=args.device)
     import pandas as pd
 
     cols = [c for c in table.columns if not c.endswith("_p") and c not in ("model", "k", "baseline")]

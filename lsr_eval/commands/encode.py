@@ -4,7 +4,6 @@ per process, rank 0 checks and writes the manifest once all ranks are done)."""
 from __future__ import annotations
 
 import argparse
-import os
 
 from lsr_eval.commands._model_args import add_model_arguments, settings_from_args
 
@@ -18,16 +17,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--split", help="split of a BEIR folder")
     p.add_argument("--out", required=True, help="output folder of the shards")
     p.add_argument("--shard-size", type=int, default=50_000)
-    p.add_argument("--device", default="auto", help="cpu, cuda, cuda:N, or auto (cuda:LOCAL_RANK when available)")
     p.add_argument("--overwrite", action="store_true")
-
-
-def _device(name: str) -> str:
-    import torch
-
-    if name != "auto":
-        return name
-    return f"cuda:{int(os.environ.get('LOCAL_RANK', 0))}" if torch.cuda.is_available() else "cpu"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -36,15 +26,14 @@ def run(args: argparse.Namespace) -> int:
     from lsr_eval.encode.finalize import finalize_encoding
     from lsr_eval.encode.progress import expected_documents
     from lsr_eval.encode.splade import SpladeTextEncoder
-    from lsr_eval.experiments.splade import load_model, model_fingerprint
+    from lsr_eval.experiments.splade import encoder_fingerprint, load_model
 
     settings = settings_from_args(args, shard_size=args.shard_size)
     dataset = load_dataset(args.dataset, args.split)
-    model = load_model(settings).to(_device(args.device))
+    model = load_model(settings)
     rank, world = resolve_rank(None, None)
     precision = model.document.resolved_precision()
-    info = {"model": model_fingerprint(settings.model), "document_encoder": model.document.describe(),
-            "bf16": precision.bf16}   # the resolved precision (the run record below says why)
+    info = encoder_fingerprint(settings, model.document)  # the run record below says why this precision
     experiment = {"stage": "encode", "encoder": info, "corpus": dataset.corpus_key()}
     summary = encode_corpus(dataset.docs(), SpladeTextEncoder(model.document), args.out, experiment,
                             encoder_info=info, shard_size=args.shard_size, batch_size=settings.batch_size,

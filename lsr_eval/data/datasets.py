@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import AbstractSet, Any, Iterable, Iterator
 
-from lsr_eval.data.registry import BENCHMARKS, BEIR_MEASURES, get_benchmark, unknown_dataset_message
+from lsr_eval.data.registry import BEIR_MEASURES, Benchmark, LocalFiles, split_spec, unknown_dataset_message
 from lsr_eval.data.types import Document, Qrels, Query
 from lsr_eval.errors import InputError, LsrEvalError
 
@@ -274,10 +274,12 @@ class BeirFolder(Dataset):
 
 class IrdsDataset(Dataset):
     """A dataset loaded through ``ir_datasets`` (downloads on first use where there is a network; offline it reads a
-    seeded ``$IR_DATASETS_HOME``)."""
+    seeded ``$IR_DATASETS_HOME``). With ``local`` (a registry benchmark's :class:`LocalFiles`) present under the
+    ir_datasets home, topics and qrels are read from those files instead; a download that fails (no network) is an
+    :class:`InputError` of one line naming the files to put where."""
 
     def __init__(self, irds_id: str, name: str | None = None, measures: tuple[str, ...] | None = None,
-                 remove_query: bool | None = None) -> None:
+                 remove_query: bool | None = None, local: LocalFiles | None = None) -> None:
         super().__init__()
         import ir_datasets
 
@@ -290,38 +292,141 @@ class IrdsDataset(Dataset):
         is_beir = irds_id.startswith("beir/")
         self.measures = measures or (BEIR_MEASURES if is_beir else DEFAULT_MEASURES)
         self.remove_query = is_beir if remove_query is None else remove_query
+        self.local = local
+        self.local_paths = _local_paths(local)
+
+    def _irds(self, what: str, read, quiet: bool = True):
+        """``read()`` (an ir_datasets call), its download failures turned into one line saying what to place where.
+        ``quiet``: ir_datasets' own log lines (a failed download prints seven) are held back during the call
+        (topics and qrels are small; a corpus download keeps its progress lines)."""
+        previous = logging.root.manager.disable
+        if quiet:
+            logging.disable(logging.WARNING)
+        try:
+            return read()
+        except InputError:
+            raise
+        except Exception as e:  # ir_datasets raises RuntimeError, OSError or requests' errors on a failed download
+            if not _download_failure(e):
+                raise
+            raise InputError(f"{self.name}: ir_datasets could not download the {what} of {self.irds_id} "
+                             f"({_short(e)}); {self._offline_hint()}") from None
+        finally:
+            logging.disable(previous)
+
+    def _offline_hint(self) -> str:
+        from lsr_eval.data.irds_cache import irds_home
+
+        if self.local is not None:
+            folder = irds_home() / self.local.folder
+            return (f"offline, put {' and '.join(self.local.names())} into {folder}/ (e.g. lsr-eval seed-irds "
+                    f"../shared/data/{self.local.folder})")
+        if self.irds_id.startswith("beir/"):
+            zip_path = irds_home() / "beir" / self.irds_id.split("/")[1] / "source.zip"
+            return f"offline, put the dataset's BEIR zip at {zip_path} (lsr-eval seed-irds, see the README)"
+        return f"offline, seed {irds_home()} with the files ir_datasets downloads (see the README)"
 
     def _raw_docs(self) -> Iterator[tuple[Document, str]]:
         if not self._ds.has_docs():
             raise InputError(f"ir_datasets {self.irds_id} has no documents")
         where = f"ir_datasets {self.irds_id}"
-        for d in self._ds.docs_iter():
+        docs = self._irds("documents", lambda: iter(self._ds.docs_iter()), quiet=False)
+        while True:
+            d = self._irds("documents", lambda: next(docs, None), quiet=False)  # the download comes with item one
+            if d is None:
+                return
             yield Document(str(d.doc_id), getattr(d, "text", "") or "", getattr(d, "title", "") or ""), where
 
     def _load_queries(self) -> list[Query]:
-        return [Query(str(q.query_id), q.text) for q in self._ds.queries_iter()]
+        if self.local_paths:
+            from lsr_eval.data.trec_files import read_topics_tsv
+
+            topics = read_topics_tsv(self.local_paths["topics"])
+            if self.local.judged_only:
+                judged = self.qrels()
+                topics = [q for q in topics if q.id in judged]
+            return topics
+        return self._irds("queries", lambda: [Query(str(q.query_id), q.text) for q in self._ds.queries_iter()])
 
     def _load_qrels(self) -> Qrels:
-        qrels: Qrels = {}
-        for r in self._ds.qrels_iter():
-            qrels.setdefault(str(r.query_id), {})[str(r.doc_id)] = int(r.relevance)
-        return qrels
+        if self.local_paths:
+            from lsr_eval.data.trec_files import read_qrels
+
+            return read_qrels(self.local_paths["qrels"])
+
+        def read() -> Qrels:
+            qrels: Qrels = {}
+            for r in self._ds.qrels_iter():
+                qrels.setdefault(str(r.query_id), {})[str(r.doc_id)] = int(r.relevance)
+            return qrels
+
+        return self._irds("qrels", read)
 
     def corpus_key(self) -> dict[str, Any]:
         import ir_datasets
 
         return {"source": "ir_datasets", "docs_id": ir_datasets.docs_parent_id(self.irds_id)}
 
+    def describe(self) -> dict[str, Any]:
+        out = super().describe()
+        if self.local_paths:
+            from lsr_eval.data.trec_files import file_sha256
+
+            out["topics_and_qrels"] = {k: {"path": str(v), "sha256": file_sha256(v)}
+                                       for k, v in self.local_paths.items()}
+        return out
+
+
+def _local_paths(local: LocalFiles | None) -> dict[str, Path]:
+    """``{"topics": path, "qrels": path}`` when both local files exist under the ir_datasets home, else ``{}``."""
+    if local is None:
+        return {}
+    from lsr_eval.data.irds_cache import irds_home
+
+    folder = irds_home() / local.folder
+    paths = {"topics": folder / local.topics, "qrels": folder / local.qrels}
+    return paths if all(p.is_file() for p in paths.values()) else {}
+
+
+def _download_failure(e: BaseException) -> bool:
+    """Whether ``e`` is ir_datasets failing to fetch a file (every mirror failed, or a connection error)."""
+    if isinstance(e, RuntimeError) and e.args and e.args[0] == "All download sources failed":
+        return True
+    try:
+        import requests
+    except ImportError:  # pragma: no cover - ir_datasets depends on requests
+        return False
+    return isinstance(e, requests.exceptions.RequestException)
+
+
+def _short(e: BaseException) -> str:
+    """A download failure in a few words (ir_datasets' own errors hold a list of per-mirror exceptions)."""
+    if isinstance(e, RuntimeError) and len(e.args) > 1 and e.args[1]:
+        e = e.args[1][0][1]
+    return type(e).__name__ + (": no network?" if "connection" in type(e).__name__.lower() else "")
+
+
+def registry_dataset(bench: Benchmark, split: str | None = None) -> IrdsDataset:
+    """The registry benchmark ``bench`` on ``split`` (None: its default split); local files serve the default split."""
+    irds_id = bench.irds_for(split)
+    return IrdsDataset(irds_id, name=bench.dataset_name(split), measures=bench.measures,
+                       remove_query=bench.remove_query, local=bench.local if irds_id == bench.irds_id else None)
+
 
 def load_dataset(spec: str, split: str | None = None, topics: str | None = None,
                  qrels: str | None = None) -> Dataset:
-    """Resolve ``spec``: a registry name (``scifact``, ``dl19``...), ``irds:<id>``, or a BEIR folder (``split``,
-    default ``test``); ``topics``/``qrels`` files replace the dataset's own."""
+    """Resolve ``spec``: a registry name (``scifact``, ``dl19``...; ``split`` or ``name/split`` for its other splits,
+    e.g. ``nfcorpus/dev``), ``irds:<id>``, or a BEIR folder (``split``, default ``test``); ``topics``/``qrels``
+    files replace the dataset's own."""
+    named = None if spec.startswith("irds:") else split_spec(spec)
     if spec.startswith("irds:"):
         ds: Dataset = IrdsDataset(spec[len("irds:"):])
-    elif spec in BENCHMARKS:
-        b = get_benchmark(spec)
-        ds = IrdsDataset(b.irds_id, name=b.name, measures=b.measures, remove_query=b.remove_query)
+    elif named is not None:
+        bench, own_split = named
+        if own_split is not None and split is not None and split != own_split:
+            raise InputError(f"{spec} names split {own_split!r}; --split {split} contradicts it")
+        ds = registry_dataset(bench, own_split or split)
+        split = None
     elif Path(spec).is_dir():
         ds = BeirFolder(spec, split or "test")
     elif Path(spec).exists():
@@ -329,5 +434,5 @@ def load_dataset(spec: str, split: str | None = None, topics: str | None = None,
     else:
         raise InputError(unknown_dataset_message(spec))
     if split and not isinstance(ds, BeirFolder):
-        raise InputError(f"--split applies to BEIR folders; {spec} names its split in its id")
+        raise InputError(f"--split applies to BEIR folders and registry names; {spec} names its split in its id")
     return ds.override(topics, qrels) if (topics or qrels) else ds

@@ -5,6 +5,7 @@ Every error names the file and the line at fault. Blank lines and ``#`` comment 
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 from typing import Iterator
@@ -14,6 +15,15 @@ from lsr_eval.errors import InputError
 
 #: Header line of a BEIR ``qrels/*.tsv`` file (tab separated).
 BEIR_QRELS_HEADER = ("query-id", "corpus-id", "score")
+
+
+def file_sha256(path: str | os.PathLike) -> str:
+    """sha256 of a file's bytes (read in 1 MiB blocks): names a topics, qrels or run file in a manifest."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
 
 
 def iter_text_lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:

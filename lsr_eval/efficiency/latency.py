@@ -53,7 +53,8 @@ class LatencySummary:
 
 
 class QueryWeights:
-    """Text -> ``{term: impact}`` with a :class:`~lsr_eval.models.SpladeEncoder`: its max length and sparsification,
+    """Text -> ``{term: impact}`` with a :class:`~lsr_eval.models.SpladeEncoder`: its max length, sparsification and
+    precision (``bf16`` True/False forces bf16/fp32),
     then ``rint(w * scale)`` with zeros dropped, exactly as :func:`lsr_eval.export.query_weight_maps` (the term
     table is checked once here, not per query). ``runtime`` (``torch`` or ``onnx``,
     :data:`~lsr_eval.models.onnx_query.QUERY_RUNTIMES`) selects the encoder's runtime
@@ -70,6 +71,8 @@ class QueryWeights:
         self.encoder = query_encoder(encoder, runtime, work_dir=work_dir)
         self.runtime = runtime
         self.bf16 = bf16
+        #: what the encoder computes in (its own precision unless ``bf16`` forces one), recorded with the timings
+        self.precision = self.encoder.resolved_precision(None if bf16 is None else "bf16" if bf16 else "fp32")
         self._vocab = VocabCheck(self.encoder.terms)
 
     def __call__(self, text: str, qid: str = "query") -> dict[str, int]:
@@ -120,6 +123,8 @@ class LatencyReport:
     search: LatencySummary
     total: LatencySummary
     runtime: str = "torch"
+    precision: dict[str, str] = field(default_factory=dict)
+    device: str = "cpu"
     encode_bf16: LatencySummary | None = None
     bm25: LatencySummary | None = None
     mean_query_terms: float = 0.0
@@ -131,6 +136,7 @@ class LatencyReport:
         out: dict[str, Any] = {
             "queries_measured": len(self.measured_ids), "warmup_queries": self.warmup, "k": self.k,
             "torch_threads": self.threads, "search_threads": 1, "scale": self.scale, "query_runtime": self.runtime,
+            "precision": self.precision, "device": self.device,
             "mean_query_terms": self.mean_query_terms, "mean_hits": self.mean_hits,
             "latency_ms": {name: s.to_dict() for name, s in (
                 ("encode", self.encode), ("search", self.search), ("total", self.total),
@@ -157,7 +163,7 @@ def measure_latency(queries: Sequence[Query], encoder, searcher, *, k: int = 100
         raise ConfigError(f"k={k!r}: expected an integer >= 1")
     if len(queries) <= warmup:
         raise InputError(f"{len(queries)} queries leave none to measure after {warmup} warm-up queries")
-    to_weights = QueryWeights(encoder, scale, bf16=False, runtime=runtime, work_dir=work_dir)  # validates runtime
+    to_weights = QueryWeights(encoder, scale, runtime=runtime, work_dir=work_dir)  # the run's precision
     enc_ms: list[float] = []
     search_ms: list[float] = []
     terms = hits = 0
@@ -189,6 +195,7 @@ def measure_latency(queries: Sequence[Query], encoder, searcher, *, k: int = 100
         samples["bm25"] = bm25_ms
     return LatencyReport(
         warmup=warmup, measured_ids=measured, k=k, threads=threads, scale=to_weights.scale, runtime=runtime,
+        precision=to_weights.precision.to_dict(), device=str(getattr(to_weights.encoder, "device", "cpu")),
         encode=LatencySummary.from_ms(enc_ms), search=LatencySummary.from_ms(search_ms),
         total=LatencySummary.from_ms(total_ms),
         encode_bf16=LatencySummary.from_ms(bf16_ms) if bf16_ms is not None else None,

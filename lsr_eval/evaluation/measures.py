@@ -1,7 +1,9 @@
 """Evaluation measures as named values, ir_measures style: ``nDCG@10``, ``RR@10``, ``R@1000(rel=2)``, ``MAP``.
 
-A name is ``FAMILY[@CUTOFF][(rel=LEVEL)]`` (ir_measures' ``FAMILY(rel=LEVEL)@CUTOFF`` is accepted too). ``@k`` keeps
-the first k documents of each ranking; no cutoff means the whole ranking. ``rel=LEVEL`` (binary measures only) calls a
+A name is ``FAMILY[@CUTOFF][(rel=LEVEL)]`` (ir_measures' ``FAMILY(rel=LEVEL)@CUTOFF`` is accepted too), or a trec_eval
+name (``ndcg_cut_10`` or ``ndcg_cut.10``, ``recall_1000``, ``P_10``, ``map``, ``map_cut_100``, ``recip_rank``,
+``set_recall``, ``set_P``, ``ndcg``; see :data:`TREC_EVAL_NAMES`). ``@k`` keeps the first k documents of each
+ranking; no cutoff means the whole ranking. ``rel=LEVEL`` (binary measures only) calls a
 document relevant when its grade is >= LEVEL, as ``trec_eval -l LEVEL``; the default level is 1. Each family maps to
 one ranx metric (a function of ``ranx.metrics``) and to the trec_eval measure it reproduces (with ``trec_eval -c``,
 see :mod:`.evaluate`).
@@ -45,11 +47,23 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
            "mean of the precisions at each relevant retrieved document / all relevant"),
 )}
 
+#: trec_eval's names of each family: (with a cutoff k, printed ``<name>_k``; without one). trec_eval has no cutoff
+#: form of ``recip_rank``: RR@k is ``trec_eval -M k -m recip_rank``, printed ``recip_rank``.
+TREC_EVAL_NAMES: dict[str, tuple[str | None, str]] = {
+    "nDCG": ("ndcg_cut", "ndcg"), "R": ("recall", "set_recall"), "P": ("P", "set_P"), "MAP": ("map_cut", "map"),
+    "RR": (None, "recip_rank"),
+}
+
 #: Other spellings accepted for a family (matched case-insensitively, like the canonical names).
 ALIASES: dict[str, str] = {"ndcg_cut": "nDCG", "mrr": "RR", "recip_rank": "RR", "recall": "R", "precision": "P",
-                           "ap": "MAP"}
+                           "ap": "MAP", "map_cut": "MAP", "set_recall": "R", "set_p": "P"}
 
 _LOOKUP: dict[str, str] = {**{n.lower(): n for n in FAMILIES}, **ALIASES}
+
+#: A trec_eval name with a cutoff (``ndcg_cut_10``, ``ndcg_cut.10``, ``P_10``), optionally ``(rel=LEVEL)``.
+_TREC_CUT_RE = re.compile(
+    "^(?P<family>" + "|".join(cut for cut, _ in TREC_EVAL_NAMES.values() if cut) + r")[._](?P<cutoff>\d+)"
+    r"(?P<rest>\([^)]*\))?$", re.IGNORECASE)
 
 _NAME_RE = re.compile(
     r"^(?P<family>[A-Za-z_][A-Za-z0-9_]*)(?:\((?P<pre>[^)]*)\))?(?:@(?P<cutoff>[^()\s]*))?(?:\((?P<post>[^)]*)\))?$")
@@ -83,6 +97,13 @@ class Measure:
     def __str__(self) -> str:
         return self.name
 
+    @property
+    def trec_eval_name(self) -> str:
+        """The name trec_eval prints for this measure (``ndcg_cut_10``, ``recall_1000``, ``map``; the relevance
+        level is trec_eval's ``-l`` option, not part of the name)."""
+        cut, full = TREC_EVAL_NAMES[self.family]
+        return f"{cut}_{self.cutoff}" if self.cutoff is not None and cut else full
+
 
 def _parse_params(text: str, name: str) -> dict[str, str]:
     params: dict[str, str] = {}
@@ -98,14 +119,19 @@ def parse_measure(name: str | Measure) -> Measure:
     """Parse a measure name (see module doc); a :class:`Measure` is returned unchanged."""
     if isinstance(name, Measure):
         return name
-    m = _NAME_RE.match(name.strip())
+    text = name.strip()
+    trec = _TREC_CUT_RE.match(text)
+    if trec is not None:  # trec_eval's ndcg_cut_10 / ndcg_cut.10 -> ndcg_cut@10
+        text = f"{trec['family']}@{trec['cutoff']}{trec['rest'] or ''}"
+    m = _NAME_RE.match(text)
     if m is None:
-        raise ConfigError(f"cannot parse measure {name!r}: expected FAMILY[@CUTOFF][(rel=LEVEL)], "
-                          f"e.g. nDCG@10 or R@1000(rel=2)")
+        raise ConfigError(f"cannot parse measure {name!r}: expected FAMILY[@CUTOFF][(rel=LEVEL)] or a trec_eval "
+                          f"name, e.g. nDCG@10, R@1000(rel=2), ndcg_cut_10{_did_you_mean(name)}")
     family = _LOOKUP.get(m["family"].lower())
     if family is None:
         known = ", ".join(f"{f.name} ({f.description})" for f in FAMILIES.values())
-        raise ConfigError(f"unknown measure {name!r}; known families: {known}")
+        raise ConfigError(f"unknown measure {name!r}{_did_you_mean(name)}; known families: {known}; trec_eval "
+                          "names are accepted too (ndcg_cut_10, recall_1000, P_10, map, recip_rank)")
     if m["pre"] is not None and m["post"] is not None:
         raise ConfigError(f"measure {name!r}: give parameters once")
     params = _parse_params(m["pre"] or m["post"] or "", name)
@@ -123,6 +149,28 @@ def parse_measure(name: str | Measure) -> Measure:
         return Measure(family, cutoff, rel)
     except ConfigError as e:
         raise ConfigError(f"measure {name!r}: {e}") from None
+
+
+def suggest(name: str, n: int = 3) -> list[str]:
+    """Up to ``n`` known measure names closest to ``name`` (canonical and trec_eval spellings, with the cutoff that
+    ``name`` gives, if any), best first."""
+    import difflib
+
+    digits = re.findall(r"\d+", name)
+    cutoff = int(digits[0]) if digits else None
+    candidates: dict[str, str] = {}
+    for family in FAMILIES:
+        measure = Measure(family, cutoff if cutoff else None)
+        for spelling in (measure.name, measure.trec_eval_name, *(a for a, f in ALIASES.items() if f == family
+                                                                   and cutoff is None)):
+            candidates.setdefault(spelling.lower(), spelling)
+    return [candidates[c] for c in difflib.get_close_matches(name.strip().lower(), list(candidates), n=n,
+                                                              cutoff=0.5)]
+
+
+def _did_you_mean(name: str) -> str:
+    close = suggest(name)
+    return f" (did you mean {' or '.join(close)}?)" if close else ""
 
 
 def parse_measures(names: Iterable[str | Measure]) -> list[Measure]:

@@ -1,5 +1,11 @@
-"""BM25 "flat" baseline exactly as Pyserini's BEIR regressions: contents = title + " " + text, English analyzer,
-k1=0.9, b=0.4, 1000 hits; for BEIR, hits whose document id equals the query id are dropped."""
+"""BM25 baselines exactly as Pyserini's BEIR regressions: English analyzer, k1=0.9, b=0.4, 1000 hits; for BEIR, hits
+whose document id equals the query id are dropped.
+
+* "flat" (the default): one field, contents = title + " " + text.
+* "multifield" (``fields``, e.g. ``("title", "text")``): title and text indexed as separate fields (each with its
+  own BM25 statistics), the query searched in each named field with weight 1.0 and the scores summed
+  (Pyserini's ``--fields contents=1.0 title=1.0`` over its ``beir-v1.0.0-*.multifield`` indexes).
+"""
 
 from __future__ import annotations
 
@@ -28,20 +34,36 @@ class Bm25Settings:
     b: float = 0.4
     hits: int = 1000
     remove_query: bool | None = None  # None: the dataset's convention (on for BEIR)
+    fields: tuple[str, ...] | None = None  # None: flat; else document fields searched separately (multifield)
+
+    def __post_init__(self) -> None:
+        from lsr_eval.anserini.collections import check_fields
+
+        object.__setattr__(self, "fields", check_fields(self.fields))
+
+    @property
+    def method(self) -> str:
+        return "bm25-multifield" if self.fields else "bm25-flat"
 
     def resolved(self, dataset: Dataset) -> dict[str, Any]:
         rq = dataset.remove_query if self.remove_query is None else self.remove_query
-        return {"k1": self.k1, "b": self.b, "hits": self.hits, "remove_query": rq}
+        out = {"k1": self.k1, "b": self.b, "hits": self.hits, "remove_query": rq}
+        if self.fields:  # only then: a flat experiment keeps its identity
+            out["fields"] = list(self.fields)
+        return out
 
 
-def ensure_bm25_index(dataset: Dataset, work: Path, threads: int = 2) -> tuple[Path, dict[str, Any]]:
-    """Build the ``bm25-flat`` index of the dataset's corpus, or reuse the cached one; returns (folder, manifest)."""
+def ensure_bm25_index(dataset: Dataset, work: Path, threads: int = 2, multifield: bool = False
+                      ) -> tuple[Path, dict[str, Any]]:
+    """Build the ``bm25-flat`` (or ``bm25-multifield``) index of the dataset's corpus, or reuse the cached one;
+    returns (folder, manifest)."""
     from lsr_eval.anserini.collections import write_json_collection
     from lsr_eval.anserini.indexer import build_index
     from lsr_eval.anserini.jvm import info
 
-    key = {"kind": "bm25-flat", "corpus": dataset.corpus_key()}
-    slot = cache_slot(work, "indexes", key, f"bm25-flat-{dataset.corpus_label()}")
+    kind = "bm25-multifield" if multifield else "bm25-flat"
+    key = {"kind": kind, "corpus": dataset.corpus_key()}
+    slot = cache_slot(work, "indexes", key, f"{kind}-{dataset.corpus_label()}")
     manifest = cached(slot, key)
     if manifest is not None:
         log.info("reusing BM25 index %s (%d documents)", slot, manifest["counts"]["total_indexed"])
@@ -49,9 +71,9 @@ def ensure_bm25_index(dataset: Dataset, work: Path, threads: int = 2) -> tuple[P
     staging = slot.with_name(slot.name + ".collection")
     shutil.rmtree(staging, ignore_errors=True)
     t0 = time.perf_counter()
-    coll = write_json_collection(dataset.docs(), staging)
+    coll = write_json_collection(dataset.docs(), staging, multifield=multifield)
     log.info("wrote %d documents to %s in %.1fs", coll.documents, staging, time.perf_counter() - t0)
-    counts = build_index(staging, slot / "index", "bm25-flat", threads=threads)
+    counts = build_index(staging, slot / "index", kind, threads=threads)
     shutil.rmtree(staging)
     read = dataset.doc_stats.read
     if counts.total_indexed != read or coll.documents != read:
@@ -73,32 +95,35 @@ def run_bm25(dataset: Dataset, out: str | Path, work: Path, settings: Bm25Settin
     from lsr_eval.runs.trec import write_run
 
     params = settings.resolved(dataset)
-    experiment = {"method": "bm25-flat", "dataset": dataset.describe(), **params}
+    method = settings.method
+    experiment = {"method": method, "dataset": dataset.describe(), **params}
     if not overwrite and (done := completed(out, experiment)):
         log.info("%s already holds this experiment: run reused, metrics recomputed", out)
         return reevaluate(out, dataset.qrels(), dataset.measures, done)
     out = prepare_output(out, experiment, overwrite)
-    slot, index_manifest = ensure_bm25_index(dataset, work, threads)
+    slot, index_manifest = ensure_bm25_index(dataset, work, threads, multifield=bool(settings.fields))
     queries = dataset.queries()
     topic_counts = dataset.judged_check()
     t0 = time.perf_counter()
-    with Bm25Searcher(str(slot / "index"), k1=params["k1"], b=params["b"]) as searcher:
+    with Bm25Searcher(str(slot / "index"), k1=params["k1"], b=params["b"], fields=settings.fields) as searcher:
         run, search_counts = searcher.batch_search(queries, k=params["hits"], threads=threads,
                                                    remove_query=params["remove_query"])
+        search_record = searcher.describe()
     search_s = time.perf_counter() - t0
     if search_counts.queries_without_hits:
         log.warning("%d queries have no hits: %s", len(search_counts.queries_without_hits),
                     ", ".join(search_counts.queries_without_hits[:20]))
     if search_counts.queries != len(queries):
         raise LsrEvalError(f"queries read ({len(queries)}) != queries searched ({search_counts.queries})")
-    write_run(run, out / "run.trec", tag="bm25-flat")
+    write_run(run, out / "run.trec", tag=method)
     metrics = evaluate(dataset.qrels(), run, dataset.measures)
     eval_counts = asdict(count_queries(dataset.qrels(), run))
     write_metrics(out, metrics)
     write_manifest(out, "bm25", experiment, evaluation=evaluation_code(),
                    counts={"index": index_manifest["counts"], "topics": topic_counts, "search": search_counts.to_dict(),
                            "evaluation": eval_counts},
-                   index={"path": str(slot / "index"), "manifest": index_manifest.get("created")},
+                   index={"path": str(slot / "index"), "manifest": index_manifest.get("created"), "kind": method},
+                   search=search_record,
                    timings={"search_seconds": round(search_s, 3)},
                    outputs=["run.trec", "metrics.json"], metrics=metrics)
     return SystemResult(metrics, run, Path(out))

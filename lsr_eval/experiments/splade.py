@@ -23,6 +23,7 @@ from lsr_eval.experiments.result import SystemResult
 from lsr_eval.experiments.workdir import cache_slot, cached
 from lsr_eval.defaults import DEFAULT_SCALE, LUCENE_MAX_CLAUSES
 from lsr_eval.manifest import completed, prepare_output, write_manifest
+from lsr_eval.models.options import DEFAULT_DEVICE, DEFAULT_PRECISION, PRECISIONS, check_choice, check_device
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +44,8 @@ class SpladeSettings:
     threshold: float = 0.0
     drop_special: bool = True
     bf16: bool = False  # forces bf16 (alias of precision="bf16")
-    precision: str = "auto"  # auto (bf16 on CUDA / CPUs with avx512_bf16 or AMX, else fp32), fp32, bf16
+    precision: str = DEFAULT_PRECISION  # fp32; bf16 or auto (bf16 on CUDA / CPUs with avx512_bf16 or AMX) opt in
+    device: str = DEFAULT_DEVICE  # auto (CUDA when present), cpu, cuda, cuda:N; in manifests, not in cache keys
     batch_size: int = 32
     scale: float = float(DEFAULT_SCALE)  # a float, as cache keys always held it (100.0, not 100)
     hits: int = 1000
@@ -56,6 +58,22 @@ class SpladeSettings:
     query_threshold: float | None = None  # the query encoder's own threshold (None: ``threshold``)
     engine: str = "anserini"  # lsr_eval.engines.registry.ENGINES
     engine_options: Mapping[str, Any] | None = None  # the engine's build settings and search knobs, by name
+
+    def __post_init__(self) -> None:
+        check_choice("precision", self.precision, PRECISIONS)
+        check_device(self.device)
+
+    @property
+    def requested_precision(self) -> str:
+        """The precision asked for (``bf16=True`` is short for ``precision="bf16"``)."""
+        return "bf16" if self.bf16 else self.precision
+
+    def resolved_precision(self):
+        """The precision the model runs in on the settings' device (:class:`lsr_eval.models.precision.Precision`)."""
+        from lsr_eval.models.device import resolve_device
+        from lsr_eval.models.precision import resolve_precision
+
+        return resolve_precision(self.requested_precision, resolve_device(self.device))
 
     def engine_parts(self) -> tuple[Any, dict[str, Any], dict[str, Any]]:
         """(the engine with its build settings, those settings, its search knobs, validated) for these settings."""
@@ -86,16 +104,35 @@ def model_fingerprint(path: str) -> dict[str, Any]:
 
 
 def load_model(s: SpladeSettings):
+    """The SPLADE model of the settings, on their device (:func:`lsr_eval.models.device.resolve_device`)."""
+    from lsr_eval.models.device import resolve_device
     from lsr_eval.models.sparsify import Sparsify
     from lsr_eval.models.splade import SpladeModel
 
     return SpladeModel.from_pretrained(
         s.model, s.query_model, max_length_q=s.max_length_q, max_length_d=s.max_length_d, head_init=s.head_init,
-        rescale_k=s.rescale_k, bf16=s.bf16, precision=s.precision, quantization_scale=s.scale,
+        rescale_k=s.rescale_k, precision=s.requested_precision, quantization_scale=s.scale,
         trust_remote_code=s.trust_remote_code,
         sparsify_q=Sparsify(s.query_top_k, s.threshold if s.query_threshold is None else s.query_threshold,
                             s.drop_special),
-        sparsify_d=Sparsify(s.doc_top_k, s.threshold, s.drop_special))
+        sparsify_d=Sparsify(s.doc_top_k, s.threshold, s.drop_special)).to(resolve_device(s.device))
+
+
+def encoder_fingerprint(s: SpladeSettings, encoder) -> dict[str, Any]:
+    """What identifies the vectors of ``encoder`` (the document encoder of a model loaded from ``s``): the model's
+    files, the encoder's settings, and the resolved precision as ``bf16`` (as every encoding key has held it, so
+    fp32 keys made before precisions were resolved are unchanged). Not the device: vectors agree across devices
+    within the precision's tolerance."""
+    described = {k: v for k, v in encoder.describe().items() if k != "precision"}
+    return {"model": model_fingerprint(s.model), "document_encoder": described,
+            "bf16": encoder.resolved_precision().bf16}
+
+
+def inference_record(model) -> dict[str, Any]:
+    """Device and resolved precision of each encoder of ``model``, as manifests record them."""
+    return {"device": str(model.document.device),
+            "precision": {"documents": model.document.resolved_precision().to_dict(),
+                          "queries": model.query.resolved_precision().to_dict()}}
 
 
 @dataclass(frozen=True)
@@ -114,8 +151,7 @@ class ImpactKeys:
 def impact_keys(dataset: Dataset, model, s: SpladeSettings) -> ImpactKeys:
     """Keys of each stage: everything that produced its artefact (model weights, resolved precision, corpus,
     quantisation scale, export pruning, engine and its build settings)."""
-    fingerprint = {"model": model_fingerprint(s.model), "document_encoder": model.document.describe(),
-                   "bf16": model.document.bf16}   # the resolved precision
+    fingerprint = encoder_fingerprint(s, model.document)
     enc_key = {"stage": "encode", "encoder": fingerprint, "corpus": dataset.corpus_key()}
     label = f"{Path(s.model).name}-{dataset.corpus_label()}"
     prune = doc_prune(s)
@@ -136,6 +172,7 @@ def impact_keys(dataset: Dataset, model, s: SpladeSettings) -> ImpactKeys:
 def ensure_impact_index(dataset: Dataset, model, s: SpladeSettings, work: Path, threads: int) -> dict[str, Any]:
     """Encode, export and index the corpus (each stage reused when cached); returns the three manifests."""
     from lsr_eval.encode.corpus import encode_corpus
+    from lsr_eval.encode.progress import expected_documents
     from lsr_eval.encode.splade import SpladeTextEncoder
     from lsr_eval.export.documents import COLLECTION_DIR, export_documents
 
@@ -144,6 +181,7 @@ def ensure_impact_index(dataset: Dataset, model, s: SpladeSettings, work: Path, 
     enc_slot = cache_slot(work, "encodings", enc_key, keys.label)
     summary = encode_corpus(dataset.docs(), SpladeTextEncoder(model.document), enc_slot, enc_key,
                             encoder_info=fingerprint, shard_size=s.shard_size, batch_size=s.batch_size,
+                            total=expected_documents(dataset),
                             run_info={"precision": model.document.resolved_precision().to_dict(),
                                       "device": str(model.document.device)})
     enc_manifest = summary.manifest
@@ -217,19 +255,22 @@ def doc_prune(s: SpladeSettings):
 
 
 def settings_record(s: SpladeSettings) -> dict[str, Any]:
-    """The settings as manifests record them; the sweep fields only when set, so that experiments made before
-    they existed keep their identity (and their cached runs)."""
+    """The settings as manifests record them, the identity of a run: the sweep fields only when set, so that
+    experiments made before they existed keep their identity (and their cached runs); the precision resolved on
+    the settings' device; not the device."""
     record = asdict(s)
     for name, default in (("prune_doc_top_k", None), ("prune_doc_threshold", 0.0), ("query_threshold", None),
-                          ("precision", "auto"), ("engine", "anserini"), ("engine_options", None)):
+                          ("engine", "anserini"), ("engine_options", None)):
         if record[name] == default:
             del record[name]
-    if s.precision == "auto" and not s.bf16:
-        from lsr_eval.models.precision import resolve_precision
-
-        resolved = resolve_precision("auto", "cpu")  # run_splade encodes on the CPU
-        if resolved.bf16:  # auto means bf16 on this machine: not the fp32 run an unset precision identified
-            record["precision_resolved"] = resolved.name
+    del record["device"]  # where it ran is in the manifest, not in the identity
+    # the resolved precision, not the alias asked for: fp32 (every run made before precisions were resolved) adds
+    # nothing; bf16 (asked, or auto on bf16 hardware) is another experiment
+    del record["precision"]
+    resolved = s.resolved_precision()
+    record["bf16"] = resolved.bf16
+    if resolved.name != "fp32":
+        record["precision"] = resolved.name
     return record
 
 
@@ -255,13 +296,13 @@ def run_splade(dataset: Dataset, out: str | os.PathLike, work: Path, s: SpladeSe
         from lsr_eval.experiments.reuse import reevaluate
 
         return reevaluate(out, dataset.qrels(), dataset.measures, done)
+    queries = dataset.queries()   # a broken queries file fails here, before any encoding or indexing
+    topic_counts = dataset.judged_check()
     out = prepare_output(out, experiment, overwrite)
     t0 = time.perf_counter()
     model = load_model(s)
     stages = ensure_impact_index(dataset, model, s, work, threads)
 
-    queries = dataset.queries()
-    topic_counts = dataset.judged_check()
     encoded = encode_queries(queries, SpladeTextEncoder(model.query), batch_size=s.batch_size)
     export_queries(encoded.vectors, out / "queries", {"queries_of": experiment}, scale=s.scale, on_empty="skip",
                    clause_limit=s.max_clauses, overwrite=True)
@@ -285,7 +326,7 @@ def run_splade(dataset: Dataset, out: str | os.PathLike, work: Path, s: SpladeSe
 
     write_manifest(
         out, "splade", experiment, evaluation=evaluation_code(),
-        model=model.config_dict(),
+        model=model.config_dict(), inference=inference_record(model),
         counts={"encoding": enc.get("counts"), "export": stages["export"]["counts"],
                 "index": stages["index"]["counts"], "topics": topic_counts, "queries": encoded.counts(),
                 "search": search_counts.to_dict(), "evaluation": asdict(count_queries(dataset.qrels(), run))},

@@ -5,6 +5,8 @@ trec_eval order wherever it is written or evaluated. ``ranx.fuse`` keeps every d
 cut: checked here, a query whose fused documents differ from the union of its input documents is an error); a cut
 happens only when ``depth`` is given. Queries: the fused run holds the union of the input queries; a query missing
 from some runs is fused from the others (counted); a query without documents in any run has no output (counted).
+An input without any document, or one that shares no query with the other inputs, is an error: such a fusion only
+copies the other runs (usually a run of another split or of another dataset was given by mistake).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, Mapping, Sequence
 
 from lsr_eval.data.types import Run
-from lsr_eval.errors import ConfigError, LsrEvalError
+from lsr_eval.errors import ConfigError, InputError, LsrEvalError
 from lsr_eval.fusion.methods import Settings, ranx_params
 from lsr_eval.fusion.ranx_runs import from_ranx, to_ranx
 from lsr_eval.runs.trec import trec_ranking
@@ -81,6 +83,24 @@ def jsonable(value: Any) -> Any:
     return value
 
 
+def check_inputs(runs: Sequence[Run], names: Sequence[str] | None = None) -> None:
+    """Refuse a run without documents and a run whose answered queries meet none of the other runs' (see the module
+    doc); ``names`` (e.g. file paths) name the runs in the message."""
+    names = list(names) if names is not None else [f"run {i + 1}" for i in range(len(runs))]
+    answered = [{q for q, hits in run.items() if hits} for run in runs]
+    for name, queries, run in zip(names, answered, runs):
+        if not queries:
+            raise InputError(f"fusion input {name} holds no document ({len(run)} queries, all empty): nothing to "
+                             "fuse from it")
+    for i, (name, queries) in enumerate(zip(names, answered)):
+        others = set().union(*(a for j, a in enumerate(answered) if j != i))
+        if not queries & others:
+            rest = ", ".join(n for j, n in enumerate(names) if j != i)
+            raise InputError(f"fusion input {name} shares no query with {rest} ({len(queries)} queries, e.g. "
+                             f"{', '.join(sorted(queries)[:3])}; theirs: e.g. {', '.join(sorted(others)[:3])}): runs "
+                             "of different query sets?")
+
+
 class Prepared:
     """Input runs converted once to ranx (for tuning, which fuses the same runs many times)."""
 
@@ -141,15 +161,17 @@ def fuse_prepared(prepared: Prepared, settings: Settings, depth: int | None = No
 
 
 def fuse(runs: Sequence[Run], method: str = "rrf", norm: str | None = None, params: Mapping[str, Any] | None = None,
-         depth: int | None = None) -> Fusion:
+         depth: int | None = None, names: Sequence[str] | None = None) -> Fusion:
     """Fuse ``runs`` with the ranx method ``method`` (see :mod:`lsr_eval.fusion.methods`).
 
     ``norm``: a normalisation name, None for the method's default (``min-max`` for score-based methods, ``none`` for
     rank-based ones). ``params``: e.g. ``{"k": 60}`` for RRF (the default), ``{"weights": [0.3, 0.7]}`` for wsum;
     missing required values are errors. ``depth``: keep the first ``depth`` documents of each query in trec_eval
-    order (None: all, which is ranx's behaviour). Counts are logged when queries are missing from some runs.
+    order (None: all, which is ranx's behaviour). Counts are logged when queries are missing from some runs. An
+    empty input, or one sharing no query with the others, is an :class:`InputError` naming it (``names``).
     """
     settings = Settings.make(method, norm, params, len(runs))
+    check_inputs(runs, names)
     prepared = Prepared(runs)
     if prepared.in_some:
         some = sorted(prepared.in_some)

@@ -11,7 +11,8 @@ B x L x V. Weights are returned as float32 (also under bf16 autocast).
 When the decoder is a plain ``nn.Linear`` (every known layout), the model runs up to the head transform only and
 the decoder projection goes through :func:`lsr_eval.models.kernels.splade_weights` (vocabulary-chunked, max before
 the activation, sparse backward): the B x L x V logits are never materialised. Inference precision is
-``auto`` / ``fp32`` / ``bf16`` (:mod:`lsr_eval.models.precision`).
+``fp32`` (the default) / ``bf16`` / ``auto`` (:mod:`lsr_eval.models.precision`), resolved for the device the model
+is on when it runs.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from torch import nn
 from lsr_eval.errors import ConfigError, InputError
 from lsr_eval.models.head_init import HeadInitReport
 from lsr_eval.models.kernels import splade_weights
-from lsr_eval.models.options import HeadInitRule, IdentityHead, TiedInput
+from lsr_eval.models.options import DEFAULT_PRECISION, HeadInitRule, IdentityHead, TiedInput
 from lsr_eval.models.precision import Precision, resolve_precision
 from lsr_eval.models.sparsify import Sparsify
 from lsr_eval.models.terms import vocab_terms
@@ -111,7 +112,7 @@ class SpladeEncoder(nn.Module):
     """
 
     def __init__(self, mlm: nn.Module, tokenizer, max_length: int, *, sparsify: Sparsify = Sparsify(),
-                 bf16: bool = False, head_init: HeadInitReport | None = None, precision: str = "auto",
+                 bf16: bool = False, head_init: HeadInitReport | None = None, precision: str = DEFAULT_PRECISION,
                  chunked: bool = True) -> None:
         super().__init__()
         self.mlm = mlm
@@ -130,7 +131,7 @@ class SpladeEncoder(nn.Module):
     def from_pretrained(cls, path: str | os.PathLike, max_length: int, *, head_init: HeadInitRule = "auto",
                         identity: IdentityHead = IdentityHead(), rescale_k: float | None = None,
                         scale_bias: bool = False, tied_input: TiedInput = "divided",
-                        sparsify: Sparsify = Sparsify(), bf16: bool = False, precision: str = "auto",
+                        sparsify: Sparsify = Sparsify(), bf16: bool = False, precision: str = DEFAULT_PRECISION,
                         trust_remote_code: bool = False) -> "SpladeEncoder":
         """Load ``path`` (folder or hub id) with :func:`~lsr_eval.models.loading.load_mlm`, then divide the
         head by ``rescale_k`` if given (:func:`~lsr_eval.models.rescale.rescale_head`)."""
@@ -303,6 +304,7 @@ class SpladeEncoder(nn.Module):
             "head_init": record.get("head_init"),
             "head_rescale_k": float(record.get("head_rescale_k", 1.0)),
             "head_rescale": record.get("head_rescale", []),
+            "precision": self.resolved_precision().name,
         }
 
 

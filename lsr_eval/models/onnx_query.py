@@ -391,6 +391,7 @@ class OnnxQueryEncoder:
         if backend is None:
             raise ConfigError(f"{type(encoder.tokenizer).__name__}: the ONNX query path needs a fast tokenizer; "
                               f"use query_runtime='torch'")
+        self.precision = self._check_precision(encoder.precision)
         self.encoder = encoder
         self._dec = _decoder_of(encoder)
         from lsr_eval.experiments.workdir import work_dir as default_work
@@ -461,8 +462,25 @@ class OnnxQueryEncoder:
     def terms(self) -> list[str]:
         return self.encoder.terms
 
+    @staticmethod
+    def _check_precision(requested: str):
+        """ONNX Runtime runs this path in float32 on the CPU: ``requested`` (``auto`` resolved for the CPU) must be
+        fp32 there; the resolved :class:`~lsr_eval.models.precision.Precision` is recorded."""
+        from lsr_eval.models.precision import resolve_precision
+
+        resolved = resolve_precision(requested, "cpu")
+        if resolved.bf16:
+            raise ConfigError(f"query_runtime='onnx' computes in float32 only, but precision={requested!r} resolves to "
+                              f"bf16 here ({resolved.reason}): use precision fp32, or query_runtime='torch'")
+        return resolved
+
+    def resolved_precision(self, requested: str | None = None):
+        """The precision this path computes in (always fp32; ``requested`` other than that is refused)."""
+        return self.precision if requested is None else self._check_precision(requested)
+
     def describe(self) -> dict:
-        return {**self.encoder.describe(), "runtime": self.runtime, "onnx_mode": self.mode,
+        return {**self.encoder.describe(), "precision": self.precision.name, "runtime": self.runtime,
+                "onnx_mode": self.mode,
                 "onnxruntime": _import_onnxruntime().__version__, "onnx_folder": str(self.folder)}
 
     # -- encoding ------------------------------------------------------------------------------------------------------
@@ -536,17 +554,16 @@ class OnnxQueryEncoder:
     def encode(self, texts: Sequence[str], batch_size: int = 32, *, bf16: bool | None = None,
                sparse: bool = False, sparsify: Sparsify | None = None, precision: str | None = None):
         """As :meth:`SpladeEncoder.encode`: vectors of ``texts`` in order, one text per session run
-        (``batch_size`` is accepted and checked, not used); float32 only (``bf16=True`` or
-        ``precision='bf16'`` is refused)."""
+        (``batch_size`` is accepted and checked, not used); float32 only (``bf16=True``, or a ``precision``
+        that resolves to bf16 on this CPU, is refused)."""
         from lsr_eval.models.encoder import Encoded
         from lsr_eval.models.sparsify import Sparsify
 
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise ConfigError(f"batch_size={batch_size!r}: expected an integer >= 1")
-        if bf16 or precision not in (None, "auto", "fp32"):
-            if precision is not None:
-                check_choice("precision", precision, ("auto", "fp32", "bf16"))
-            raise ConfigError("query_runtime='onnx' computes in float32 only (bf16 is a torch option)")
+        if bf16 is not None:
+            precision = "bf16" if bf16 else "fp32"
+        self.resolved_precision(precision)
         rule = self.sparsify if sparsify is None else sparsify
         if not isinstance(rule, Sparsify):
             raise ConfigError(f"sparsify={rule!r}: expected a Sparsify")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
@@ -30,6 +31,16 @@ TIED_INPUT_CHOICES: tuple[str, ...] = get_args(TiedInput)
 #: Forward-pass precisions (``auto`` resolves at run time: :mod:`lsr_eval.models.precision`); torch-free, so the CLI
 #: and config validation read it without importing torch.
 PRECISIONS: tuple[str, ...] = ("auto", "fp32", "bf16")
+#: The precision of every stage that produces a reported number, unless the user opts in to ``bf16`` or ``auto``
+#: for speed: fp32, as Pyserini's encoders and Sentence-Transformers, so that a figure is the same on every machine
+#: (``auto`` would pick bf16 on CUDA and on CPUs with avx512_bf16/AMX). The one owner of that default; manifests
+#: record each stage's resolved precision.
+DEFAULT_PRECISION = "fp32"
+#: Devices a model runs on: ``auto`` (``cuda:LOCAL_RANK`` when CUDA is available, else the CPU), ``cpu``, ``cuda``,
+#: ``cuda:N`` (:func:`lsr_eval.models.device.resolve_device`).
+DEVICE_CHOICES = "auto, cpu, cuda, cuda:N"
+DEFAULT_DEVICE = "auto"
+_DEVICE = re.compile(r"auto|cpu|cuda(:\d+)?")
 #: Runtimes of the single-query encoder (:mod:`lsr_eval.models.onnx_query`): the torch model itself, or ONNX Runtime.
 QUERY_RUNTIMES: tuple[str, ...] = ("torch", "onnx")
 
@@ -38,6 +49,13 @@ def check_choice(name: str, value: Any, allowed: tuple[str, ...]) -> str:
     """``value`` if it is one of ``allowed``, else a ConfigError naming the option and listing the choices."""
     if value not in allowed:
         raise ConfigError(f"{name}={value!r}: expected one of {', '.join(allowed)}")
+    return value
+
+
+def check_device(value: Any, name: str = "device") -> str:
+    """``value`` if it names a device (:data:`DEVICE_CHOICES`), else a ConfigError listing the forms."""
+    if not isinstance(value, str) or not _DEVICE.fullmatch(value):
+        raise ConfigError(f"{name}={value!r}: expected one of {DEVICE_CHOICES}")
     return value
 
 

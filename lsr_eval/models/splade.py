@@ -25,7 +25,7 @@ from lsr_eval import __version__
 from lsr_eval.defaults import DEFAULT_SCALE
 from lsr_eval.errors import ConfigError, InputError
 from lsr_eval.models.encoder import SpladeEncoder
-from lsr_eval.models.options import HeadInitRule, IdentityHead
+from lsr_eval.models.options import DEFAULT_PRECISION, HeadInitRule, IdentityHead
 from lsr_eval.models.sparsify import Sparsify
 
 log = logging.getLogger(__name__)
@@ -65,7 +65,7 @@ class SpladeModel(nn.Module):
                         rescale_k: float | None = None, scale_bias: bool = False,
                         sparsify_q: Sparsify | None = None, sparsify_d: Sparsify | None = None,
                         bf16: bool = False, quantization_scale: float | None = None,
-                        trust_remote_code: bool = False, precision: str = "auto") -> "SpladeModel":
+                        trust_remote_code: bool = False, precision: str = DEFAULT_PRECISION) -> "SpladeModel":
         """Build from a checkpoint (folder or hub id) or from a folder written by :meth:`save_pretrained`.
 
         ``path`` is the document encoder, and the query encoder too unless ``query_model`` names another.
@@ -104,6 +104,8 @@ class SpladeModel(nn.Module):
     def config_dict(self) -> dict:
         """The content of ``splade_config.json``."""
         q, d = self.query.describe(), self.document.describe()
+        for e in (q, d):
+            e.pop("precision")   # how it ran here, not a property of the saved model
         q["path"], d["path"] = (".", ".") if self.shared else ("query", "document")
         return {
             "format": FORMAT,

@@ -21,6 +21,8 @@ from lsr_eval.significance.ttest import paired_t_test
 
 #: Marker of a significant difference from the baseline after correction.
 MARKER = "†"
+#: Markers of a significant difference by its sign (tables of the benchmark and of ``evaluate --baseline``).
+BETTER, WORSE = "†", "↓"
 #: Significance level.
 DEFAULT_ALPHA = 0.05
 
@@ -56,6 +58,19 @@ def _check(per_query: PerQuery, baseline: str) -> list[str]:
     return measures
 
 
+def direction_marker(significant: bool, difference: float) -> str:
+    """:data:`BETTER` or :data:`WORSE` for a significant difference (by its sign), ``""`` otherwise."""
+    return "" if not significant else BETTER if difference > 0 else WORSE
+
+
+def check_settings(test: str, alpha: float) -> None:
+    """A known test and an alpha in (0, 1), checked before any work."""
+    if test not in TESTS:
+        raise ConfigError(f"test={test!r}: expected one of {', '.join(TESTS)}")
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1:
+        raise ConfigError(f"alpha must be in (0, 1), got {alpha!r}")
+
+
 def compare(per_query: PerQuery, baseline: str, test: Test = "t-test", alpha: float = DEFAULT_ALPHA,
             family: Family = "table", n_permutations: int = DEFAULT_PERMUTATIONS, seed: int = DEFAULT_SEED) -> Any:
     """Test every system against ``baseline`` on every measure; return a ``pandas.DataFrame`` (:data:`COLUMNS`).
@@ -67,12 +82,9 @@ def compare(per_query: PerQuery, baseline: str, test: Test = "t-test", alpha: fl
     """
     import pandas as pd
 
-    if test not in TESTS:
-        raise ConfigError(f"test={test!r}: expected one of {', '.join(TESTS)}")
+    check_settings(test, alpha)
     if family not in FAMILIES:
         raise ConfigError(f"family={family!r}: expected one of {', '.join(FAMILIES)}")
-    if not 0 < alpha < 1:
-        raise ConfigError(f"alpha must be in (0, 1), got {alpha}")
     measures = _check(per_query, baseline)
     systems = [baseline, *(s for s in per_query if s != baseline)]
     rows: list[dict[str, Any]] = []

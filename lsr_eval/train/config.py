@@ -220,7 +220,7 @@ class TrainConfig:
     steps: int
     batch_size: int
     grad_accum: int = 1
-    bf16: bool = True
+    bf16: bool | None = None  # None: bf16 autocast where native (CUDA with bf16, CPUs with avx512_bf16/AMX), else fp32
     seed: int = 123
     device: Device = "auto"
     checkpoint_every: int = 1000

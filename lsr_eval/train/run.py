@@ -23,13 +23,13 @@ def _setup(train_cfg):
     import numpy as np
     import torch
 
+    from lsr_eval.models.device import resolve_device
     from lsr_eval.train import distributed
     from lsr_eval.train.trainer import pick_device
 
     if train_cfg.num_threads:
         torch.set_num_threads(train_cfg.num_threads)
-    wants_cuda = train_cfg.device == "cuda" or (train_cfg.device == "auto" and torch.cuda.is_available())
-    info = distributed.init_distributed("cuda" if wants_cuda else "cpu")
+    info = distributed.init_distributed(resolve_device(train_cfg.device, 0).type)  # the backend: gloo or NCCL
     device = pick_device(train_cfg.device, info)
     torch.manual_seed(train_cfg.seed)
     np.random.seed(train_cfg.seed % 2**32)
@@ -37,9 +37,10 @@ def _setup(train_cfg):
     return info, device
 
 
-def _run(cfg: SpladeTrainConfig | MiddleTrainConfig, stage: str, build: Callable[[Any], tuple[Any, dict, Any]], *,
-         resume: bool, overwrite: bool, stop_after: int | None) -> TrainResult:
-    """Shared by both entry points: outputs checked, process group and seeds set up, ``build(info)`` ->
+def _run(cfg: SpladeTrainConfig | MiddleTrainConfig, stage: str,
+         build: Callable[[Any, Any], tuple[Any, dict, Any]], *, resume: bool, overwrite: bool,
+         stop_after: int | None) -> TrainResult:
+    """Shared by both entry points: outputs checked, process group and seeds set up, ``build(info, precision)`` ->
     ``(task, init reports, data counts)`` (the first report is the main encoder's), training, teardown."""
     from lsr_eval.train import distributed
     from lsr_eval.train.trainer import check_outputs, reports_dict, run_training
@@ -47,14 +48,18 @@ def _run(cfg: SpladeTrainConfig | MiddleTrainConfig, stage: str, build: Callable
     config = cfg.to_dict()
     key = _config_key(config)
     check_outputs(cfg.output, key, resume=resume, overwrite=overwrite)
+    from lsr_eval.train.trainer import training_precision
+
     info, device = _setup(cfg.train)
+    precision = training_precision(cfg.train, device)
     try:
-        task, reports, counts = build(info)
+        task, reports, counts = build(info, precision)
         main = next(iter(reports.values()))
         experiment = {"backbone": cfg.model.path, "rescale_k": main.rescale_k, "name": cfg.name, "config": key}
         extra = {"data": counts, "init": reports_dict(reports), "head_norm_before": main.head_norm_before}
         return run_training(task, stage=stage, config=config, config_key=key, experiment=experiment,
                             train=cfg.train, optim=cfg.optim, output=cfg.output, info=info, device=device,
+                            precision=precision,
                             resume=resume, overwrite=overwrite, stop_after=stop_after, manifest_extra=extra)
     finally:
         distributed.shutdown(info)
@@ -63,13 +68,13 @@ def _run(cfg: SpladeTrainConfig | MiddleTrainConfig, stage: str, build: Callable
 def train(cfg: SpladeTrainConfig, *, resume: bool = False, overwrite: bool = False,
           stop_after: int | None = None) -> TrainResult:
     """Train a SPLADE model as ``cfg`` says (see :mod:`lsr_eval.train.trainer` for outputs and resume)."""
-    def build(info):
+    def build(info, precision):
         from lsr_eval.train.data import build_source
         from lsr_eval.train.ranking import RankingTask
         from lsr_eval.train.recipe import build_model
 
         source = build_source(cfg.data, cfg.train.seed)
-        model, reports = build_model(cfg.model, bf16=cfg.train.bf16)   # "document" first
+        model, reports = build_model(cfg.model, bf16=precision.bf16)   # "document" first
         return RankingTask(model, source, cfg, info, reports), reports, source.counts
 
     return _run(cfg, "train", build, resume=resume, overwrite=overwrite, stop_after=stop_after)
@@ -78,7 +83,7 @@ def train(cfg: SpladeTrainConfig, *, resume: bool = False, overwrite: bool = Fal
 def middle_train(cfg: MiddleTrainConfig, *, resume: bool = False, overwrite: bool = False,
                  stop_after: int | None = None) -> TrainResult:
     """MLM + FLOPS middle training as ``cfg`` says; the final model is a masked LM (``MODEL_DIR/model``)."""
-    def build(info):
+    def build(info, precision):
         from lsr_eval.train.middle import MlmFlopsTask, load_texts
         from lsr_eval.train.recipe import build_mlm
 
