@@ -12,6 +12,11 @@ from lsr_eval.engines.ties import adjust_ties, adjusted_hits
 f = np.float32
 
 
+def tie(score: float, d: int) -> np.float32:
+    """The ``d``-th document of a tied run at ``score``: ``score - d * 1e-6`` in float32."""
+    return f(score) - f(1e-6) * f(d)
+
+
 def walk(scores: np.ndarray) -> np.ndarray:
     """ScoreTiesAdjusterReranker.rerank line by line (javap of Anserini 1.7.1: ``Math.round(double)``, float32
     ``1e-6f * dup`` and subtraction)."""
@@ -30,12 +35,21 @@ def test_integer_ties_by_hand():
     # the NFCorpus case: below 64 a float32 step is 3.8e-6, so 51 - 1e-6 rounds back to 51 but 51 - 2e-6 does not
     out = adjust_ties(f([52, 51, 51, 51, 51, 51, 50]))
     assert out.tolist() == [52, 51, 51, f(50.999996), f(50.999996), f(50.999996), 50]
-    assert f(51) - f(2e-6) == f(50.999996) and f(51) - f(1e-6) == f(51)
+    assert tie(51, 2) == f(50.999996) and tie(51, 1) == f(51)
     # small scores keep every step: 4, 4 - 1e-6, 4 - 2e-6 (float32 steps of 4.8e-7 below 4)
-    assert adjust_ties(f([4, 4, 4, 1])).tolist() == [4, f(4) - f(1e-6), f(4) - f(2e-6), 1]
+    assert adjust_ties(f([4, 4, 4, 1])).tolist() == [4, tie(4, 1), tie(4, 2), 1]
     # large scores lose them: from 128 on, a 2e-6 step rounds back to the integer (ties left to the docids)
     assert adjust_ties(f([300, 300, 300])).tolist() == [300, 300, 300]
-    assert adjust_ties(f([])).tolist() == [] and adjust_ties(f([7.12555])).tolist() == [f(7.1255)]
+    assert adjust_ties(f([])).tolist() == [] and adjust_ties(f([9, 9, 7, 7])).tolist() == [9, tie(9, 1), 7, tie(7, 1)]
+
+
+def test_rounding_to_1e4_by_hand():
+    # 5.12346 -> 5.1235; 2.00004 and 1.99996 round (half up, in double) to 2.0; the scores within 1e-4 of the one
+    # before lose 1e-6, 2e-6
+    out = adjust_ties(f([5.12346, 2.00004, 2.0, 1.99996, 1.5]))
+    assert out.tolist() == [f(5.1235), f(2.0), tie(2, 1), tie(2, 2), f(1.5)]
+    # 7.12555 in float32 is 7.1255498...: rounded in double to 7.1255 (float arithmetic would give 7.1256)
+    assert adjust_ties(f([7.12555])).tolist() == [f(7.1255)]
 
 
 def test_equals_the_line_by_line_walk():
