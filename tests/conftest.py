@@ -75,6 +75,19 @@ def shared_path(*parts: str) -> Path:
     return path
 
 
+def splade_tiny_dir() -> Path:
+    """The offline splade-tiny weights; skips the test where they are absent, except in CI, where they must exist."""
+    from lsr_eval.errors import InputError
+    from lsr_eval.models.offline import resolve_model
+
+    try:
+        return Path(resolve_model("splade-tiny"))
+    except InputError as e:
+        if os.environ.get("CI"):
+            raise
+        pytest.skip(str(e))
+
+
 @pytest.fixture
 def scifact_dir() -> Path:
     return shared_path("beir", "scifact")
@@ -142,17 +155,10 @@ class ScifactImpact:
         from lsr_eval.data.datasets import load_dataset
         from lsr_eval.encode.queries import encode_queries
         from lsr_eval.encode.splade import SpladeTextEncoder
-        from lsr_eval.errors import InputError
         from lsr_eval.experiments.splade import ensure_impact_index, load_model
         from lsr_eval.export.queries import query_weight_maps
-        from lsr_eval.models.offline import resolve_model
 
-        try:
-            model_dir = resolve_model("splade-tiny")
-        except InputError as e:
-            if os.environ.get("CI"):
-                raise
-            pytest.skip(str(e))
+        model_dir = splade_tiny_dir()
         self.dataset = load_dataset(str(shared_path("beir", "scifact")), "test")
         self.work = work
         self.settings = settings = quickstart_splade_settings(str(model_dir))

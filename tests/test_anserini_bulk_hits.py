@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from lsr_eval.anserini.collections import write_json_collection
-from lsr_eval.anserini.hits import adjust_ties, parse_hits
+from lsr_eval.anserini.hits import parse_hits
 from lsr_eval.anserini.indexer import build_index
 from lsr_eval.anserini.searcher import Bm25Searcher, ImpactSearcher
 from lsr_eval.data.types import Document
@@ -30,44 +30,6 @@ def _java_list(items):
     for x in items:
         lst.add(x)
     return lst
-
-
-def _walk_every_position(scores: np.ndarray) -> np.ndarray:
-    """ScoreTiesAdjusterReranker line by line (Anserini 1.7.1): the reference the shortcut must equal."""
-    out = (np.floor(scores.astype(np.float64) * 1e4 + 0.5) / 1e4).astype(np.float32)
-    dup = 0
-    for i in range(len(out)):
-        if i == 0 or out[i - 1] - out[i] > np.float32(1e-4):
-            dup = 0
-        else:
-            dup += 1
-            out[i] = out[i] - np.float32(1e-6) * np.float32(dup)
-    return out
-
-
-def test_adjust_ties_equals_walking_every_position_on_random_lists():
-    rng = np.random.default_rng(0)
-    for _ in range(300):
-        base = rng.choice([0.5, 5.0, 70.0, 300.0])
-        s = np.sort(np.float32(base + rng.integers(0, 40, 200) * 3e-5))[::-1].copy()
-        assert adjust_ties(s).tolist() == _walk_every_position(s).tolist()
-
-
-def test_adjust_ties_by_hand():
-    # 5.12346 -> 5.1235; 2.00004 and 1.99996 round (half up, in double) to 2.0; three scores within 1e-4 of the one before lose 1e-6, 2e-6, 3e-6
-    s = np.array([5.12346, 2.00004, 2.0, 1.99996, 1.5], dtype=np.float32)
-    out = adjust_ties(s)
-    f = np.float32
-    assert out.tolist() == [f(5.1235), f(2.0), f(2.0) - f(1e-6), f(2.0) - f(2e-6), f(1.5)]
-    # 7.12555 in float32 is 7.1255498...: rounded in double to 7.1255 (float arithmetic would give 7.1256)
-    assert adjust_ties(np.array([7.12555], dtype=np.float32)).tolist() == [f(7.1255)]
-    # above 64 a 1e-6 step rounds to ~7.6e-6, so a gap over 1e-4 + d * 1e-6 may still continue the run (Anserini
-    # 1.7.1, walking every position, gives 64.000389 for the last score)
-    walked = _walk_every_position(np.float32([64.0005] * 5 + [64.0004]))
-    assert adjust_ties(np.float32([64.0005] * 5 + [64.0004])).tolist() == walked.tolist()
-    assert walked[-1] == np.float32(64.000389)
-    # integer impacts are left alone when apart; a tie run restarts after a gap
-    assert adjust_ties(np.array([9, 9, 7, 7], dtype=np.float32)).tolist() == [9, f(9) - f(1e-6), 7, f(7) - f(1e-6)]
 
 
 def test_parse_hits_reads_lucene_text():

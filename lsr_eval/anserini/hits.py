@@ -19,6 +19,9 @@ from typing import Any
 import numpy as np
 
 from lsr_eval.anserini.jvm import autoclass, java_errors
+# Anserini's ScoreTiesAdjusterReranker, shared with every exact engine (lsr_eval.engines.ties); the searcher
+# imports it from here
+from lsr_eval.engines.ties import adjust_ties  # noqa: F401
 
 #: Documents per JNI call when reading the docid table.
 DOCID_BLOCK = 200_000
@@ -122,38 +125,3 @@ def read_docid_table(reader, field: str = "id") -> np.ndarray:
     if len(ids) != n:
         raise RuntimeError(f"read {len(ids)} docids from an index of {n} documents (a docid with a newline?)")
     return np.array(ids, dtype=object)
-
-
-_GAP = np.float32(1e-4)
-_DELTA = np.float32(1e-6)
-
-
-def adjust_ties(scores: np.ndarray) -> np.ndarray:
-    """Anserini's ``ScoreTiesAdjusterReranker`` on a ranked list of float32 scores (score desc, docid asc).
-
-    Every score is rounded to 1e-4 (``(float) (Math.round(s * 1e4) / 1e4)``: half up, in double), then the
-    ``d``-th score in a run of scores within 1e-4 of the one before loses ``d * 1e-6``, so that the scores alone
-    give the rank order (trec_eval breaks ties its own way). Anserini's ``SimpleSearcher`` and ``SearchCollection``
-    report these adjusted scores; so do we."""
-    s = np.asarray(scores, dtype=np.float32)
-    rounded = (np.floor(s.astype(np.float64) * 1e4 + 0.5) / 1e4).astype(np.float32)
-    n = len(rounded)
-    if n < 2:
-        return rounded
-    # A score can only join a run where the unperturbed gap is within 1e-4 plus the largest possible
-    # perturbation; elsewhere the gap stays above 1e-4 and the run restarts, so only those positions are walked.
-    # (plus two float32 spacings: above ~64 subtracting d * 1e-6 rounds to a step larger than d * 1e-6)
-    gaps = rounded[:-1] - rounded[1:]
-    candidates = np.nonzero(gaps <= _GAP + _DELTA * np.float32(n) + 2 * np.spacing(rounded[:-1]))[0] + 1
-    if not len(candidates):
-        return rounded
-    out = rounded.copy()
-    dup, previous = 0, -1
-    for i in candidates.tolist():
-        if i != previous + 1 or out[i - 1] - out[i] > _GAP:
-            dup = 0
-        if out[i - 1] - out[i] <= _GAP:
-            dup += 1
-            out[i] = out[i] - _DELTA * np.float32(dup)
-        previous = i
-    return out

@@ -6,6 +6,10 @@ An engine (:class:`Engine`) builds an index from lsr-eval's ``JsonVectorCollecti
 time (:meth:`Searcher.search`, the latency path) or a whole query set (:meth:`Searcher.batch_search`) into an
 in-memory run with :class:`SearchCounts`. Every index folder gets :data:`MARKER` naming the engine that built it, so
 an index is never searched by another engine.
+
+Ranking contract: hits come best first, ties by docid ascending, and the cut at rank k is made in that order. The
+exact engines (Anserini, PISA) also report Anserini's tie-adjusted scores (:mod:`lsr_eval.engines.ties`), so that
+their runs are bit-identical; an approximate engine (Seismic) reports its raw dot products.
 """
 
 from __future__ import annotations
@@ -78,7 +82,7 @@ class Searcher(Protocol):
     engine: str
 
     def search(self, weights: QueryWeights, k: int = 1000, qid: str = "query") -> list[tuple[str, float]]:
-        """One query's top ``k`` hits, best first (ties by docid)."""
+        """One query's top ``k`` hits, best first (ties by docid; scores per the module's ranking contract)."""
 
     def batch_search(self, queries: Mapping[str, QueryWeights], k: int = 1000, threads: int = 2,
                      remove_query: bool = False) -> tuple[Run, SearchCounts]:

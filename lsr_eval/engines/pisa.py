@@ -11,12 +11,14 @@ could never be found (and ``Apple`` would match ``apple``). Terms are stored and
 ``A`` -> ``^a``, ``^`` -> ``^^``), a one-to-one map that this lower-casing leaves alone. (An unmarked index built
 by pyterrier-pisa itself is searched with its terms as they are, and its impacts as it stored them.)
 
-Ties: hits are ordered by score, then docid string, and the cut at rank ``k`` is made in that order too, as
-Anserini's (Lucene sorts on score, then docid). PISA alone does not: among documents tied with the score at its
-cut, its top-k heap keeps an arbitrary subset. So PISA is asked for ``k + 1`` hits, and again for twice as many
-while its last hit is still tied with the one at rank ``k``; then every document tied at the cut is known. (Anserini
-rounds scores to 1e-4 and subtracts 1e-6 per tied document, its ``ScoreTiesAdjusterReranker``: with small scores its
-tied scores are off the integer by that much; PISA's are the exact dot products.)
+Ties and scores: Anserini's run, bit for bit (:mod:`lsr_eval.engines.ties`). Hits are ordered by score, then
+docid string, and the cut at rank ``k`` is made in that order too, as Anserini's (Lucene sorts on score, then
+docid). PISA alone does not: among documents tied with the score at its cut, its top-k heap keeps an arbitrary
+subset. So PISA is asked for ``k + 1`` hits, and again for twice as many while its last hit is still tied with the
+one at rank ``k``; then every document tied at the cut is known. The ranked list's scores then go through Anserini's
+``ScoreTiesAdjusterReranker`` (:func:`~lsr_eval.engines.ties.adjust_ties`: rounded to 1e-4, the ``d``-th document of
+a tied run loses ``d * 1e-6`` in float32), so a tied run deep in a list (``51.0, 51.0, 50.999996, ...`` on
+NFCorpus) reads as Anserini reports it; the exact dot products are the adjusted scores rounded to integers.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from lsr_eval.data.types import Run
 from lsr_eval.engines.base import (BuildCounts, QueryWeights, SearchCounts, check_index_engine, check_k, chunks,
                                    iter_vectors, write_marker)
 from lsr_eval.engines.registry import require
+from lsr_eval.engines.ties import adjusted_hits
 from lsr_eval.errors import ConfigError, InputError
 
 NAME = "pisa"
@@ -44,6 +47,8 @@ CONJUNCTIVE = ("ranked_and", "block_max_ranked_and")
 ESCAPES = str.maketrans({"^": "^^", **{c: "^" + c.lower() for c in string.ascii_uppercase}})
 DEFAULTS = {"index_encoding": "block_simdbp", "query_algorithm": "maxscore", "batch_size": 100_000}
 Hits = list[tuple[str, float]]
+#: The tie contract, for the manifest.
+TIES = "score desc, docid asc (cut included); scores as Anserini's ScoreTiesAdjusterReranker"
 
 
 def _pisa() -> Any:
@@ -278,7 +283,8 @@ class PisaSearcher:
         return hits
 
     def _top(self, queries: list[dict[str, float]], k: int, threads: int) -> list[Hits]:
-        """Each query's top ``k`` by score then docid, the cut included (see the module docstring on ties)."""
+        """Each query's top ``k`` by score then docid, the cut included, with Anserini's adjusted scores (see the
+        module docstring on ties)."""
         self.k = k
         top: list[Hits | None] = [None] * len(queries)
         pending, fetch = list(range(len(queries))), k + 1
@@ -287,12 +293,13 @@ class PisaSearcher:
                 for i, hits in zip(part, self._retrieve([queries[i] for i in part], fetch, threads)):
                     if len(hits) < fetch or hits[-1][0] != hits[k - 1][0]:
                         hits.sort()
-                        top[i] = [(docid, -neg) for neg, docid in hits[:k]]
+                        top[i] = adjusted_hits([d for _, d in hits[:k]], [-neg for neg, _ in hits[:k]])
             pending, fetch = [i for i in pending if top[i] is None], fetch * 2
         return top  # type: ignore[return-value]
 
     def search(self, weights: QueryWeights, k: int = 1000, qid: str = "query") -> Hits:
-        """One query's top ``k`` hits, best first, ties by docid (the latency path: one call, no pandas)."""
+        """One query's top ``k`` hits, best first, ties by docid, Anserini's scores (the latency path: one call, no
+        pandas)."""
         return self._top([self._query(weights)], check_k(k), 1)[0]
 
     def batch_search(self, queries: Mapping[str, QueryWeights], k: int = 1000, threads: int = 2,
@@ -311,7 +318,7 @@ class PisaSearcher:
     def describe(self) -> dict[str, Any]:
         return {"engine": NAME, "package": PACKAGE, "version": self.version, "index": str(self.index),
                 "query_algorithm": self.query_algorithm, "index_encoding": self.index_encoding,
-                "scorer": "quantized", "query_weighted": True, "ties": "score, then docid (cut included)",
+                "scorer": "quantized", "query_weighted": True, "ties": TIES,
                 "k": self.k}
 
     def close(self) -> None:
