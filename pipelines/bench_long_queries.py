@@ -82,6 +82,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--query-top-k", type=int, default=256, help="query terms kept (<= Lucene's 1,024 clauses)")
     p.add_argument("--max-length-q", type=int, default=256,
                    help="query encoder max tokens: a long query is a document, so the document length by default")
+    p.add_argument("--max-length-d", type=int, default=None, help="document max tokens (default: the model's)")
     p.add_argument("--scale", type=float, default=DEFAULT_SCALE, help="quantisation scale (the index's)")
     add_precision(p, note=" of the impact model")
     add_device(p)
@@ -524,8 +525,8 @@ def run_impact(dataset, queries: list[Query], args, bench: Path, memory) -> dict
     from lsr_eval.models.offline import resolve_model
 
     s = SpladeSettings(model=resolve_model(args.model), doc_top_k=args.doc_top_k, query_top_k=args.query_top_k,
-                       max_length_q=args.max_length_q, scale=args.scale, hits=args.k, precision=args.precision,
-                       device=args.device)
+                       max_length_q=args.max_length_q, max_length_d=args.max_length_d, scale=args.scale, hits=args.k,
+                       precision=args.precision, device=args.device)
     model = load_model(s).eval()
     inference = inference_record(model)
     stages = ensure_impact_index(dataset, model, s, args.work_dir, args.threads)
@@ -623,6 +624,7 @@ def main(argv: list[str] | None = None) -> int:
                   "threads": args.threads, "engines": args.engines, "bm25": {"k1": args.k1, "b": args.b},
                   "impact": {"model": args.model, "doc_top_k": args.doc_top_k, "query_top_k": args.query_top_k,
                              "max_length_q": args.max_length_q, "scale": args.scale,
+                             **({"max_length_d": args.max_length_d} if args.max_length_d else {}),
                              # the requested precision when not the default (results made before it was an option
                              # keep their identity); the resolved one is in results.json
                              **({"precision": args.precision} if args.precision != DEFAULT_PRECISION else {})},
