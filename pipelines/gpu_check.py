@@ -49,8 +49,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--batch-size", type=int, default=32)
     add_device(p, "cuda", "what this check is for")
     p.add_argument("--reference-device", default="cpu", help="where the fp32 reference is encoded (default cpu)")
-    add_precision(p, flag="--precisions", nargs="+", note="; on --device (default here: fp32 bf16)")
-    p.set_defaults(precisions=["fp32", "bf16"])
+    add_precision(p, flag="--precisions", nargs="+", default=["fp32", "bf16"],
+                  default_text="fp32 bf16, both compared with the reference", note="; on --device")
     p.add_argument("--out", required=True)
     args = p.parse_args(argv)
     if args.docs < 1 or args.batch_size < 1:

@@ -19,14 +19,17 @@ def _device(value: str) -> str:
 
 
 def add_precision(p: argparse.ArgumentParser, *, choices: tuple[str, ...] = PRECISIONS, nargs: str | None = None,
-                  flag: str = "--precision", note: str = "") -> None:
-    """``--precision`` (default :data:`~lsr_eval.models.options.DEFAULT_PRECISION`) among ``choices``; with
-    ``nargs="+"`` a list of them (default: the default precision alone)."""
-    default: Any = [DEFAULT_PRECISION] if nargs else DEFAULT_PRECISION
+                  flag: str = "--precision", default: Any = DEFAULT_PRECISION, default_text: str | None = None,
+                  note: str = "") -> None:
+    """``--precision`` among ``choices``, default :data:`~lsr_eval.models.options.DEFAULT_PRECISION` (``default``
+    and ``default_text`` for a script whose default is another, said in its help); with ``nargs="+"`` a list of
+    them (default: the default precision alone)."""
+    if nargs and default == DEFAULT_PRECISION:
+        default = [DEFAULT_PRECISION]
+    said = default_text or f"{DEFAULT_PRECISION}: the same numbers on every machine"
     p.add_argument(flag, default=default, choices=choices, nargs=nargs,
-                   help=f"forward-pass precision ({', '.join(choices)}; default {DEFAULT_PRECISION}: the same numbers "
-                        f"on every machine; bf16, or auto = bf16 on CUDA and CPUs with avx512_bf16/AMX, opt in for "
-                        f"speed){note}; the resolved precision is recorded")
+                   help=f"forward-pass precision ({', '.join(choices)}; default {said}; bf16, or auto = bf16 on CUDA "
+                        f"and CPUs with avx512_bf16/AMX, opt in for speed){note}; the resolved precision is recorded")
 
 
 def add_device(p: argparse.ArgumentParser, default: str = DEFAULT_DEVICE, why: str = "") -> None:

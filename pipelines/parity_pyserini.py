@@ -73,9 +73,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--py-batch-size", type=int, default=32,
                    help="Pyserini document batch size (its CLI default is 64; 32 bounds memory on a shared machine)")
     p.add_argument("--threads", type=int, default=2, help="indexing and search threads")
-    add_precision(p, note="; default: the benchmark system's own (fp32 unless its YAML sets precision: Pyserini "
-                          "computes in fp32)")
-    p.set_defaults(precision=None)
+    add_precision(p, default=None, default_text="the benchmark system's own, fp32 unless its YAML sets precision "
+                                                 "(Pyserini computes in fp32)")
     add_device(p, "cpu", "Pyserini's encoders run on the CPU here, and the vectors are compared bit for bit, so "
                          "lsr-eval's run on the same device")
     p.add_argument("--work-dir", type=Path, default=REPO / "work")
