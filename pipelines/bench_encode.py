@@ -4,11 +4,19 @@ same run, and the single-query encoding latency (one thread) of lsr-eval's lean 
 Pyserini's ``SpladeQueryEncoder``, with the integer-vector fidelity of the lean path.
 
     python pipelines/bench_encode.py --out results/encode [--models splade-tiny minilm --docs 1000]
+    python pipelines/bench_encode.py --precisions fp32 bf16 --out DIR     # what fp32 costs against bf16, one run
 
 Documents: the first ``--docs`` of SciFact's corpus (``title + " " + text``, 256 tokens max), batches of 32.
 
 * lsr-eval: :func:`lsr_eval.encode.batching.encode_window` over :class:`SpladeTextEncoder` (what ``lsr-eval encode``
-  runs per window: length-sorted batches, chunked head, CSR output, precision ``auto``).
+  runs per window: length-sorted batches, chunked head, CSR output) in each precision of ``--precisions`` (default
+  fp32, :data:`lsr_eval.models.options.DEFAULT_PRECISION`), the same weights, one after the other in every part. The
+  first precision listed is the one compared with Pyserini and the roofline; each other one is compared with it:
+  docs/s side by side and the agreement of the vectors (:mod:`vector_agreement`). Whether bf16 is native here is
+  read from the recorded machine (:func:`lsr_eval.hardware.describe`: CPU flags, GPUs), not assumed.
+* Device (``--device``, default cpu): documents, Pyserini and the roofline run on it; the default is the CPU because
+  that is where Pyserini's encoder and the roofline are compared (GPU encoding: ``pipelines/gpu_check.sh``). Query
+  latency is a one-thread CPU figure whatever the device.
 * Pyserini: ``SpladeDocumentEncoder.encode(batch, max_length=256)`` in corpus order (as its encode CLI feeds it),
   under ``torch.inference_mode`` (favourable to it), its ``model`` replaced by lsr-eval's loaded one so both compute
   the same function (MiniLM has no MLM head: Pyserini would load a random one; lsr-eval's identity head is kept).
@@ -46,6 +54,8 @@ from lsr_eval.defaults import DEFAULT_SCALE
 REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
+
+from model_options import add_device, add_precision, encoder_record, in_precision  # noqa: E402
 STAGE = "bench-encode"
 #: Pyserini's quantisation of SPLADE weights: round(w / 5 * 256) (pyserini/encode/_splade.py).
 PYSERINI_SCALE = 256 / 5
@@ -71,8 +81,15 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--query-top-k", type=int, default=None, help="query sparsification (default: none)")
     p.add_argument("--queries", type=int, default=0, help="query limit (0: all test + train queries)")
     p.add_argument("--threads", type=int, default=0, help="torch threads for documents (0: torch's default)")
+    add_precision(p, flag="--precisions", nargs="+",
+                  note="; several are measured side by side, part by part, the first compared with Pyserini")
+    add_device(p, "cpu", "Pyserini's encoder and the roofline are measured beside lsr-eval's on the same device, "
+                         "and the CPU is where they are compared; GPU encoding: pipelines/gpu_check.sh")
     p.add_argument("--out", required=True)
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    if len(set(args.precisions)) != len(args.precisions):
+        p.error(f"--precisions: each at most once, got {' '.join(args.precisions)}")
+    return args
 
 
 def read_docs(data: Path, n: int) -> list[str]:
@@ -103,6 +120,14 @@ def read_queries(data: Path, limit: int) -> list[tuple[str, str]]:
     return out[:limit] if limit else out
 
 
+def synchronize(device) -> None:
+    """Wait for the device's queued work (CUDA runs asynchronously; timings must include it)."""
+    import torch
+
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
 class Roofline:
     """The head's matrix product on its own, (T x E) hidden states by the (E x V) decoder in float32, output
     preallocated, flop-matched to the tokens each part encodes, in two shapes: ``large`` blocks of 8,192 tokens
@@ -118,8 +143,8 @@ class Roofline:
         from lsr_eval.models.kernels import chunk_size, l2_cache_bytes
 
         self.weight = weight
-        self.h = torch.randn(block, weight.shape[1])
-        self.out = torch.empty(block, weight.shape[0])
+        self.h = torch.randn(block, weight.shape[1], device=weight.device)
+        self.out = torch.empty(block, weight.shape[0], device=weight.device)
         self.block = block
         self.cache_tokens = cache_tokens
         self.cache_terms = chunk_size(cache_tokens, weight.shape[0], l2_cache_bytes() // 4)
@@ -139,6 +164,7 @@ class Roofline:
             n = min(left, self.block)
             torch.mm(self.h[:n], w.T, out=self.out[:n])
             left -= n
+        synchronize(w.device)
         self.seconds["large"] += time.perf_counter() - t
         t = time.perf_counter()
         out = self.out.view(-1)[:self.cache_terms * self.cache_tokens].view(self.cache_terms, self.cache_tokens)
@@ -150,6 +176,7 @@ class Roofline:
                 v1 = min(w.shape[0], v0 + self.cache_terms)
                 torch.mm(w[v0:v1], ht, out=out[:v1 - v0, :n])
             left -= n
+        synchronize(w.device)
         self.seconds["cache"] += time.perf_counter() - t
         self.tokens += tokens
 
@@ -177,12 +204,14 @@ def backbone_seconds(enc, texts: list[str], batch_size: int) -> float:
     from lsr_eval.models.encoder import head_features
 
     order = np.argsort([-len(t) for t in texts], kind="stable")    # longest first, as encode_window
-    autocast = torch.autocast("cpu", dtype=torch.bfloat16, enabled=enc.resolved_precision().bf16)
+    device = enc.device
+    autocast = torch.autocast(device.type, dtype=torch.bfloat16, enabled=enc.resolved_precision().bf16)
     t = time.perf_counter()
     with torch.inference_mode(), autocast:
         for b0 in range(0, len(texts), batch_size):
             batch = enc.tokenize([texts[i] for i in order[b0:b0 + batch_size]])
-            head_features(enc.mlm, batch["input_ids"], batch["attention_mask"])
+            head_features(enc.mlm, batch["input_ids"].to(device), batch["attention_mask"].to(device))
+    synchronize(device)
     return time.perf_counter() - t
 
 
@@ -195,51 +224,62 @@ def pyserini_classes():
 
 def bench_documents(name: str, docs: list[str], args, PyDoc) -> dict[str, Any]:
     import numpy as np
+    import scipy.sparse as sp
     import torch
 
     from lsr_eval.encode.batching import encode_window
     from lsr_eval.encode.splade import SpladeTextEncoder
+    from lsr_eval.models.device import resolve_device
     from lsr_eval.models.offline import resolve_model
     from lsr_eval.models.splade import SpladeModel
+    from vector_agreement import agreement
 
+    device = resolve_device(args.device)
     path = resolve_model(name)
-    model = SpladeModel.from_pretrained(path, max_length_d=args.max_length, max_length_q=args.max_length_q)
-    enc = model.document
+    model = SpladeModel.from_pretrained(path, max_length_d=args.max_length, max_length_q=args.max_length_q,
+                                        precision=args.precisions[0]).to(device)
+    enc = model.document   # the first precision: compared with Pyserini and the roofline
+    encoders = {p: enc if i == 0 else in_precision(enc, p) for i, p in enumerate(args.precisions)}
     decoder = enc.mlm.get_output_embeddings()
     e, v = decoder.in_features, decoder.out_features
     roof = Roofline(decoder.weight.detach())
-    text_encoder = SpladeTextEncoder(enc)
-    enc.encode(docs[:4])   # warm-up
-    py = PyDoc(path, device="cpu")
+    text_encoders = {p: SpladeTextEncoder(x) for p, x in encoders.items()}
+    for x in encoders.values():
+        x.encode(docs[:4])   # warm-up
+    py = PyDoc(path, device=str(device))
     py.model = enc.mlm   # the same function as lsr-eval's (see module docstring)
     py.model.eval()
     with torch.inference_mode():
         py.encode(docs[:4], max_length=args.max_length)
 
-    # parts of ``part`` batches, each encoded by lsr-eval, then Pyserini, then the flop-matched roofline product
+    # parts of ``part`` batches, each encoded by lsr-eval in every precision, then Pyserini, then the flop-matched
+    # roofline product
     part = args.batch_size * args.part_batches
-    ours_s = py_s = backbone_s = 0.0
-    parts, n_tok, py_out = [], [], []
+    ours_s = dict.fromkeys(encoders, 0.0)
+    py_s = backbone_s = 0.0
+    parts: dict[str, list] = {p: [] for p in encoders}
+    n_tok, py_out = [], []
     for s0 in range(0, len(docs), part):
         chunk = docs[s0:s0 + part]
-        t = time.perf_counter()
-        window = encode_window(chunk, text_encoder, args.batch_size)
-        ours_s += time.perf_counter() - t
-        parts.append(window.weights)
-        n_tok.append(window.n_tokens)
+        for p, text_encoder in text_encoders.items():
+            t = time.perf_counter()
+            window = encode_window(chunk, text_encoder, args.batch_size)
+            ours_s[p] += time.perf_counter() - t
+            parts[p].append(window.weights)
+            if p == args.precisions[0]:
+                n_tok.append(window.n_tokens)
         t = time.perf_counter()
         with torch.inference_mode():
             for b0 in range(0, len(chunk), args.batch_size):
                 py_out += py.encode(chunk[b0:b0 + args.batch_size], max_length=args.max_length)
         py_s += time.perf_counter() - t
-        roof.run(int(window.n_tokens.sum()))
+        roof.run(int(n_tok[-1].sum()))
         backbone_s += backbone_seconds(enc, chunk, args.batch_size)
-        print(f"  {s0 + len(chunk)} docs: lsr-eval {ours_s:.1f} s, pyserini {py_s:.1f} s, "
-              f"roofline {roof.seconds['large']:.1f} / {roof.seconds['cache']:.1f} s",
+        print(f"  {s0 + len(chunk)} docs: lsr-eval " + ", ".join(f"{p} {x:.1f} s" for p, x in ours_s.items())
+              + f", pyserini {py_s:.1f} s, roofline {roof.seconds['large']:.1f} / {roof.seconds['cache']:.1f} s",
               flush=True)
-    import scipy.sparse as sp
 
-    weights = sp.vstack(parts, format="csr")
+    weights = {p: sp.vstack(x, format="csr") for p, x in parts.items()}
     tokens = int(sum(int(x.sum()) for x in n_tok))
 
     # fidelity: lsr-eval's weights quantised as Pyserini does, special tokens left out of both
@@ -247,7 +287,7 @@ def bench_documents(name: str, docs: list[str], args, PyDoc) -> dict[str, Any]:
     special = set(enc.tokenizer.all_special_tokens)
     same = 0
     diffs = []
-    w = weights
+    w = weights[args.precisions[0]]
     for i, d in enumerate(py_out):
         theirs = {vocab[k]: q for k, q in d.items() if k not in special and q != 0}
         row = w[i]
@@ -263,20 +303,26 @@ def bench_documents(name: str, docs: list[str], args, PyDoc) -> dict[str, Any]:
     head_bound = roof.gflops * 1e9 / flop_per_doc
     # with this backbone as measured, the head at the roofline: the most this encoder could reach here
     with_backbone = len(docs) / (backbone_s + len(docs) / head_bound)
-    ours_dps, py_dps = len(docs) / ours_s, len(docs) / py_s
+    ours_dps, py_dps = len(docs) / ours_s[args.precisions[0]], len(docs) / py_s
+    first = args.precisions[0]
+    precisions = {p: {**encoder_record(x), "seconds": ours_s[p], "docs_per_s": len(docs) / ours_s[p],
+                      "speed_vs_first": ours_s[first] / ours_s[p],
+                      "agreement_with_first": agreement(weights[first], weights[p]) if p != first else None}
+                  for p, x in encoders.items()}
     return {
         "model": name, "path": str(path), "docs": len(docs), "real_tokens": tokens,
         "avg_real_tokens": tokens / len(docs), "hidden": e, "vocab": v, "batch_size": args.batch_size,
-        "max_length": args.max_length, "precision": enc.resolved_precision().to_dict(),
+        "max_length": args.max_length, "device": str(device), "precision": enc.resolved_precision().to_dict(),
         "threads": torch.get_num_threads(),
-        "lsr_eval": {"seconds": ours_s, "docs_per_s": ours_dps},
+        "lsr_eval": {"seconds": ours_s[first], "docs_per_s": ours_dps},
+        "precisions": precisions,
         "pyserini": {"seconds": py_s, "docs_per_s": py_dps},
         "ratio_vs_pyserini": ours_dps / py_dps,
         "roofline": {**roof.describe(), "head_gflop_per_doc": flop_per_doc / 1e9,
                      "head_bound_docs_per_s": head_bound},
         "fraction_of_roofline": ours_dps / head_bound,
         "backbone": {"seconds": backbone_s, "docs_per_s": len(docs) / backbone_s,
-                     "share_of_lsr_eval_time": backbone_s / ours_s,
+                     "share_of_lsr_eval_time": backbone_s / ours_s[first],
                      "limit_docs_per_s": with_backbone, "fraction_of_limit": ours_dps / with_backbone},
         "fidelity_vs_pyserini": {"identical_docs": same, "docs": len(docs),
                                  "max_abs_diff_pyserini_units": max(diffs, default=0)},
@@ -298,8 +344,9 @@ def bench_queries(name: str, queries: list[tuple[str, str]], args, PyQuery) -> d
     torch.set_num_threads(1)
     try:
         path = resolve_model(name)
-        model = SpladeModel.from_pretrained(path, max_length_q=args.max_length_q,
-                                            sparsify_q=Sparsify(top_k=args.query_top_k))
+        model = SpladeModel.from_pretrained(path, max_length_q=args.max_length_q, max_length_d=args.max_length,
+                                            sparsify_q=Sparsify(top_k=args.query_top_k),
+                                            precision=args.precisions[0])   # on the CPU (module doc)
         lean = model.query
         texts = [t for _, t in queries]
 
@@ -354,6 +401,7 @@ def bench_queries(name: str, queries: list[tuple[str, str]], args, PyQuery) -> d
         summary = {k: {"p50_ms": statistics.median(v), "mean_ms": statistics.fmean(v),
                        "p90_ms": float(np.percentile(v, 90)), "n": len(v)} for k, v in times.items()}
         return {"model": name, "queries": len(queries), "threads": 1, "max_length_q": args.max_length_q,
+                **encoder_record(lean),
                 "query_top_k": args.query_top_k, "latency": summary,
                 "fidelity": {"identical_integer_vectors": same, "queries": len(queries),
                              "fraction": same / len(queries), "differing": differing,
@@ -372,13 +420,65 @@ def _load_text(load: dict[str, list[float]] | None) -> str:
         f"{when} " + " / ".join(f"{x:.1f}" for x in v) for when, v in load.items()) + ". "
 
 
+def machine_text(result: dict[str, Any]) -> str:
+    """The machine as recorded (:func:`lsr_eval.hardware.describe`; results made before it hold a string)."""
+    m = result["machine"]
+    if isinstance(m, str):
+        return m
+    gpus = "; GPUs " + ", ".join(g["name"] for g in m["gpus"]) if m.get("gpus") else ""
+    return (f"{m['cpu']}, {m['cores']} cores, flags {' '.join(m['cpu_flags']) or 'none recorded'}, torch threads "
+            f"{result['torch_threads']}{gpus}")
+
+
+def bf16_note(result: dict[str, Any], device: str) -> str:
+    """Whether bf16 is native where the documents were encoded, from the recorded machine (not assumed)."""
+    from lsr_eval.hardware import CPU_BF16_FLAGS
+
+    m = result["machine"]
+    if device.startswith("cuda"):
+        return f"bf16 ran on {device} (the GPU's own bf16 units)."
+    flags = m.get("cpu_flags", [])
+    native = sorted(set(flags) & set(CPU_BF16_FLAGS))
+    if native:
+        return f"This CPU has {', '.join(native)}: bf16 is native here."
+    return (f"This CPU's recorded flags ({' '.join(flags) or 'none'}) include neither {' nor '.join(CPU_BF16_FLAGS)}: "
+            "bf16 is emulated here (PyTorch converts to fp32 for the products), so its speed is not that of a bf16 "
+            "CPU; its vectors are.")
+
+
+def precision_lines(result: dict[str, Any]) -> list[str]:
+    """The side-by-side precisions (when more than one was measured)."""
+    from vector_agreement import agreement_text
+
+    docs = [d for d in result["documents"] if len(d.get("precisions", {})) > 1]
+    if not docs:
+        return []
+    lines = ["", "Precisions side by side (same weights, same parts, one after the other in each part; the first "
+             "listed is the reference):", "",
+             "| model | precision (resolved: reason) | device | docs/s | speed vs the first |", "|---|---|---|---|---|"]
+    for d in docs:
+        for p, x in d["precisions"].items():
+            lines.append(f"| {d['model']} | {p} ({x['precision']['name']}: {x['precision']['reason']}) "
+                         f"| {x['device']} | {x['docs_per_s']:.1f} | {x['speed_vs_first']:.2f}x |")
+    lines.append("")
+    for d in docs:
+        for p, x in d["precisions"].items():
+            if x["agreement_with_first"] is not None:
+                lines.append(f"- {d['model']}, {p} vs {next(iter(d['precisions']))}: "
+                             f"{agreement_text(x['agreement_with_first'])}")
+    lines += ["", bf16_note(result, docs[0]["device"])]
+    return lines
+
+
 def summary_md(result: dict[str, Any]) -> str:
+    load = result.get("load_average")
+    shared = (_load_text(load) + "Other processes may share the machine: the ratios, measured in the same run, are "
+              "the comparable figures.") if load else ("The machine was shared with other jobs: the ratios, measured "
+                                                       "in the same run, are the comparable figures.")
     lines = ["# SPLADE encoding: lsr-eval vs Pyserini, roofline, query latency", "",
              f"One run, same models and documents (first {result['parameters']['docs']} SciFact documents, "
              f"{result['parameters']['max_length']} tokens max, batches of {result['parameters']['batch_size']}). "
-             f"Machine: {result['machine']}. " + _load_text(result.get("load_average"))
-             + "Other processes may share the machine: the ratios, measured in the same run, are the comparable "
-             "figures.", "",
+             f"Machine: {machine_text(result)}. " + shared, "",
              "| model | precision | lsr-eval docs/s | Pyserini docs/s | ratio (target >= 3) | roofline GFLOP/s "
              "| head-bound docs/s | % of roofline (target >= 50) | identical vectors vs Pyserini |",
              "|---|---|---|---|---|---|---|---|---|"]
@@ -390,17 +490,19 @@ def summary_md(result: dict[str, Any]) -> str:
             f"| {d['roofline']['head_bound_docs_per_s']:.1f} | {100 * d['fraction_of_roofline']:.0f}% "
             f"{'(met)' if d['met']['fraction_of_roofline'] else '(**missed**)'} "
             f"| {d['fidelity_vs_pyserini']['identical_docs']}/{d['fidelity_vs_pyserini']['docs']} |")
-    lines += ["", "Roofline = the faster of the head's product in 8,192-token blocks and in L2-sized blocks "
-              "(GFLOP/s of "
-              "each below). Backbone = the model without its decoder on the same batches (tokeniser included): "
-              "no head kernel can make encoding faster than the backbone plus the head at the roofline.", "",
-              "| model | roofline GFLOP/s (large / cache blocks) | backbone docs/s | backbone share of lsr-eval time "
-              "| limit with this backbone, docs/s | lsr-eval % of that limit |", "|---|---|---|---|---|---|"]
-    for d in result["documents"]:
-        g, b = d["roofline"]["gflops_by_shape"], d["backbone"]
-        lines.append(f"| {d['model']} | {g['large']:.0f} / {g['cache']:.0f} | {b['docs_per_s']:.1f} "
-                     f"| {100 * b['share_of_lsr_eval_time']:.0f}% | {b['limit_docs_per_s']:.1f} "
-                     f"| {100 * b['fraction_of_limit']:.0f}% |")
+    if all("backbone" in d for d in result["documents"]):   # results made before the backbone was measured: none
+        lines += ["", "Roofline = the faster of the head's product in 8,192-token blocks and in L2-sized blocks "
+                  "(GFLOP/s of "
+                  "each below). Backbone = the model without its decoder on the same batches (tokeniser included): "
+                  "no head kernel can make encoding faster than the backbone plus the head at the roofline.", "",
+                  "| model | roofline GFLOP/s (large / cache blocks) | backbone docs/s | backbone share of lsr-eval "
+                  "time | limit with this backbone, docs/s | lsr-eval % of that limit |", "|---|---|---|---|---|---|"]
+        for d in result["documents"]:
+            g, b = d["roofline"]["gflops_by_shape"], d["backbone"]
+            lines.append(f"| {d['model']} | {g['large']:.0f} / {g['cache']:.0f} | {b['docs_per_s']:.1f} "
+                         f"| {100 * b['share_of_lsr_eval_time']:.0f}% | {b['limit_docs_per_s']:.1f} "
+                         f"| {100 * b['fraction_of_limit']:.0f}% |")
+    lines += precision_lines(result)
     for q in result["queries"]:
         lat = q["latency"]
         fid = q["fidelity"]
@@ -418,14 +520,17 @@ def summary_md(result: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def summaries(folder: Path) -> dict[str, str]:
+    """The summary of a results folder of this script, made again from its raw file (``bench_encode.json``): what
+    tests/test_committed_results.py compares with the committed one."""
+    return {"summary.md": summary_md(json.loads((folder / "bench_encode.json").read_text(encoding="utf-8")))}
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    import platform
-
     import torch
 
-    from lsr_eval.manifest import write_manifest
-    from lsr_eval.models.precision import cpu_flags
+    from lsr_eval.manifest import machine, write_manifest
 
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -433,12 +538,11 @@ def main(argv: list[str] | None = None) -> int:
     data = Path(args.data)
     docs = read_docs(data, args.docs)
     queries = read_queries(data, args.queries)
-    flags = sorted(f for f in cpu_flags() if f.startswith(("avx", "amx")))
     result: dict[str, Any] = {
         "parameters": {"docs": len(docs), "batch_size": args.batch_size, "max_length": args.max_length,
-                       "max_length_q": args.max_length_q, "models": args.models, "query_models": args.query_models},
-        "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, torch threads "
-                   f"{torch.get_num_threads()}, flags {' '.join(flags)}",
+                       "max_length_q": args.max_length_q, "models": args.models, "query_models": args.query_models,
+                       "precisions": args.precisions, "device": args.device},
+        "torch_threads": torch.get_num_threads(),
         "load_average": {"start": list(os.getloadavg())}, "documents": [], "queries": []}
     for name in args.models:
         print(f"documents: {name}", flush=True)
@@ -450,18 +554,22 @@ def main(argv: list[str] | None = None) -> int:
         result["queries"].append(bench_queries(name, queries, args, PyQuery))
         print(json.dumps(result["queries"][-1]["latency"]), flush=True)
     result["load_average"]["end"] = list(os.getloadavg())
+    result["machine"] = machine()   # after the models ran: the GPUs are described when CUDA was used
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    text = summary_md(result)
     (out / "bench_encode.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-    (out / "summary.md").write_text(summary_md(result), encoding="utf-8")
+    (out / "summary.md").write_text(text, encoding="utf-8")
     write_manifest(out, STAGE, {"bench": "encode", **result["parameters"]},
                    outputs=["bench_encode.json", "summary.md"],
                    figures={d["model"]: {"lsr_eval_docs_per_s": d["lsr_eval"]["docs_per_s"],
                                          "pyserini_docs_per_s": d["pyserini"]["docs_per_s"],
                                          "ratio": d["ratio_vs_pyserini"],
-                                         "fraction_of_roofline": d["fraction_of_roofline"]}
+                                         "fraction_of_roofline": d["fraction_of_roofline"],
+                                         "docs_per_s_by_precision": {p: x["docs_per_s"]
+                                                                     for p, x in d["precisions"].items()}}
                             for d in result["documents"]})
-    print(summary_md(result))
+    print(text)
     return 0
 
 

@@ -35,7 +35,6 @@ Outputs in ``--out``: ``results.json``, ``table.csv`` (one row per engine and pa
 from __future__ import annotations
 
 import argparse
-import csv
 import hashlib
 import json
 import logging
@@ -53,7 +52,10 @@ if str(REPO) not in sys.path:
 
 from lsr_eval.data.types import Document, Query, Run  # noqa: E402
 from lsr_eval.defaults import DEFAULT_SCALE  # noqa: E402
+from lsr_eval.models.options import DEFAULT_PRECISION  # noqa: E402
 from lsr_eval.errors import InputError, LsrEvalError  # noqa: E402
+from csv_text import csv_text  # noqa: E402
+from model_options import add_device, add_precision  # noqa: E402
 
 STAGE = "bench-long-queries"
 #: Run files print six decimals: scores within half a unit of the sixth decimal are equal at that precision.
@@ -80,7 +82,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--query-top-k", type=int, default=256, help="query terms kept (<= Lucene's 1,024 clauses)")
     p.add_argument("--max-length-q", type=int, default=256,
                    help="query encoder max tokens: a long query is a document, so the document length by default")
+    p.add_argument("--max-length-d", type=int, default=None, help="document max tokens (default: the model's)")
     p.add_argument("--scale", type=float, default=DEFAULT_SCALE, help="quantisation scale (the index's)")
+    add_precision(p, note=" of the impact model")
+    add_device(p)
     p.add_argument("--repeats", type=int, default=2, help="timed runs per path (the faster counts)")
     p.add_argument("--sweep", default=",".join(map(str, DEFAULT_SWEEP)),
                    help="query counts of the heap sweep (comma-separated; empty: no sweep)")
@@ -482,10 +487,14 @@ def impact_weight_maps(model, s, queries: list[Query], bench: Path) -> tuple[dic
     scale and texts)."""
     from lsr_eval.encode.queries import encode_queries
     from lsr_eval.encode.splade import SpladeTextEncoder
-    from lsr_eval.experiments.splade import model_fingerprint
+    from lsr_eval.experiments.splade import encoder_fingerprint
     from lsr_eval.export.queries import query_weight_maps, read_query_jsonl, write_query_jsonl
 
-    key = json.loads(json.dumps({"model": model_fingerprint(s.model), "query_encoder": model.query.describe(),
+    # the query encoder's fingerprint with its resolved precision: fp32 adds nothing (the key of every cache made
+    # before precisions were resolved), bf16 adds bf16
+    fp = encoder_fingerprint(s, model.query)
+    key = json.loads(json.dumps({"model": fp["model"], "query_encoder": fp["document_encoder"],
+                                 **({"bf16": True} if fp["bf16"] else {}),
                                  "scale": s.scale, "queries": queries_digest(queries), "n": len(queries)},
                                 sort_keys=True, default=str))
     name = f"queries-{_digest(key)[:12]}"
@@ -511,12 +520,15 @@ def impact_weight_maps(model, s, queries: list[Query], bench: Path) -> tuple[dic
 def run_impact(dataset, queries: list[Query], args, bench: Path, memory) -> dict[str, Any]:
     from lsr_eval.anserini.search_collection import pretokenized
     from lsr_eval.anserini.searcher import ImpactSearcher
-    from lsr_eval.experiments.splade import SpladeSettings, ensure_impact_index, load_model, model_fingerprint
+    from lsr_eval.experiments.splade import (SpladeSettings, ensure_impact_index, inference_record, load_model,
+                                             model_fingerprint)
     from lsr_eval.models.offline import resolve_model
 
     s = SpladeSettings(model=resolve_model(args.model), doc_top_k=args.doc_top_k, query_top_k=args.query_top_k,
-                       max_length_q=args.max_length_q, scale=args.scale, hits=args.k)
+                       max_length_q=args.max_length_q, max_length_d=args.max_length_d, scale=args.scale, hits=args.k,
+                       precision=args.precision, device=args.device)
     model = load_model(s).eval()
+    inference = inference_record(model)
     stages = ensure_impact_index(dataset, model, s, args.work_dir, args.threads)
     maps, encoding = impact_weight_maps(model, s, queries, bench)
     del model
@@ -529,6 +541,7 @@ def run_impact(dataset, queries: list[Query], args, bench: Path, memory) -> dict
     return {**result, "model": model_fingerprint(s.model),
             "settings": {"doc_top_k": s.doc_top_k, "query_top_k": s.query_top_k, "max_length_q": s.max_length_q,
                          "scale": s.scale},
+            "inference": inference,
             "query_encoding": encoding, "query_weights": weight_stats(maps)}
 
 
@@ -563,12 +576,16 @@ def heap_rows(engines: Mapping[str, dict[str, Any]]) -> list[dict[str, Any]]:
             for engine, r in engines.items() for row in r["heap_sweep"]]
 
 
-def write_csv(path: Path, fields: list[str], rows: list[dict[str, Any]]) -> None:
-    with open(path, "w", newline="", encoding="utf-8") as f:
-        w = csv.DictWriter(f, fieldnames=fields)
-        w.writeheader()
-        for row in rows:
-            w.writerow({k: row.get(k) for k in fields})
+def tables(engines: Mapping[str, dict[str, Any]]) -> dict[str, str]:
+    """``table.csv`` and ``heap.csv`` of the engines' results (``results.json``'s ``engines``)."""
+    return {"table.csv": csv_text(TABLE_FIELDS, table_rows(engines)),
+            "heap.csv": csv_text(HEAP_FIELDS, heap_rows(engines))}
+
+
+def summaries(folder: Path) -> dict[str, str]:
+    """The tables of a results folder of this script, made again from its raw file (``results.json``): what
+    tests/test_committed_results.py compares with the committed ones."""
+    return tables(json.loads((folder / "results.json").read_text(encoding="utf-8"))["engines"])
 
 
 def summary_text(engines: Mapping[str, dict[str, Any]]) -> str:
@@ -606,7 +623,11 @@ def main(argv: list[str] | None = None) -> int:
                   "selection": "first N documents, id = docid, text = title + text", "k": args.k,
                   "threads": args.threads, "engines": args.engines, "bm25": {"k1": args.k1, "b": args.b},
                   "impact": {"model": args.model, "doc_top_k": args.doc_top_k, "query_top_k": args.query_top_k,
-                             "max_length_q": args.max_length_q, "scale": args.scale},
+                             "max_length_q": args.max_length_q, "scale": args.scale,
+                             **({"max_length_d": args.max_length_d} if args.max_length_d else {}),
+                             # the requested precision when not the default (results made before it was an option
+                             # keep their identity); the resolved one is in results.json
+                             **({"precision": args.precision} if args.precision != DEFAULT_PRECISION else {})},
                   "repeats": args.repeats, "sweep": args.sweep, "sweep_searchcollection": args.sweep_searchcollection}
     out = prepare_output(args.out, experiment, overwrite=args.overwrite)
     bench = args.work_dir / STAGE
@@ -637,9 +658,10 @@ def main(argv: list[str] | None = None) -> int:
     with open(out / "results.json", "w", encoding="utf-8") as f:
         json.dump(results, f, indent=2, default=str)
         f.write("\n")
-    write_csv(out / "table.csv", TABLE_FIELDS, table_rows(engines))
-    write_csv(out / "heap.csv", HEAP_FIELDS, heap_rows(engines))
+    for name, text in tables(engines).items():
+        (out / name).write_bytes(text.encode("utf-8"))
     write_manifest(out, STAGE, experiment, java=jvm, topics=stats,
+                   inference={e: r["inference"] for e, r in engines.items() if "inference" in r},
                    counts={e: r["counts"] for e, r in engines.items()},
                    timings={e: {p: v["seconds"] for p, v in r["paths"].items()} | {"ratio": r["ratio"]}
                             for e, r in engines.items()},

@@ -32,6 +32,8 @@ from pathlib import Path
 from typing import Any
 
 from lsr_eval.defaults import DEFAULT_SCALE
+from lsr_eval.models.options import DEFAULT_PRECISION
+from model_options import add_device, add_precision, encoder_record
 
 REPO = Path(__file__).resolve().parents[1]
 STAGE = "bench-query-encoder"
@@ -53,6 +55,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--warmup", type=int, default=20, help="queries run on every path before measuring")
     p.add_argument("--passes", type=int, default=3, help="measured passes over all queries")
     p.add_argument("--limit", type=int, help="only the first N queries (smoke test)")
+    add_precision(p, note="; the ONNX paths compute in fp32 only")
+    add_device(p, "cpu", "one-thread latency beside ONNX Runtime, which runs on the CPU; another device times the "
+                         "torch path alone")
     p.add_argument("--work-dir", type=Path, default=REPO / "work", help="cache of the exported ONNX files")
     p.add_argument("--out", type=Path, default=REPO / "results" / "bench_query_encoder")
     return p.parse_args(argv)
@@ -131,6 +136,9 @@ def main(argv: list[str] | None = None) -> int:
     unknown = sorted(set(paths) - set(PATHS))
     if unknown or "torch" not in paths:
         raise SystemExit(f"--paths: {unknown or 'torch missing'}; expected torch plus any of {', '.join(PATHS)}")
+    if args.device != "cpu" and paths != ["torch"]:
+        raise SystemExit(f"--device {args.device}: the ONNX paths run on the CPU; pass --paths torch to time the "
+                         "torch path alone on another device")
     from importlib import metadata
 
     import numpy as np
@@ -138,6 +146,7 @@ def main(argv: list[str] | None = None) -> int:
     from lsr_eval.data.datasets import load_dataset
     from lsr_eval.efficiency.latency import QueryWeights, torch_threads
     from lsr_eval.manifest import machine, prepare_output, write_manifest
+    from lsr_eval.models.device import resolve_device
     from lsr_eval.models.encoder import SpladeEncoder
     from lsr_eval.models.offline import resolve_model
     from lsr_eval.models.onnx_query import OnnxQueryEncoder
@@ -152,9 +161,15 @@ def main(argv: list[str] | None = None) -> int:
     experiment = {"benchmark": STAGE, "dataset": dataset.describe(), "split": args.split, "queries": len(queries),
                   "model": args.model, "max_length_q": args.max_length_q, "query_top_k": args.query_top_k,
                   "scale": args.scale, "paths": paths, "warmup": args.warmup, "passes": args.passes}
+    # earlier results (fp32 on the CPU, before the options) keep their identity; what ran is in bench.json
+    if args.precision != DEFAULT_PRECISION:
+        experiment["precision"] = args.precision
+    if args.device != "cpu":
+        experiment["device"] = args.device
     out = prepare_output(args.out, experiment, overwrite=True)
     encoder = SpladeEncoder.from_pretrained(resolve_model(args.model), args.max_length_q,
-                                            sparsify=Sparsify(top_k=args.query_top_k))
+                                            sparsify=Sparsify(top_k=args.query_top_k), precision=args.precision
+                                            ).to(resolve_device(args.device))
     encoders: dict[str, Any] = {"torch": encoder}
     export_s = {}
     for name in paths:
@@ -225,6 +240,7 @@ def main(argv: list[str] | None = None) -> int:
         "protocol": {"queries": len(queries), "warmup_queries": args.warmup, "passes": args.passes,
                      "threads": {"torch": 1, "onnxruntime_intra_op": 1, "onnxruntime_inter_op": 1},
                      "order": "interleaved, rotating per query", "machine": machine(), "versions": versions,
+                     "inference": encoder_record(encoder),
                      "load_average_1_5_15min": load},
         "export": export_s, "latency_ms": latency, "onnx_steps_mean_ms": steps,
         "pruned_floor_mean_ms": floor, "fidelity": fidelity,
@@ -287,6 +303,12 @@ def summary_md(b: dict) -> str:
                                   for t, d in diff.items()) for qid, diff in f["differing"].items())
             if f["differing"] else ""))
     return "\n".join(lines) + "\n"
+
+
+def summaries(folder: Path) -> dict[str, str]:
+    """The summary of a results folder of this script, made again from its raw file (``bench.json``): what
+    tests/test_committed_results.py compares with the committed one (``per_query.csv`` holds the raw timings)."""
+    return {"summary.md": summary_md(json.loads((folder / "bench.json").read_text(encoding="utf-8")))}
 
 
 if __name__ == "__main__":

@@ -16,6 +16,9 @@ bound is > 0. The cheaper the bound, the looser: this script measures, on real q
 * ``box-G``: tokens in groups of G, per group and dimension the min and max of h, bound
   ``W_v+ . hi + W_v- . lo + c_v``. Cost: 2 x (L / G) x E x V.
 
+The model runs on the CPU in fp32 (no ``--precision`` or ``--device``): the filters measured are those of the ONNX
+query encoder, which computes in float32 on the CPU, and the exact logits are float64.
+
 Outputs in ``--out``: ``bounds.json`` (mean and max kept ids per bound, positive ids, cost in multiply-adds) and
 ``summary.md``, with ``manifest.json``.
 """
@@ -137,24 +140,42 @@ def main(argv: list[str] | None = None) -> int:
             violations[name] += int(((z > 0) & ~(bound > 0)).sum())
         cost[name] = 2 * float(np.mean([np.ceil(n / g) for n in lengths])) * E * V
     result: dict[str, Any] = {
+        "model": args.model, "split": args.split, "inference": {"device": str(enc.device),
+                                                                "precision": onnx.precision.to_dict()},
         "queries": len(queries), "vocab": V, "hidden": E, "mean_tokens": float(np.mean(lengths)),
         "positive_mean": float(np.mean(positive)),
         "bounds": {name: {"kept_mean": float(np.mean(v)), "kept_max": int(np.max(v)),
                           "first_pass_multiply_adds": cost[name], "missed_positive_ids": violations[name]}
                    for name, v in kept.items()},
     }
+    text = summary_md(result, args.model, args.split)
     (out / "bounds.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-    lines = [f"# Exact query-head filters: {args.model}, {len(queries)} {args.split} queries "
-             f"(mean {result['mean_tokens']:.1f} tokens, {result['positive_mean']:.1f} positive ids of {V})", "",
+    (out / "summary.md").write_text(text, encoding="utf-8")
+    write_manifest(out, STAGE, experiment, outputs=["bounds.json", "summary.md"], inference=result["inference"])
+    print(text, end="")
+    return 0
+
+
+def summary_md(result: dict[str, Any], model: str, split: str) -> str:
+    lines = [f"# Exact query-head filters: {model}, {result['queries']} {split} queries "
+             f"(mean {result['mean_tokens']:.1f} tokens, {result['positive_mean']:.1f} positive ids of "
+             f"{result['vocab']})", "",
              "| bound | ids kept (mean) | ids kept (max) | first-pass multiply-adds | positive ids missed |",
              "|---|---|---|---|---|"]
     for name, b in result["bounds"].items():
         lines.append(f"| {name} | {b['kept_mean']:.0f} | {b['kept_max']} "
                      f"| {b['first_pass_multiply_adds'] / 1e6:.1f} M | {b['missed_positive_ids']} |")
-    (out / "summary.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    write_manifest(out, STAGE, experiment, outputs=["bounds.json", "summary.md"])
-    print("\n".join(lines))
-    return 0
+    return "\n".join(lines) + "\n"
+
+
+def summaries(folder: Path) -> dict[str, str]:
+    """The summary of a results folder of this script, made again from its raw file (``bounds.json``; older ones
+    name the model and split only in the manifest's experiment and command): what tests/test_committed_results.py
+    compares with the committed one."""
+    result = json.loads((folder / "bounds.json").read_text(encoding="utf-8"))
+    manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    split = result.get("split") or parse_args(manifest["command"][1:]).split
+    return {"summary.md": summary_md(result, result.get("model") or manifest["experiment"]["model"], split)}
 
 
 if __name__ == "__main__":

@@ -45,6 +45,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from lsr_eval.defaults import DEFAULT_SCALE
+from lsr_eval.models.options import DEFAULT_PRECISION
+from model_options import add_device, add_precision
 
 REPO = Path(__file__).resolve().parents[1]
 STAGE = "bench-query-path"
@@ -77,6 +79,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--work-dir", type=Path, default=REPO / "work", help="where missing indexes are built")
     p.add_argument("--model-dir", type=Path, help="folder for the saved model (default WORK/bench_query_path/model)")
     p.add_argument("--threads", type=int, default=2, help="threads for building missing indexes only")
+    add_precision(p)
+    add_device(p, "cpu", "one-thread query latency beside Pyserini's query encoder, which runs on the CPU here")
     p.add_argument("--out", type=Path, default=REPO / "results" / "bench_query_path")
     return p.parse_args(argv)
 
@@ -294,8 +298,8 @@ def main(argv: list[str] | None = None) -> int:
     from lsr_eval.encode import encode_queries, read_vocab
     from lsr_eval.encode.splade import SpladeTextEncoder
     from lsr_eval.evaluation import evaluate
-    from lsr_eval.experiments.splade import (SpladeSettings, ensure_impact_index, load_model, model_fingerprint,
-                                             open_searcher)
+    from lsr_eval.experiments.splade import (SpladeSettings, ensure_impact_index, inference_record, load_model,
+                                             model_fingerprint, open_searcher, settings_record)
     from lsr_eval.manifest import machine, prepare_output, write_manifest
 
     t_start = time.perf_counter()
@@ -306,7 +310,8 @@ def main(argv: list[str] | None = None) -> int:
 
     s = SpladeSettings(model=resolve_model(args.model), max_length_q=args.max_length_q,
                        max_length_d=args.max_length_d, doc_top_k=args.doc_top_k or None,
-                       query_top_k=args.query_top_k or None, scale=args.scale, hits=args.k)
+                       query_top_k=args.query_top_k or None, scale=args.scale, hits=args.k,
+                       precision=args.precision, device=args.device)
     s_engine = dataclasses.replace(s, engine=check_engine(args.engine),
                                    engine_options=dict(parse_option(o) for o in args.engine_option) or None)
     experiment = {"benchmark": STAGE, "dataset": dataset.describe(), "split": args.split, "queries": len(queries),
@@ -314,8 +319,11 @@ def main(argv: list[str] | None = None) -> int:
                   "scale": s.scale, "k": args.k, "warmup": args.warmup, "bf16_queries": args.bf16_queries,
                   "engine": s_engine.engine, "engine_options": s_engine.engine_options,
                   "query_runtime": args.query_runtime}
+    if args.precision != DEFAULT_PRECISION:   # earlier results (fp32, before the option) keep their identity
+        experiment["precision"] = args.precision
     out = prepare_output(args.out, experiment, overwrite=True)
     model = load_model(s).eval()  # encode() restores the wrapper's mode: eval, so the shared MLM never trains
+    inference = inference_record(model)
     art = impact_artefacts(dataset, model, s, args.reuse, args.work_dir, args.threads)
     bm25_dir = bm25_index(dataset, args.work_dir, args.threads)
     log.info("impact index %s, encoding %s, BM25 index %s", art["index_dir"], art["encoding_dir"], bm25_dir)
@@ -323,10 +331,11 @@ def main(argv: list[str] | None = None) -> int:
     model_dir = args.model_dir or args.work_dir / "bench_query_path" / "model"
     model.save_pretrained(model_dir)
     encoder_cls = pyserini_encoder_class(model.query.sparsify)
-    py_loaded = encoder_cls(str(model_dir))           # Pyserini's own loading: GELU back in the identity head
-    py_same = encoder_cls(str(model_dir))
+    device = inference["device"]
+    py_loaded = encoder_cls(str(model_dir), device=device)   # Pyserini's own loading: GELU back in the identity head
+    py_same = encoder_cls(str(model_dir), device=device)
     py_same.model = model.query.mlm                   # lsr-eval's loaded weights: bypass kept
-    plain = SpladeQueryEncoder(str(model_dir))        # unmodified, for the term counts only
+    plain = SpladeQueryEncoder(str(model_dir), device=device)   # unmodified, for the term counts only
     plain_terms = [len(plain.encode(q.text)) for q in queries[:5]]
     del plain
 
@@ -407,7 +416,7 @@ def main(argv: list[str] | None = None) -> int:
         "protocol": {"queries": len(queries), "warmup": args.warmup, "measured": len(queries) - args.warmup,
                      "k": args.k, "torch_threads": 1, "search": "one query at a time in the calling thread",
                      "order": "interleaved, rotating per query", "ratio": "pyserini / lsr-eval",
-                     "machine": machine(), "torch_version": torch.__version__,
+                     "machine": machine(), "torch_version": torch.__version__, "inference": inference,
                      "load_average_1_5_15min": {"start": load_start, "after_side_by_side": load_side_by_side,
                                                 "end": list(os.getloadavg())}},
         "engine": engine_record,
@@ -428,7 +437,8 @@ def main(argv: list[str] | None = None) -> int:
         f.write("\n")
     write_per_query(out / "per_query.csv", queries, results, agreement, args.warmup)
     (out / "summary.md").write_text(summary_md(bench), encoding="utf-8")
-    write_manifest(out, STAGE, experiment, settings=s.__dict__, artefacts=bench["artefacts"],
+    write_manifest(out, STAGE, experiment, settings=settings_record(s), inference=inference,
+                   artefacts=bench["artefacts"],
                    outputs=["bench.json", "per_query.csv", "summary.md"], java=java_info(),
                    seconds=bench["seconds"])
     print(summary_md(bench))
@@ -508,6 +518,12 @@ def summary_md(b: dict) -> str:
               f"{ps['max_length']}; index {ps['index_bytes'] / 2**20:.2f} MiB; equal to Lucene's document "
               f"frequencies: {ps['lucene_check']['equal']}", ""]
     return "\n".join(lines)
+
+
+def summaries(folder: Path) -> dict[str, str]:
+    """The summary of a results folder of this script, made again from its raw file (``bench.json``): what
+    tests/test_committed_results.py compares with the committed one (``per_query.csv`` holds the raw timings)."""
+    return {"summary.md": summary_md(json.loads((folder / "bench.json").read_text(encoding="utf-8")))}
 
 
 if __name__ == "__main__":

@@ -19,7 +19,10 @@ Stages, per collection size (every (size, engine) runs in a fresh subprocess, so
   once per size (row engine ``shared``), and reused from ``--work-dir`` when the same data was made before (its
   recorded timing is then reported, marked ``reused``; ``--regenerate`` makes it again).
 * ``index``: ``Engine.build(collection, index, threads)``; docs/s and the index's bytes on disk.
-* ``search``: ``Engine.open`` + ``Searcher.batch_search(queries, k, threads)`` + close (open seconds recorded apart).
+* ``search``: ``Engine.open`` + ``Searcher.batch_search(queries, k, threads)`` + close (open seconds recorded apart);
+  the run's digests (per query: its hits with their scores, and its docid set) let the parent check that every
+  exact engine returns the reference engine's run (``exact_engines`` in ``results.json``; a difference fails the
+  invocation).
 * ``evaluate``: :func:`lsr_eval.evaluation.evaluate` of the run against the planted qrels (default measures).
 
 Memory per stage: the process's peak resident memory (``VmHWM``, reset at each stage start through
@@ -52,7 +55,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import csv
 import json
 import logging
 import math
@@ -72,6 +74,8 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
+
+from csv_text import csv_text  # noqa: E402
 
 STAGE = "bench-scale"
 STAGES = ("export", "index", "search", "evaluate")
@@ -640,6 +644,7 @@ def child_engine(work: Path, n_docs: int, engine_name: str, args: argparse.Names
             finally:
                 searcher.close()
         sc = scounts.to_dict()
+        rec["run_sha256"], rec["query_sha256"] = run_digests(run)
         rec.update(status="ok", queries=len(queries), k=args.k, queries_searched=sc["queries"],
                    queries_with_hits=sc["queries_with_hits"], queries_without_hits=sc["queries_without_hits"],
                    queries_in_run=len(run), hits=sc["hits"])
@@ -676,6 +681,53 @@ def child_engine(work: Path, n_docs: int, engine_name: str, args: argparse.Names
     save()
     monitor.stop()
     return result
+
+
+def run_digests(run: Mapping[str, Mapping[str, float]]) -> tuple[str, dict[str, list[str]]]:
+    """The run's sha256, and per query the sha256 of its hits (docid and ``repr`` of the score, in rank order:
+    score descending, then docid) and of its set of docids: what :func:`compare_exact` compares across engines
+    that ran in other processes (the runs themselves are not kept)."""
+    import hashlib
+
+    def sha(text: str) -> str:
+        return hashlib.sha256(text.encode()).hexdigest()
+
+    per_query = {}
+    for qid in sorted(run):
+        hits = sorted(run[qid].items(), key=lambda h: (-h[1], h[0]))
+        per_query[qid] = [sha("\n".join(f"{d} {x!r}" for d, x in hits)), sha("\n".join(sorted(run[qid])))]
+    return sha("\n".join(f"{q} {h}" for q, (h, _) in per_query.items())), per_query
+
+
+def compare_exact(results: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per collection size, each exact engine's run (:attr:`EngineSpec.exact`) against the reference engine's
+    (Anserini's, else the first exact engine that searched): the same run from every exact engine is the contract
+    (lsr_eval/engines/base.py). Counts the queries with identical hits (docids and scores) and with the same set
+    of docids. The per-query digests are taken out of every record (they are only for this)."""
+    from lsr_eval.engines.registry import ENGINES, REFERENCE_ENGINE
+
+    by_size: dict[int, dict[str, dict[str, Any]]] = {}
+    for res in results:
+        spec = ENGINES.get(res["engine"])
+        search = next((r for r in res["stages"] if r["stage"] == "search"), {})
+        digests = search.pop("query_sha256", None)
+        if spec is not None and spec.exact and digests is not None:
+            by_size.setdefault(res["docs"], {})[res["engine"]] = digests
+    out = []
+    for n_docs, searches in sorted(by_size.items()):
+        ref = REFERENCE_ENGINE if REFERENCE_ENGINE in searches else next(iter(searches))
+        a = searches[ref]
+        for engine, b in searches.items():
+            if engine == ref:
+                continue
+            qids = sorted(set(a) | set(b))
+            identical = [q for q in qids if q in a and q in b and a[q][0] == b[q][0]]
+            same_sets = sum(q in a and q in b and a[q][1] == b[q][1] for q in qids)
+            out.append({"docs": n_docs, "reference": ref, "engine": engine, "queries": len(qids),
+                        "identical_queries": len(identical), "same_docid_set_queries": same_sets,
+                        "identical": len(identical) == len(qids),
+                        "differing_queries": [q for q in qids if q not in set(identical)][:10]})
+    return out
 
 
 def _cleanup(index: Path, keep: bool) -> None:
@@ -955,6 +1007,15 @@ def summary_text(rows: Sequence[Mapping[str, Any]], fit: Mapping[str, Mapping[st
     return "\n".join(lines)
 
 
+def summaries(folder: Path) -> dict[str, str]:
+    """``table.csv`` of a results folder of this script, made again from the per-run records in its
+    ``results.json`` (the query count from the manifest): what tests/test_committed_results.py compares with the
+    committed one."""
+    results = json.loads((folder / "results.json").read_text(encoding="utf-8"))
+    queries = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))["experiment"]["queries"]
+    return {"table.csv": csv_text(TABLE_FIELDS, table_rows(results["runs"], queries))}
+
+
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--sizes", type=int, nargs="+", default=list(DEFAULT_SIZES), help="collection sizes (documents)")
@@ -1143,9 +1204,11 @@ def main(argv: list[str] | None = None) -> int:
                "why": s.get("note") or s.get("error")}
               for r in results for s in r["stages"] if s["status"] not in ("ok", "skipped")]
     linear = {k: e["seconds"]["loglog_exponent"] for k, e in fit.items() if "seconds" in e}
+    exact = compare_exact(results)
     results_doc = {
         "target_documents": MSMARCO_PASSAGES, "sizes": args.sizes, "engines": args.engines,
         "collections": collections, "rows": rows, "runs": results, "fits": fit, "loglog_exponents": linear,
+        "exact_engines": exact,
         "skipped": skipped, "failed": failed,
         "protocol": {
             "process": "each (size, engine) and each export in a fresh subprocess",
@@ -1169,11 +1232,7 @@ def main(argv: list[str] | None = None) -> int:
     with open(out / "results.json", "w", encoding="utf-8") as f:
         json.dump(results_doc, f, indent=2, default=str)
         f.write("\n")
-    with open(out / "table.csv", "w", newline="", encoding="utf-8") as f:
-        w = csv.DictWriter(f, fieldnames=TABLE_FIELDS)
-        w.writeheader()
-        for row in rows:
-            w.writerow(row)
+    (out / "table.csv").write_bytes(csv_text(TABLE_FIELDS, rows).encode("utf-8"))
     outputs = ["results.json", "table.csv"]
     try:
         plot(results, out / "scale.png")
@@ -1185,13 +1244,18 @@ def main(argv: list[str] | None = None) -> int:
                            for r in results},
                    timings={f"{r['docs']}/{r['engine']}/{s['stage']}": s.get("seconds")
                             for r in results for s in r["stages"]},
-                   skipped=skipped, failed=failed, outputs=outputs)
+                   skipped=skipped, failed=failed, exact_engines_identical=all(c["identical"] for c in exact),
+                   outputs=outputs)
     print(summary_text(rows, fit))
+    for c in exact:
+        print(f"{c['docs']} documents: {c['engine']} vs {c['reference']}: identical runs on "
+              f"{c['identical_queries']}/{c['queries']} queries (same docid sets on {c['same_docid_set_queries']})"
+              + ("" if c["identical"] else f"; differing: {', '.join(c['differing_queries'])}"))
     if skipped:
         print("\nskipped:\n" + "\n".join(f"  {s['docs']} {s['engine']}: {s['why']}" for s in skipped))
     if failed:
         print("\nfailed:\n" + "\n".join(f"  {s['docs']} {s['engine']} {s['stage']}: {s['why']}" for s in failed))
-    return 0 if not failed else 1
+    return 0 if not failed and all(c["identical"] for c in exact) else 1
 
 
 if __name__ == "__main__":

@@ -3,9 +3,12 @@ logits, side by side in one run on the same fixed batch; loss and gradients comp
 
     python pipelines/bench_train_step.py --out results/train_step [--model splade-tiny --steps 5]
 
-Each step: 16 SciFact train queries (64 tokens max), their first judged document and ``--negatives`` other SciFact
-documents each (256 tokens max), in-batch InfoNCE + FLOPS, backward, AdamW (fp32). The two paths alternate step by
-step from the same initial weights (each path has its own copy), so load on a shared machine hits both alike.
+Each step: 16 SciFact train queries (``--max-length-q``, 64 tokens), their first judged document and
+``--negatives`` other SciFact documents each (``--max-length-d``, 256 tokens), in-batch InfoNCE + FLOPS, backward,
+AdamW (fp32 weights). The forward pass runs in ``--precision`` (default fp32; bf16, or auto = bf16 autocast where
+the hardware has it, opt in) on ``--device`` (default auto: CUDA when present); both resolved are recorded. The two
+paths alternate step by step from the same initial weights (each path has its own copy), so load on a shared
+machine hits both alike.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from __future__ import annotations
 import argparse
 import copy
 import json
+import os
 import statistics
 import sys
 import time
@@ -21,6 +25,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+
+from model_options import add_device, add_precision  # noqa: E402
 
 
 def fixed_batch(data: Path, n_queries: int, negatives: int) -> tuple[list[str], list[str]]:
@@ -61,7 +67,7 @@ def loss_of(model, q, d, lam: float = 3e-4):
     return rank + lam * flops
 
 
-def main() -> int:
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--model", default="splade-tiny")
     p.add_argument("--data", default=str(ROOT.parent / "shared" / "data" / "beir" / "scifact"))
@@ -69,22 +75,38 @@ def main() -> int:
     p.add_argument("--steps", type=int, default=5)
     p.add_argument("--queries", type=int, default=16)
     p.add_argument("--negatives", type=int, default=2)
+    p.add_argument("--max-length-q", type=int, default=64)
+    p.add_argument("--max-length-d", type=int, default=256)
     p.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
-    args = p.parse_args()
+    add_precision(p)
+    add_device(p)
+    return p.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+
+    from contextlib import nullcontext
 
     import torch
 
     from lsr_eval.manifest import write_manifest
+    from lsr_eval.models.device import resolve_device
     from lsr_eval.models.offline import resolve_model
+    from lsr_eval.models.precision import resolve_precision
     from lsr_eval.models.splade import SpladeModel
 
     if args.threads:
         torch.set_num_threads(args.threads)
     torch.manual_seed(0)
-    base = SpladeModel.from_pretrained(resolve_model(args.model), max_length_q=64, max_length_d=256)
+    device = resolve_device(args.device)
+    precision = resolve_precision(args.precision, device)
+    base = SpladeModel.from_pretrained(resolve_model(args.model), max_length_q=args.max_length_q,
+                                       max_length_d=args.max_length_d).to(device)
     queries, docs = fixed_batch(Path(args.data), args.queries, args.negatives)
-    q = base.query.tokenize(queries)
-    d = base.document.tokenize(docs)
+    q = {k: v.to(device) for k, v in base.query.tokenize(queries).items()}
+    d = {k: v.to(device) for k, v in base.document.tokenize(docs).items()}
+    autocast = (lambda: torch.autocast(device.type, dtype=torch.bfloat16)) if precision.bf16 else nullcontext
     paths = {}
     for name, chunked in (("chunked", True), ("full_logits", False)):
         model = copy.deepcopy(base)
@@ -101,14 +123,15 @@ def main() -> int:
         for name, st in paths.items():
             t0 = time.perf_counter()
             st["opt"].zero_grad(set_to_none=True)
-            loss = loss_of(st["model"], q, d)
+            with autocast():
+                loss = loss_of(st["model"], q, d)
             loss.backward()
             if step == 0:
                 first[name] = (loss.item(), {n: p.grad.detach().clone() for n, p in st["model"].named_parameters()
                                              if p.grad is not None})
             st["opt"].step()
+            st["losses"].append(loss.item())    # .item() waits for the device: the step's time is complete
             st["times"].append(time.perf_counter() - t0)
-            st["losses"].append(loss.item())
             print(f"step {step + 1} {name}: {st['times'][-1]:.2f} s, loss {st['losses'][-1]:.6f}", flush=True)
 
     (la, ga), (lb, gb) = first["chunked"], first["full_logits"]
@@ -119,8 +142,10 @@ def main() -> int:
     worst = max(diffs, key=lambda n: diffs[n] / max(scales[n], 1e-3))
     result = {
         "model": args.model, "steps": args.steps, "queries": args.queries, "documents": len(docs),
-        "max_length_q": 64, "max_length_d": 256, "doc_tokens": int(d["attention_mask"].sum()),
+        "max_length_q": args.max_length_q, "max_length_d": args.max_length_d,
+        "doc_tokens": int(d["attention_mask"].sum()),
         "doc_shape": list(d["input_ids"].shape), "threads": torch.get_num_threads(),
+        "device": str(device), "precision": precision.to_dict(),
         "step_seconds": {n: st["times"] for n, st in paths.items()},
         "median_step_s": {n: statistics.median(st["times"]) for n, st in paths.items()},
         "losses": {n: st["losses"] for n, st in paths.items()},
@@ -131,28 +156,50 @@ def main() -> int:
                        "params_compared": len(diffs), "same_params_with_grad": ga.keys() == gb.keys()},
     }
     result["speedup"] = result["median_step_s"]["full_logits"] / result["median_step_s"]["chunked"]
+    result["load_average"] = list(os.getloadavg())
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    text = summary_md(result)
     (out / "bench_train_step.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-    fs = result["first_step"]
-    md = [f"# SPLADE training step: chunked head vs full logits ({args.model})", "",
-          f"{args.steps} AdamW steps (fp32) on one fixed batch: {args.queries} queries, {len(docs)} documents "
-          f"(padded shape {result['doc_shape']}, {result['doc_tokens']} real tokens), {result['threads']} threads; "
-          "the two paths alternate step by step (shared machine: compare the ratio).", "",
-          "| path | median step (s) | steps (s) |", "|---|---|---|"]
-    for n, st in paths.items():
-        md.append(f"| {n} | {result['median_step_s'][n]:.3f} | {', '.join(f'{t:.2f}' for t in st['times'])} |")
-    md += ["", f"Speed-up: **{result['speedup']:.2f}x**. First step: loss {la:.6f} vs {lb:.6f} "
-           f"(|diff| {fs['loss_abs_diff']:.2e}); gradients of {fs['params_compared']} parameters, max |diff| "
-           f"{fs['grad_max_abs_diff']:.2e} ({fs['grad_max_abs_diff_param']}), largest relative to the gradient's "
-           f"scale {fs['worst_relative_diff']:.2e} ({worst})."]
-    (out / "summary.md").write_text("\n".join(md) + "\n", encoding="utf-8")
-    write_manifest(out, "bench-train-step", {"bench": "train-step", "model": args.model, "steps": args.steps,
-                                             "queries": args.queries, "negatives": args.negatives},
-                   outputs=["bench_train_step.json", "summary.md"], speedup=result["speedup"],
-                   median_step_s=result["median_step_s"])
-    print("\n".join(md))
+    (out / "summary.md").write_text(text, encoding="utf-8")
+    experiment = {"bench": "train-step", "model": args.model, "steps": args.steps, "queries": args.queries,
+                  "negatives": args.negatives}
+    if precision.name != "fp32":   # earlier results (fp32, before the option) keep their identity
+        experiment["precision"] = precision.name
+    write_manifest(out, "bench-train-step", experiment, outputs=["bench_train_step.json", "summary.md"],
+                   speedup=result["speedup"], median_step_s=result["median_step_s"],
+                   inference={"device": str(device), "precision": precision.to_dict()})
+    print(text, end="")
     return 0
+
+
+def summary_md(result: dict) -> str:
+    """The summary of :func:`main`'s result (``bench_train_step.json``)."""
+    fs = result["first_step"]
+    # results made before devices and precisions were recorded ran fp32 on the CPU and said "(fp32)"
+    how = (f"fp32 weights, forward pass in {result['precision']['name']} on {result['device']}" if "device" in result
+           else "fp32")
+    load = f" Load average (1 / 5 / 15 min) at the end: {' / '.join(f'{x:.1f}' for x in result['load_average'])}." \
+        if "load_average" in result else ""
+    md = [f"# SPLADE training step: chunked head vs full logits ({result['model']})", "",
+          f"{result['steps']} AdamW steps ({how}) on one fixed batch: {result['queries']} queries, "
+          f"{result['documents']} documents (padded shape {result['doc_shape']}, {result['doc_tokens']} real tokens), "
+          f"{result['threads']} threads; the two paths alternate step by step (shared machine: compare the ratio)."
+          + load, "",
+          "| path | median step (s) | steps (s) |", "|---|---|---|"]
+    for n, times in result["step_seconds"].items():
+        md.append(f"| {n} | {result['median_step_s'][n]:.3f} | {', '.join(f'{t:.2f}' for t in times)} |")
+    md += ["", f"Speed-up: **{result['speedup']:.2f}x**. First step: loss {fs['loss_chunked']:.6f} vs "
+           f"{fs['loss_full']:.6f} (|diff| {fs['loss_abs_diff']:.2e}); gradients of {fs['params_compared']} "
+           f"parameters, max |diff| {fs['grad_max_abs_diff']:.2e} ({fs['grad_max_abs_diff_param']}), largest relative "
+           f"to the gradient's scale {fs['worst_relative_diff']:.2e} ({fs['worst_relative_param']})."]
+    return "\n".join(md) + "\n"
+
+
+def summaries(folder: Path) -> dict[str, str]:
+    """The summary of a results folder of this script, made again from its raw file (``bench_train_step.json``):
+    what tests/test_committed_results.py compares with the committed one."""
+    return {"summary.md": summary_md(json.loads((folder / "bench_train_step.json").read_text(encoding="utf-8")))}
 
 
 if __name__ == "__main__":

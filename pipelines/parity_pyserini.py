@@ -53,6 +53,8 @@ REPO = PIPELINES.parent
 if str(PIPELINES) not in sys.path:
     sys.path.insert(0, str(PIPELINES))
 
+from model_options import add_device, add_precision  # noqa: E402
+
 STAGE = "parity-pyserini"
 #: Pyserini's SPLADE quantisation: ``round(weight / weight_range * quant_range)`` (pyserini/encode/_splade.py).
 WEIGHT_RANGE = 5
@@ -71,6 +73,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--py-batch-size", type=int, default=32,
                    help="Pyserini document batch size (its CLI default is 64; 32 bounds memory on a shared machine)")
     p.add_argument("--threads", type=int, default=2, help="indexing and search threads")
+    add_precision(p, default=None, default_text="the benchmark system's own, fp32 unless its YAML sets precision "
+                                                 "(Pyserini computes in fp32)")
+    add_device(p, "cpu", "Pyserini's encoders run on the CPU here, and the vectors are compared bit for bit, so "
+                         "lsr-eval's run on the same device")
     p.add_argument("--work-dir", type=Path, default=REPO / "work")
     p.add_argument("--out", type=Path, default=REPO / "results" / "parity-pyserini")
     p.add_argument("--limit-docs", type=int, help="smoke test: only the first N documents (no result files)")
@@ -432,7 +438,8 @@ def main(argv: list[str] | None = None) -> int:
     from lsr_eval.encode.splade import SpladeTextEncoder
     from lsr_eval.errors import ConfigError, LsrEvalError
     from lsr_eval.evaluation import evaluate
-    from lsr_eval.experiments.splade import SpladeSettings, load_model, model_fingerprint
+    from lsr_eval.experiments.splade import (SpladeSettings, encoder_fingerprint, inference_record, load_model,
+                                             model_fingerprint, settings_record)
     from lsr_eval.export.queries import query_weight_maps
     from lsr_eval.export.quantize import quantize
     from lsr_eval.manifest import machine, prepare_output, write_manifest
@@ -449,7 +456,8 @@ def main(argv: list[str] | None = None) -> int:
     if not corpus_file.is_file():
         raise ConfigError(f"{entry.spec}: Pyserini's encoder reads a corpus.jsonl; this dataset has none "
                           f"({dataset.corpus_key()})")
-    s = SpladeSettings(**{**system.params, "model": resolve_model(system.params["model"])})
+    s = SpladeSettings(**{**system.params, "model": resolve_model(system.params["model"]), "device": args.device,
+                          **({"precision": args.precision, "bf16": False} if args.precision else {})})
     queries = dataset.queries()
     qids = [q.id for q in queries]
     remove_query = dataset.remove_query if s.remove_query is None else s.remove_query
@@ -471,9 +479,8 @@ def main(argv: list[str] | None = None) -> int:
     full = load_model(s_full).eval()
     doc_len = model.document.max_length
     fp = model_fingerprint(s.model)
-    full_key = {"stage": "encode", "encoder": {"model": fp, "document_encoder": full.document.describe(),
-                                               "bf16": s.bf16}, "corpus": dataset.corpus_key(),
-                "code": sources_sha256(), "limit": args.limit_docs}
+    full_key = {"stage": "encode", "encoder": encoder_fingerprint(s_full, full.document),  # resolved precision
+                "corpus": dataset.corpus_key(), "code": sources_sha256(), "limit": args.limit_docs}
     full_slot = lsr_encoding(dataset, full, full_key, args.work_dir, s.batch_size, args.limit_docs)
     doc_ids, d_full = load_matrix(full_slot)
     terms = read_vocab(full_slot)
@@ -594,7 +601,8 @@ def main(argv: list[str] | None = None) -> int:
     delta = metrics["lsr-eval"]["nDCG@10"] - metrics["pyserini"]["nDCG@10"]
     result = {
         "benchmark": str(args.benchmark.relative_to(REPO) if args.benchmark.is_relative_to(REPO) else args.benchmark),
-        "system": system.name, "settings": dataclasses.asdict(s), "dataset": dataset.describe(),
+        "system": system.name, "settings": settings_record(s), "inference": inference_record(model),
+        "dataset": dataset.describe(),
         "queries": len(queries), "k": args.k, "remove_query": remove_query,
         "pyserini": {"version": _version("pyserini"), "document_max_length": doc_len,
                      "query_max_length": py_q_len, "document_batch_size": args.py_batch_size,
@@ -631,13 +639,16 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     experiment = {"benchmark": STAGE, "config": result["benchmark"], "system": system.name,
                   "dataset": dataset.describe(), "model": fp, "k": args.k, "py_batch_size": args.py_batch_size}
+    if result["settings"].get("precision"):   # resolved, only when not fp32 (what every earlier parity ran in)
+        experiment["precision"] = result["settings"]["precision"]
     out = prepare_output(args.out, experiment, overwrite=True)
     with open(out / "parity.json", "w", encoding="utf-8") as f:
         json.dump(result, f, indent=2, default=str)
         f.write("\n")
     write_per_query(out / "per_query.csv", qids, runs, per_query)
     (out / "summary.md").write_text(summary_md(result), encoding="utf-8")
-    write_manifest(out, STAGE, experiment, settings=dataclasses.asdict(s), artefacts=result["artefacts"],
+    write_manifest(out, STAGE, experiment, settings=result["settings"], inference=result["inference"],
+                   artefacts=result["artefacts"],
                    outputs=["parity.json", "per_query.csv", "summary.md"], java=jvm.info(),
                    seconds=result["seconds"])
     print(summary_md(result))
@@ -741,9 +752,16 @@ def summary_md(r: dict) -> str:
               "(what both quantisations approximate). Rank P / rank L: rank in Pyserini's / lsr-eval's run. Every "
               "differing query swaps documents at the top-10 boundary whose float scores are within a fraction of a "
               "percent: integer scores at scale 51.2 (Pyserini) and 100 (lsr-eval) round them differently.", "",
-              f"Machine shared with other jobs (2 cores); {r['seconds'] / 60:.1f} min in all. Script: "
-              "pipelines/parity_pyserini.py; figures: parity.json, per_query.csv.", ""]
+              f"Machine shared with other jobs ({r['machine']['cores']} cores); {r['seconds'] / 60:.1f} min in all. "
+              "Script: pipelines/parity_pyserini.py; figures: parity.json, per_query.csv.", ""]
     return "\n".join(lines)
+
+
+def summaries(folder: Path) -> dict[str, str]:
+    """The summary of a results folder of this script, made again from its raw file (``parity.json``): what
+    tests/test_committed_results.py compares with the committed one (``per_query.csv`` comes from the runs, which
+    are not kept)."""
+    return {"summary.md": summary_md(json.loads((folder / "parity.json").read_text(encoding="utf-8")))}
 
 
 if __name__ == "__main__":

@@ -6,6 +6,8 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "pipelines"))
 
 import bench_bf16_fidelity as bench  # noqa: E402
@@ -36,18 +38,81 @@ def test_compare_vectors_lists_differing_terms():
     assert got["differing"] == [{"query": "q2", "terms": {"a": [2, 1], "c": [0, 4]}}]
 
 
-def test_script_runs_both_precisions(tiny_beir, tmp_path, capsys):
+def _corpus(tmp_path: Path) -> Path:
+    """40 documents (SciFact's first ones when present) and 12 queries (each a few words of a document, judged
+    relevant to it): enough hits for top-10 lists that can differ."""
+    from conftest import write_beir
+    from tiny_models import sample_texts
+
+    texts = sample_texts(40)
+    docs = [{"_id": f"d{i}", "title": "", "text": t} for i, t in enumerate(texts)]
+    queries = [{"_id": f"q{i}", "text": " ".join(texts[3 * i].split()[2:8])} for i in range(12)]
+    qrels = [(f"q{i}", f"d{3 * i}", 1) for i in range(12)] + [(f"q{i}", f"d{3 * i + 1}", 2) for i in range(0, 12, 4)]
+    return write_beir(tmp_path / "beir", docs, queries, qrels)
+
+
+def _pytrec_metrics(beir: Path, run_file: Path) -> dict[str, float]:
+    """nDCG@10, R@100, R@1000 by pytrec_eval (trec_eval's code) from the run file, averaged over the judged queries
+    (a judged query without hits counts 0, as trec_eval -c)."""
+    import pytrec_eval
+
+    qrels: dict[str, dict[str, int]] = {}
+    for line in (beir / "qrels" / "test.tsv").read_text().splitlines()[1:]:
+        q, d, r = line.split("\t")
+        qrels.setdefault(q, {})[d] = int(r)
+    run = _run(run_file)
+    per_query = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.10", "recall.100", "recall.1000"}).evaluate(run)
+    names = {"nDCG@10": "ndcg_cut_10", "R@100": "recall_100", "R@1000": "recall_1000"}
+    return {m: sum(per_query.get(q, {}).get(key, 0.0) for q in qrels) / len(qrels) for m, key in names.items()}
+
+
+def _run(path: Path) -> dict[str, dict[str, float]]:
+    run: dict[str, dict[str, float]] = {}
+    for line in path.read_text().splitlines():
+        q, _, d, _, score, _ = line.split()
+        run.setdefault(q, {})[d] = float(score)
+    return run
+
+
+def test_script_runs_both_precisions(tmp_path, capsys):
+    """The whole script on a tiny model: its figures are the relations they claim, recomputed from the two runs
+    it wrote (not from the script's own functions)."""
+    beir = _corpus(tmp_path)
     out = tmp_path / "out"
-    rc = bench.main(["--dataset", str(tiny_beir), "--model", str(tiny_model("bert")), "--out", str(out),
+    rc = bench.main(["--dataset", str(beir), "--model", str(tiny_model("bert")), "--out", str(out),
                      "--work-dir", str(tmp_path / "work"), "--threads", "1", "--max-length-d", "64",
-                     "--max-length-q", "32"])
+                     "--max-length-q", "32", "--device", "cpu"])
     assert rc == 0
     fid = json.loads((out / "fidelity.json").read_text())
     assert fid["precision"]["fp32"]["name"] == "fp32" and fid["precision"]["bf16"]["name"] == "bf16"
-    top = fid["top10"]
-    assert top["queries"] > 0 and 0 <= top["identical_set"] <= top["queries"]
-    assert top["identical_ordered"] <= top["identical_set"]
-    assert set(fid["metrics"]) and all(v["bf16"] is not None for v in fid["metrics"].values())
+    assert fid["device"] == "cpu" and fid["machine"]["cpu_flags"] is not None
+    runs = {p: _run(Path(fid["folders"][p]) / "run.trec") for p in ("fp32", "bf16")}
+
+    # metrics: an independent evaluation of each run; differences: bf16 - fp32
+    for p in ("fp32", "bf16"):
+        for m, value in _pytrec_metrics(beir, Path(fid["folders"][p]) / "run.trec").items():
+            assert fid["metrics"][m][p] == pytest.approx(value, abs=1e-9), (p, m)
+    for m, v in fid["metrics"].items():
+        assert v["difference"] == v["bf16"] - v["fp32"]
+
+    # top 10: recounted from the run files (score descending, then docid ascending, as the script defines ranks)
+    def top(hits):
+        return [d for d, _ in sorted(hits.items(), key=lambda h: (-h[1], h[0]))[:10]]
+
+    qids = sorted(runs["fp32"])
+    ordered = sum(top(runs["fp32"][q]) == top(runs["bf16"].get(q, {})) for q in qids)
+    as_set = sum(set(top(runs["fp32"][q])) == set(top(runs["bf16"].get(q, {}))) for q in qids)
+    t = fid["top10"]
+    assert (t["queries"], t["identical_ordered"], t["identical_set"]) == (len(qids), ordered, as_set) == (12, ordered,
+                                                                                                           as_set)
+    assert t["differing_count"] == len(qids) - ordered
+
+    # bf16 really ran: its scores, and query vectors, differ from fp32's on this model
+    assert runs["fp32"] != runs["bf16"]
+    vec = fid["query_vectors"]
+    assert vec["queries"] == 12 and vec["identical"] < 12 and vec["differing"]
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["stage"] == "bench-bf16-fidelity"
+    assert manifest["machine"]["cpu_flags"] == fid["machine"]["cpu_flags"]
+    assert bench.summaries(out) == {"summary.md": (out / "summary.md").read_text()}
     assert "Identical top 10" in capsys.readouterr().out

@@ -173,10 +173,42 @@ def test_pipeline_end_to_end(tmp_path):
         assert s["queries_in_run"] <= 20 and 0 < s["hits"] <= 20 * 10
         assert set(stages["evaluate"]["metrics"]) >= {"nDCG@10"}
     assert results["collections"]["400"]["documents"] == 400
+    # the exact engines return the reference engine's run: every query's hits and scores identical
+    from lsr_eval.engines.registry import ENGINES
+
+    exact = [e for e in engines if ENGINES[e].exact and e != "anserini"]
+    assert [(c["docs"], c["reference"], c["engine"]) for c in results["exact_engines"]] == [
+        (400, "anserini", e) for e in exact]
+    for c in results["exact_engines"]:
+        assert c["identical"] and c["identical_queries"] == c["queries"] == 20, c
+    searches = [s for run in results["runs"] for s in run["stages"] if s["stage"] == "search"]
+    assert all("query_sha256" not in s for s in searches)   # the per-query digests are not kept
+    assert len({s["run_sha256"] for s in searches if s["engine"] in ["anserini", *exact]}) == 1
     assert (out / "scale.png").stat().st_size > 1000
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["stage"] == "bench-scale" and manifest["failed"] == []
     assert not (work / "indexes" / "anserini-400").exists()  # indexes are removed after measuring
+
+
+def test_compare_exact_counts_identical_and_same_set_queries():
+    """Hand-made runs: a tie residue (51.0 vs 50.999996) or another docid in the list makes a query differ; the
+    approximate engine is not compared; the per-query digests are dropped."""
+    ref = {"q1": {"d1": 51.0, "d2": 51.0}, "q2": {"d1": 3.0}, "q3": {"d3": 2.0}}
+    other = {"q1": {"d1": 51.0, "d2": 50.999996}, "q2": {"d1": 3.0}, "q3": {"d4": 2.0}}
+
+    def result(engine, run):
+        digest, per_query = bs.run_digests(run)
+        return {"docs": 10, "engine": engine, "stages": [{"stage": "search", "status": "ok", "run_sha256": digest,
+                                                          "query_sha256": per_query}]}
+
+    runs = [result("pisa", other), result("anserini", ref), result("seismic", {"q1": {}})]
+    (c,) = bs.compare_exact(runs)
+    assert (c["reference"], c["engine"], c["queries"]) == ("anserini", "pisa", 3)
+    assert (c["identical_queries"], c["same_docid_set_queries"], c["identical"]) == (1, 2, False)
+    assert c["differing_queries"] == ["q1", "q3"]
+    assert all("query_sha256" not in r["stages"][0] for r in runs[:2])
+    assert bs.run_digests({"q": {"b": 1.0, "a": 1.0}}) == bs.run_digests({"q": {"a": 1.0, "b": 1.0}})
+    assert bs.compare_exact([result("anserini", ref), result("pisa", dict(ref))])[0]["identical"]
 
 
 def test_skips_and_failures_are_recorded(tmp_path):

@@ -1,12 +1,17 @@
 """The committed results agree with themselves: every benchmark table row equals the per-run files it was made from
 (``table.csv`` = ``table.json`` = ``runs/<system>/<dataset>/metrics.json`` = that run's ``manifest.json``
-metrics, efficiency columns = ``efficiency.json``), and the report tables regenerate byte for byte."""
+metrics, efficiency columns = ``efficiency.json``), the report tables regenerate byte for byte, every other result
+folder's summaries are what its pipelines/ script makes from the raw files beside them, and a folder named after its
+hardware (``*-cpu-avx2``) has that hardware in its manifest."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import math
+import re
 import subprocess
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -112,8 +117,10 @@ def test_table_rows_equal_their_run_files(bench: Path):
 
 
 def test_single_runs_agree_with_their_manifest():
-    """Result folders holding one run (``metrics.json`` + ``manifest.json``) outside the benchmarks."""
-    singles = [p.parent for p in RESULTS.glob("*/metrics.json")]
+    """Result folders holding one run (``metrics.json`` + ``manifest.json``) outside the benchmarks: single runs
+    and the dev evaluations of training (``train/*/dev-*``)."""
+    singles = [p.parent for p in RESULTS.rglob("metrics.json") if "benchmarks" not in p.relative_to(RESULTS).parts]
+    assert singles
     for folder in singles:
         manifest = json.loads((folder / "manifest.json").read_text())
         assert manifest["metrics"] == json.loads((folder / "metrics.json").read_text()), folder
@@ -156,3 +163,105 @@ def test_significance_markers_follow_their_p_values(bench: Path):
             base = table[(table["dataset"] == row["dataset"]) & (table["system"] == baseline)].iloc[0]
             p, diff = float(row[f"{measure}{p_suffix}"]), float(row[measure]) - float(base[measure])
             assert row[col] == ("" if not p < sig["alpha"] else "†" if diff > 0 else "↓"), (row["system"], measure)
+
+
+# ---- every other committed result folder: its summaries are its script's, made from the raw files beside them ----
+
+PIPELINES = RESULTS.parent / "pipelines"
+#: results folder (a pattern under results/, ``*`` within one path part) -> (the stage its manifest records, the
+#: pipelines/ script that made it); the script's ``summaries(folder)`` makes each summary file (summary.md,
+#: table.csv, ...) again from the raw files beside it
+SUMMARIES = {
+    "bf16-fidelity": ("bench-bf16-fidelity", "bench_bf16_fidelity"),
+    "encode*": ("bench-encode", "bench_encode"),
+    "gpu-check": ("gpu-check", "gpu_check"),
+    "long-queries": ("bench-long-queries", "bench_long_queries"),
+    "parity-pyserini": ("parity-pyserini", "parity_pyserini"),
+    "query-encoder*": ("bench-query-encoder", "bench_query_encoder"),
+    "query-filter-bounds": ("bench-query-filter-bounds", "bench_query_filter_bounds"),
+    "query-path/*": ("bench-query-path", "bench_query_path"),
+    "scale": ("bench-scale", "bench_scale"),
+    "train-step*": ("bench-train-step", "bench_train_step"),
+}
+#: folders with a manifest checked by the tests above: benchmark tables and their runs, the report, single runs
+#: (metrics.json = the manifest's metrics) and training logs with their dev evaluations
+CHECKED_ABOVE = ("benchmarks/*", "benchmarks/*/runs/*/*", "report", "splade-scifact-minilm-random-head", "train/*",
+                 "train/*/dev-*")
+#: folders named after their hardware: suffix -> (CPU flags the manifest must record, flags it must not)
+HARDWARE_NAMES = {"-cpu-avx2": ({"avx2"}, {"avx512_bf16", "amx_bf16"})}
+
+
+def _matches(rel: str, pattern: str) -> bool:
+    return re.fullmatch(re.escape(pattern).replace(r"\*", "[^/]*"), rel) is not None
+
+
+def _folders(patterns) -> list[Path]:
+    return sorted(p.parent for p in MANIFESTS
+                  if any(_matches(p.parent.relative_to(RESULTS).as_posix(), pat) for pat in patterns))
+
+
+def test_every_result_folder_is_checked():
+    """A folder with a manifest is either in :data:`SUMMARIES` (its script rebuilds its summaries) or checked by the
+    tests above: a new kind of result needs a registry entry."""
+    unknown = [str(p.parent.relative_to(RESULTS)) for p in MANIFESTS
+               if not any(_matches(p.parent.relative_to(RESULTS).as_posix(), pat)
+                          for pat in (*SUMMARIES, *CHECKED_ABOVE))]
+    assert not unknown, f"results folders no test checks (add them to SUMMARIES): {unknown}"
+
+
+def _script(name: str):
+    if str(PIPELINES) not in sys.path:
+        sys.path.insert(0, str(PIPELINES))
+    return importlib.import_module(name)
+
+
+@pytest.mark.parametrize("folder", _folders(SUMMARIES), ids=lambda p: str(p.relative_to(RESULTS)))
+def test_summaries_equal_what_their_script_makes_from_the_raw_files(folder: Path):
+    rel = folder.relative_to(RESULTS).as_posix()
+    stage, script = next(v for pat, v in SUMMARIES.items() if _matches(rel, pat))
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert manifest["stage"] == stage, f"{rel}: made by {manifest['stage']}, not {script}"
+    made = _script(script).summaries(folder)
+    assert made and set(made) <= set(manifest["outputs"]) | {"summary.md"}, (rel, sorted(made))
+    for name, text in made.items():
+        committed = (folder / name).read_bytes()
+        assert committed == text.encode("utf-8"), f"{rel}/{name} differs from what pipelines/{script}.py makes"
+
+
+@pytest.mark.parametrize("folder", [p.parent for p in MANIFESTS if any(p.parent.name.endswith(s)
+                                                                          for s in HARDWARE_NAMES)],
+                         ids=lambda p: str(p.relative_to(RESULTS)))
+def test_hardware_in_a_folder_name_is_in_its_manifest(folder: Path):
+    """``*-cpu-avx2`` says the figures come from an AVX2 CPU without native bf16: the manifest's machine must say
+    so (its recorded CPU flags), not only the name."""
+    from lsr_eval.hardware import CPU_BF16_FLAGS
+
+    need, exclude = next(v for s, v in HARDWARE_NAMES.items() if folder.name.endswith(s))
+    machine = json.loads((folder / "manifest.json").read_text())["machine"]
+    assert "cpu_flags" in machine, f"{folder.name}: the manifest records no CPU flags (made before they were)"
+    flags = set(machine["cpu_flags"])
+    assert need <= flags and not flags & exclude, (folder.name, sorted(flags))
+    assert machine["cpu_bf16_native"] is bool(flags & set(CPU_BF16_FLAGS))
+
+
+def test_scale_note_agrees_with_its_manifest():
+    """results/scale/NOTE.md states the command, commit, duration and that nothing was skipped: each as the
+    manifest and results.json record it."""
+    folder = RESULTS / "scale"
+    if not (folder / "NOTE.md").exists():
+        pytest.skip("no results/scale/NOTE.md")
+    note = (folder / "NOTE.md").read_text()
+    manifest = json.loads((folder / "manifest.json").read_text())
+    results = json.loads((folder / "results.json").read_text())
+    command = re.search(r"`(python pipelines/bench_scale\.py[^`]*)`", note).group(1).split()
+    parse = _script("bench_scale").parse_args
+    stated, ran = vars(parse(command[2:])), vars(parse(manifest["command"][1:]))
+    for where in ("out", "work_dir"):   # where it wrote may differ (a clean worktree), not what it measured
+        stated.pop(where), ran.pop(where)
+    assert stated == ran, command
+    assert manifest["commit"].startswith(re.search(r"from clean commit ([0-9a-f]{7,})", note).group(1))
+    assert manifest["created"].startswith(re.search(r"on (\d{4}-\d{2}-\d{2})", note).group(1))
+    minutes = int(re.search(r"in (\d+)\s+minutes", note).group(1))
+    assert minutes == round(results["seconds"] / 60), (minutes, results["seconds"])
+    if "nothing skipped" in note:
+        assert manifest["skipped"] == [] and results["skipped"] == [] and not manifest["experiment"]["reuse_runs"]
