@@ -1,0 +1,145 @@
+"""How closely a rerun must agree with a committed result: every recorded value has a kind, each kind one rule.
+
+============  =====================================================================  ===================================
+kind          what                                                                   rule (default; ``--tolerance``)
+============  =====================================================================  ===================================
+``metric``    measures (nDCG@10, R@1000(rel=2), ...), p-values, FLOPs, mean active    ``|old - new| <= 1e-4``
+              dimensions, losses: every non-integer number
+``count``     documents, queries, hits, postings, judged queries: integers          exactly (``count=N``: ``<= N``)
+``size``      bytes on disk (an index's ``index_bytes``)                             exactly (``size=F``: relative F)
+``label``     status, significance markers, precision, engine, settings, ids         exactly
+``timing``    seconds, milliseconds, throughput, latency samples, speed-ups          never compared
+============  =====================================================================  ===================================
+
+A value's kind comes from its key (a dotted path such as ``counts.search.hits`` or ``table.nDCG@10``): a key any
+of whose parts names a time is a timing; a measure name (:func:`lsr_eval.evaluation.measures.parse_measure`) or a
+``_p`` column is a metric; a number that is an integer (also 510936.0, as a table with empty cells stores it) is a
+count; other numbers are metrics; anything else is a label. Lists are compared element by element with the kind of
+their key.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from lsr_eval.errors import ConfigError
+
+KINDS = ("metric", "count", "size", "label", "timing")
+#: The default rule of each kind (None: never compared).
+DEFAULT_TOLERANCES: dict[str, float | None] = {"metric": 1e-4, "count": 0, "size": 0.0, "label": 0, "timing": None}
+
+#: Words (``_``-separated parts of a key's parts) that make a value a timing.
+TIMING_WORDS = frozenset({"ms", "s", "sec", "seconds", "time", "timings", "elapsed", "speedup", "latency",
+                          "throughput"})
+#: Key parts that are timings as a whole.
+TIMING_KEYS = frozenset({"load_average_end", "docs_per_s", "real_tokens_per_s", "per_s"})
+_WORD = re.compile(r"[^A-Za-z0-9]+")
+
+
+def _is_timing(parts: list[str]) -> bool:
+    return any(p in TIMING_KEYS or TIMING_WORDS.intersection(_WORD.split(p.lower())) for p in parts)
+
+
+def _is_measure(name: str) -> bool:
+    from lsr_eval.errors import LsrEvalError
+    from lsr_eval.evaluation.measures import parse_measure
+
+    if name.endswith("_p") or name.startswith("exact_recall@"):
+        return True
+    try:
+        parse_measure(name)
+    except (LsrEvalError, ValueError):
+        return False
+    return True
+
+
+def _number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _integral(v: Any) -> bool:
+    return isinstance(v, int) or (isinstance(v, float) and math.isfinite(v) and v.is_integer())
+
+
+def kind_of(key: str, value: Any) -> str:
+    """The kind of the value recorded under ``key`` (see the module doc)."""
+    parts = key.split(".")
+    if _is_timing(parts):
+        return "timing"
+    name = parts[-1]
+    if _is_measure(name):
+        return "metric"
+    sample = next((v for v in value if v is not None), None) if isinstance(value, list) else value
+    if not _number(sample):
+        return "label"
+    if "bytes" in _WORD.split(name.lower()):
+        return "size"
+    items = value if isinstance(value, list) else [value]
+    return "count" if all(v is None or _integral(v) for v in items) else "metric"
+
+
+def _empty(v: Any) -> bool:
+    return v is None or v == "" or (isinstance(v, float) and math.isnan(v))
+
+
+@dataclass(frozen=True)
+class Tolerances:
+    """The rule of each kind: an absolute bound for metrics and counts, a relative one for sizes, None = never."""
+
+    rules: dict[str, float | None] = field(default_factory=lambda: dict(DEFAULT_TOLERANCES))
+
+    @classmethod
+    def parse(cls, items: list[str] | None) -> "Tolerances":
+        """``["metric=1e-3", "count=2", "timing=none"]`` over the defaults; a bad item is a ConfigError."""
+        rules = dict(DEFAULT_TOLERANCES)
+        for item in items or []:
+            kind, sep, value = item.partition("=")
+            if not sep or kind not in KINDS:
+                raise ConfigError(f"--tolerance {item!r}: expected KIND=VALUE with KIND one of {', '.join(KINDS)}")
+            if value.lower() in ("none", "never"):
+                rules[kind] = None
+                continue
+            try:
+                rules[kind] = float(value)
+            except ValueError:
+                raise ConfigError(f"--tolerance {item!r}: {value!r} is not a number (or 'none')") from None
+            if not math.isfinite(rules[kind]) or rules[kind] < 0:
+                raise ConfigError(f"--tolerance {item!r}: expected a finite number >= 0")
+        if rules["timing"] is not None:
+            raise ConfigError("--tolerance timing=...: timings are never compared (they depend on the machine and "
+                              "its load)")
+        return cls(rules)
+
+    def describe(self) -> dict[str, str]:
+        """Each kind's rule in words (for the matrix and the command's header)."""
+        out = {}
+        for kind, tol in self.rules.items():
+            if tol is None:
+                out[kind] = "not compared"
+            elif kind == "size":
+                out[kind] = "exactly" if tol == 0 else f"within {tol:g} relative"
+            elif kind == "label" or tol == 0:
+                out[kind] = "exactly"
+            else:
+                out[kind] = f"within {tol:g}"
+        return out
+
+    def agree(self, kind: str, old: Any, new: Any) -> bool:
+        """Whether ``new`` reproduces ``old`` under the rule of ``kind`` (lists element by element)."""
+        tol = self.rules[kind]
+        if tol is None:
+            return True
+        if isinstance(old, list) or isinstance(new, list):
+            return (isinstance(old, list) and isinstance(new, list) and len(old) == len(new)
+                    and all(self.agree(kind, a, b) for a, b in zip(old, new)))
+        if _empty(old) or _empty(new):
+            return _empty(old) and _empty(new)
+        if kind == "label" or not (_number(old) and _number(new)):
+            return old == new
+        diff = abs(float(old) - float(new))
+        if kind == "size":
+            return diff <= tol * max(abs(float(old)), 1.0)
+        return diff <= tol + 1e-12  # the bound itself passes, whatever the float rounding of the difference
