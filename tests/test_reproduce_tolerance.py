@@ -18,8 +18,13 @@ from lsr_eval.reproduce.tolerance import Tolerances, kind_of
     ("table.R@1000(rel=2)", 1.0, "metric"),          # a measure stays a metric even when it is 1.0
     ("table.nDCG@10_p", 0.03, "metric"),
     ("table.nDCG@10_sig", "†", "label"),
-    ("table.postings", 510936.0, "count"),           # an integer a table with empty cells stores as a float
+    ("table.judged_without_results", 15.0, "count"),  # an integer a table with empty cells stores as a float
     ("counts.search.hits", 300000, "count"),
+    ("counts.export.documents_out", 5183, "count"),
+    ("table.postings", 510936.0, "model-count"),
+    ("counts.encoding.total_postings", 1287787, "model-count"),
+    ("counts.export.dropped_zero_weights", 7543, "model-count"),
+    ("counts.documents_out", 444022, "model-count"),   # the documents of a fused run
     ("table.flops", 0.8442735867258344, "metric"),
     ("table.index_bytes", 10577571.0, "size"),
     ("counts.index.seconds", 11.5, "timing"),
@@ -37,11 +42,13 @@ def test_kind_of_a_value_comes_from_its_key(key, value, kind):
     assert kind_of(key, value) == kind
 
 
-def test_metric_tolerance_is_absolute_and_inclusive():
+def test_metric_tolerance_is_absolute_up_to_one_relative_above_and_inclusive():
     t = Tolerances()
     assert t.agree("metric", 0.6789, 0.6789 + 1e-4)          # exactly the bound passes
     assert t.agree("metric", 0.6789, 0.67885)                  # 5e-5 away
     assert not t.agree("metric", 0.6789, 0.6789 + 1.5e-4)
+    assert t.agree("metric", 51420.11, 51420.08)               # postings per query: 1e-4 x 51420 = 5.1
+    assert t.agree("metric", 9.9209, 9.9218) and not t.agree("metric", 9.9209, 9.9220)  # bound 9.92e-4
     wide = Tolerances.parse(["metric=1e-3"])
     assert wide.agree("metric", 0.6789, 0.6798) and not wide.agree("metric", 0.6789, 0.6800)
 
@@ -55,10 +62,14 @@ def test_counts_and_labels_compare_exactly_timings_never():
     assert t.agree("label", None, math.nan) and not t.agree("metric", 0.5, None)  # empty cells agree only with empty
 
 
-def test_sizes_compare_relatively():
+def test_sizes_and_model_counts_compare_relatively():
     t = Tolerances.parse(["size=0.01"])
     assert t.agree("size", 1000, 1009) and not t.agree("size", 1000, 1011)
-    assert not Tolerances().agree("size", 1000, 1001)            # default: exactly
+    default = Tolerances()                                       # 0.1%: what another CPU's rounding moves
+    assert default.agree("size", 2891244, 2891569) and not default.agree("size", 1000, 1002)
+    assert default.agree("model-count", 7543, 7541) and default.agree("model-count", 444022, 444023)
+    assert not default.agree("model-count", 7543, 7530)
+    assert not Tolerances.parse(["model-count=0"]).agree("model-count", 1287787, 1287785)
 
 
 def test_lists_compare_element_by_element():
@@ -79,8 +90,8 @@ def test_bad_tolerances_are_refused(item, message):
 
 def test_tolerances_describe_each_rule():
     assert Tolerances.parse(["metric=1e-3", "size=none"]).describe() == {
-        "metric": "within 0.001", "count": "exactly", "size": "not compared", "label": "exactly",
-        "timing": "not compared"}
+        "metric": "within 0.001", "count": "exactly", "model-count": "within 0.001 relative", "size": "not compared",
+        "label": "exactly", "timing": "not compared"}
 
 
 def test_flatten_drops_where_and_when_keeps_what():
@@ -106,11 +117,20 @@ def test_a_row_differs_naming_old_and_new_values():
     old = {"table.nDCG@10": 0.6789, "counts.search.hits": 300000, "experiment.k1": 0.9, "table.RR@10": 0.5}
     new = {"table.nDCG@10": 0.6803, "counts.search.hits": 299999, "experiment.k1": 1.2}
     c = compare(old, new, Tolerances())
-    assert [str(d) for d in c.differences] == ["table.nDCG@10 0.6789 -> 0.6803", "counts.search.hits 300000 -> 299999",
-                                               "experiment.k1 0.9 -> 1.2", "table.RR@10 0.5 -> (absent)"]
+    assert [str(d) for d in c.differences] == ["experiment.k1 0.9 -> 1.2", "table.nDCG@10 0.6789 -> 0.6803",
+                                               "counts.search.hits 300000 -> 299999", "table.RR@10 0.5 -> (absent)"]
     row = RowOutcome("benchmarks/x", "scifact bm25", DIFFERS, comparison=c)
-    assert row.failing and row.summary(limit=2) == ("differs: table.nDCG@10 0.6789 -> 0.6803; "
-                                                     "counts.search.hits 300000 -> 299999; +2 more")
+    assert row.failing and row.summary(limit=2) == ("differs: experiment.k1 0.9 -> 1.2; "
+                                                     "table.nDCG@10 0.6789 -> 0.6803; +2 more")
+
+
+def test_a_manifest_key_the_rerun_no_longer_records_is_counted_not_compared():
+    old = {"counts.index.indexed": 5183, "table.nDCG@10": 0.5}
+    c = compare(old, {"counts.index.anserini.indexed": 5183, "table.nDCG@10": 0.5}, Tolerances())
+    assert c.reproduced and c.compared == {"no longer recorded": 1, "metric": 1}
+    row = RowOutcome("r", "x", REPRODUCED, comparison=c)
+    assert row.summary() == "reproduced (1 values; 1 no longer recorded)"
+    assert not compare(old, {"counts.index.indexed": 5183}, Tolerances()).reproduced  # a table cell must be there
 
 
 def test_skipped_keys_are_not_compared_and_could_not_run_is_not_failing():

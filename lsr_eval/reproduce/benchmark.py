@@ -30,7 +30,7 @@ from lsr_eval.reproduce.checks import Blocker, check_dataset, check_model, check
 from lsr_eval.reproduce.compare import COULD_NOT_RUN
 from lsr_eval.reproduce.estimate import efficiency_seconds, runs_seconds
 from lsr_eval.reproduce.jobs import Job, Options, Rows
-from lsr_eval.reproduce.paths import locate, search_bases
+from lsr_eval.reproduce.paths import PathMap, locate, search_bases
 from lsr_eval.reproduce.records import run_record
 from lsr_eval.reproduce.results import Result
 
@@ -133,19 +133,21 @@ def _load(config: dict[str, Any]):
         return load_config(path), text
 
 
-def _blocked_systems(cfg, folder: Path, options: Options) -> dict[str, Blocker]:
-    """Systems that cannot run here: missing or other model or run file, or a GPU asked for."""
+def _blocked_systems(cfg, folder: Path) -> dict[str, Blocker]:
+    """Systems that cannot run here: missing or other model or run file, or a GPU asked for (``cfg``'s paths are
+    already mapped)."""
     blocked: dict[str, Blocker] = {}
+    unmapped = PathMap()
     for s in cfg.all_systems():
         manifests = _run_manifests(folder, s.name)
         b = None
         if s.kind == "run":
-            _, b = check_run_file(s.params["path"], manifests[0].get("run") if manifests else None, options.paths)
+            _, b = check_run_file(s.params["path"], manifests[0].get("run") if manifests else None, unmapped)
         elif s.kind == "splade":
             recorded = ((manifests[0].get("experiment") or {}).get("model")) if manifests else None
-            _, b = check_model(s.params["model"], recorded, options.paths)
+            _, b = check_model(s.params["model"], recorded, unmapped)
             if b is None and s.params.get("query_model"):
-                _, b = check_model(s.params["query_model"], None, options.paths)
+                _, b = check_model(s.params["query_model"], None, unmapped)
             b = b or needs_gpu(s.params.get("device"))
         if b is not None:
             blocked[s.name] = b
@@ -203,7 +205,7 @@ def plan(result: Result, options: Options) -> Job:
     except (LsrEvalError, KeyError, TypeError) as e:
         job.blocked = {r: Blocker(COULD_NOT_RUN, f"the recorded configuration does not load: {e}") for r in committed}
         return job
-    systems = _blocked_systems(cfg, folder, options)
+    systems = _blocked_systems(cfg, folder)
     datasets, runnable, errors = _check_datasets(cfg, folder, result.manifest.get("data") or {})
     fusions = {f.name: Blocker(COULD_NOT_RUN, f"inputs could not run: {', '.join(r for r in f.runs if r in systems)}")
                for f in cfg.fusion if any(r in systems for r in f.runs)}
@@ -234,7 +236,8 @@ def plan(result: Result, options: Options) -> Job:
     entries = tuple(runnable.values())
     reduced = dataclasses.replace(cfg, systems=tuple(keep), sweep=keep_sweeps, fusion=fusion, significance=sig,
                                   datasets=entries)
-    job.estimate_s = runs_seconds(m for s in reduced.all_systems() for m in _run_manifests(folder, s.name)) + sum(
+    job.estimate_s = runs_seconds((m for s in reduced.all_systems() for m in _run_manifests(folder, s.name)),
+                                  options.work_dir) + sum(
         efficiency_seconds(d) for s in reduced.all_systems() for d in (folder / "runs" / s.name).glob("*"))
 
     def run(out: Path, work: Path) -> Rows:

@@ -1,9 +1,10 @@
 """A committed row against its rerun: every recorded value compared under the rule of its kind
 (:mod:`lsr_eval.reproduce.tolerance`), and the row's status with the values that moved.
 
-A row is a flat record ``{dotted key: value}``. Keys of the committed row that the rerun lacks count as empty (a
-column that new code no longer writes is a difference only when the committed value was not empty); keys only the
-rerun has are not compared (new code may record more). Timings are never compared.
+A row is a flat record ``{dotted key: value}``. A table cell or metric (:data:`REQUIRED`) the rerun lacks counts as
+empty (a difference unless the committed cell was empty); another key the rerun lacks is "no longer recorded" (a
+manifest's layout changes with the code: Anserini's index counts moved under ``counts.index.anserini``), counted,
+not compared. Keys only the rerun has are not compared (new code may record more). Timings are never compared.
 """
 
 from __future__ import annotations
@@ -61,7 +62,22 @@ class Difference:
         return f"{self.key} {_fmt(self.old)} -> {_fmt(self.new)}"
 
 
-_ABSENT = object()
+class _Absent:
+    """What a rerun that lacks a committed key holds there."""
+
+    def __repr__(self) -> str:
+        return "(absent)"
+
+    __str__ = __repr__
+
+
+_ABSENT = _Absent()
+#: Differences listed first: a setting that changed explains the numbers that moved.
+FIRST = ("experiment.", "settings.")
+#: Key prefixes the rerun must hold (the published numbers).
+REQUIRED = ("table.", "metrics.")
+#: The ``compared`` entries that count no compared value.
+UNCOMPARED = ("not compared", "no longer recorded")
 
 
 def _fmt(v: Any) -> str:
@@ -98,13 +114,15 @@ def compare(old: Mapping[str, Any], new: Mapping[str, Any], tolerances: Toleranc
         if key in skip:
             continue
         kind = kind_of(key, value)
-        if tolerances.rules[kind] is None:
-            out.compared["not compared"] = out.compared.get("not compared", 0) + 1
+        got = new.get(key, _ABSENT)
+        if tolerances.rules[kind] is None or (got is _ABSENT and not key.startswith(REQUIRED)):
+            tally = "not compared" if tolerances.rules[kind] is None else "no longer recorded"
+            out.compared[tally] = out.compared.get(tally, 0) + 1
             continue
         out.compared[kind] = out.compared.get(kind, 0) + 1
-        got = new.get(key, _ABSENT)
         if not tolerances.agree(kind, value, None if got is _ABSENT else got):
             out.differences.append(Difference(key, kind, value, got))
+    out.differences.sort(key=lambda d: not d.key.startswith(FIRST))  # what was run first: it explains the rest
     return out
 
 
@@ -125,8 +143,10 @@ class RowOutcome:
     def summary(self, limit: int = 4) -> str:
         """``reproduced (12 values)``, ``differs: nDCG@10 0.6789 -> 0.6512; ...``, ``could not run: why``."""
         if self.status == REPRODUCED and self.comparison is not None:
-            n = sum(v for k, v in self.comparison.compared.items() if k != "not compared")
-            return f"{REPRODUCED} ({n} values" + (f"; {self.detail})" if self.detail else ")")
+            n = sum(v for k, v in self.comparison.compared.items() if k not in UNCOMPARED)
+            gone = self.comparison.compared.get("no longer recorded")
+            extra = [f"{gone} no longer recorded"] * bool(gone) + [self.detail] * bool(self.detail)
+            return f"{REPRODUCED} ({n} values" + "".join(f"; {x}" for x in extra) + ")"
         if self.status == DIFFERS and self.comparison is not None:
             diffs = self.comparison.differences
             shown = "; ".join(map(str, diffs[:limit])) + (f"; +{len(diffs) - limit} more" if len(diffs) > limit

@@ -25,14 +25,26 @@ def _get(doc: Mapping[str, Any], *keys: str) -> float:
     return float(doc) if isinstance(doc, (int, float)) and not isinstance(doc, bool) else 0.0
 
 
-def runs_seconds(manifests: Iterable[Mapping[str, Any]]) -> float:
-    """Seconds to redo these run manifests (shared encodings and indexes counted once)."""
+def in_cache(work: Path | None, recorded: str | None) -> bool:
+    """Whether the cached artefact recorded at ``recorded`` (``<work>/<kind>/<label>-<key hash>[/index]``, a folder
+    named by what made it) is complete in the work folder ``work`` too."""
+    if work is None or not recorded:
+        return False
+    path = Path(recorded)
+    slot = path.parent if path.name == "index" else path
+    return (work / slot.parent.name / slot.name / "manifest.json").is_file()
+
+
+def runs_seconds(manifests: Iterable[Mapping[str, Any]], work: Path | None = None) -> float:
+    """Seconds to redo these run manifests (shared encodings and indexes counted once; none that the work folder
+    ``work`` holds already)."""
     seen: set[str] = set()
     total = START_S
     for m in manifests:
         total += PER_RUN_S
         paths = m.get("paths") or {}
         encoding, index = paths.get("encoding"), paths.get("index") or (m.get("index") or {}).get("path")
+        seen.update(p for p in (encoding, index) if in_cache(work, p))
         if encoding not in seen:
             total += _get(m, "throughput", "encoding", "encode_seconds")
             seen.add(encoding)
@@ -63,8 +75,22 @@ def _sum_numbers(doc: Any) -> float:
     return float(doc) if isinstance(doc, (int, float)) and not isinstance(doc, bool) else 0.0
 
 
-def recorded_seconds(manifest: Mapping[str, Any]) -> float | None:
-    """A pipeline's or training run's recorded duration (None when it records none)."""
+def _in_seconds(key: str) -> bool:
+    return key == "seconds" or (key.endswith(("_seconds", "_s")) and not key.endswith("per_s"))
+
+
+def _seconds_leaves(doc: Any, key: str = "") -> float:
+    """The sum of every value recorded in seconds (under a key ``seconds``, ``*_seconds`` or ``*_s``) in ``doc``."""
+    if isinstance(doc, Mapping):
+        return sum(_seconds_leaves(v, key if _in_seconds(key) else str(k)) for k, v in doc.items())
+    if isinstance(doc, list):
+        return sum(_seconds_leaves(v, key) for v in doc)
+    return float(doc) if _in_seconds(key) and isinstance(doc, (int, float)) and not isinstance(doc, bool) else 0.0
+
+
+def recorded_seconds(manifest: Mapping[str, Any], outputs: Iterable[Mapping[str, Any]] = ()) -> float | None:
+    """A pipeline's or training run's recorded duration: its ``timings`` or ``seconds``, else the times its
+    ``outputs`` (their JSON documents) record; None when nothing records one."""
     if _get(manifest, "timings", "elapsed_s"):
         return _get(manifest, "timings", "elapsed_s")
     for key in ("seconds", "timings"):
@@ -72,4 +98,5 @@ def recorded_seconds(manifest: Mapping[str, Any]) -> float | None:
             seconds = _sum_numbers(manifest[key])
             if seconds:
                 return START_S + seconds
-    return None
+    seconds = _seconds_leaves(dict(manifest)) + sum(_seconds_leaves(doc) for doc in outputs)
+    return START_S + seconds if seconds else None

@@ -124,8 +124,7 @@ def to_json(entries: list[MatrixEntry], machine: dict[str, Any], options: Option
         c = o.comparison
         return {"row": o.row, "status": o.status, "summary": o.summary(), "detail": o.detail,
                 "compared": c.compared if c else None,
-                "differences": [{"key": d.key, "kind": d.kind, "old": d.old, "new": repr(d.new) if d.new is not None
-                                 and not isinstance(d.new, (int, float, str, list)) else d.new}
+                "differences": [{"key": d.key, "kind": d.kind, "old": d.old, "new": d.new}
                                 for d in (c.differences if c else [])]}
 
     return {"invocation": invocation, "machine": machine, "tolerances": options.tolerances.rules,

@@ -37,15 +37,23 @@ def is_pipeline(manifest: Mapping[str, Any]) -> bool:
     return bool(command) and command[0].endswith(".py") and Path(command[0]).parent.name == "pipelines"
 
 
+def _outputs(folder: Path, manifest: Mapping[str, Any]) -> dict[str, Any]:
+    """The JSON documents among the manifest's ``outputs``, by file stem."""
+    out = {}
+    for name in manifest.get("outputs") or []:
+        path = folder / str(name)
+        if str(name).endswith(".json") and path.is_file():
+            out[Path(name).stem] = json.loads(path.read_text(encoding="utf-8"))
+    return out
+
+
 def rows(folder: Path) -> Rows:
     """The one row of a pipeline result in ``folder``."""
     manifest = read_manifest(folder) or {}
     row = flatten(identity(manifest.get("experiment")), "experiment.")
     row.update(flatten({k: v for k, v in manifest.items() if k not in NOT_COMPARED}))
-    for name in manifest.get("outputs") or []:
-        path = folder / str(name)
-        if str(name).endswith(".json") and path.is_file():
-            row.update(flatten(json.loads(path.read_text(encoding="utf-8")), f"{Path(name).stem}."))
+    for stem, doc in _outputs(folder, manifest).items():
+        row.update(flatten(doc, f"{stem}.") if isinstance(doc, Mapping) else {stem: doc})
     return {"": row}
 
 
@@ -88,7 +96,8 @@ def plan(result: Result, options: Options) -> Job:
     args, missing, had_work = _arguments(argv[1:], options)
     command = f"python pipelines/{script.name} " + " ".join([*args, OUT, "OUT", *([WORK, "WORK"] if had_work else [])])
     job = Job(command=command.strip(), rows=rows(result.folder), kind="pipeline",
-              estimate_s=recorded_seconds(result.manifest), stops_itself=True)
+              estimate_s=recorded_seconds(result.manifest, _outputs(result.folder, result.manifest).values()),
+              stops_itself=True)
     if not script.is_file():
         job.blocked[""] = Blocker(COULD_NOT_RUN, f"this checkout has no {script.relative_to(SOURCE_ROOT)}")
     elif missing:

@@ -83,7 +83,7 @@ def stage_job(folder: Path, manifest: Mapping[str, Any], repo: Path | None, opti
     """The job of the run in ``folder`` (one row named ``row``) and its rerun function ``(out, work) -> folder``
     (None when it cannot run). ``model``: use this model instead of the recorded one (a retrained checkpoint)."""
     job = Job(command="", rows={row: run_record(folder, metrics=True)}, kind=str(manifest.get("stage")),
-              estimate_s=runs_seconds([manifest]))
+              estimate_s=runs_seconds([manifest], options.work_dir))
     blocker = None
     if manifest.get("stage") == "splade":
         settings = (manifest.get("experiment") or {}).get("settings") or {}
