@@ -52,12 +52,13 @@ FUSED_COUNTS = frozenset({"counts.documents_out", "counts.documents_cut"})
 TIMING_WORDS = frozenset({"ms", "s", "sec", "seconds", "time", "timings", "elapsed", "speedup", "latency",
                           "throughput"})
 #: Key parts that are timings as a whole.
-TIMING_KEYS = frozenset({"load_average_end", "docs_per_s", "real_tokens_per_s", "per_s"})
+TIMING_KEYS = frozenset({"docs_per_s", "real_tokens_per_s", "per_s"})
 _WORD = re.compile(r"[^A-Za-z0-9]+")
 
 
 def _is_timing(parts: list[str]) -> bool:
-    return any(p in TIMING_KEYS or TIMING_WORDS.intersection(_WORD.split(p.lower())) for p in parts)
+    return any(p in TIMING_KEYS or p.startswith("load_average") or TIMING_WORDS.intersection(_WORD.split(p.lower()))
+               for p in parts)
 
 
 def _is_measure(name: str) -> bool:
