@@ -77,3 +77,21 @@ def test_a_pipeline_command_gets_fresh_outputs_and_mapped_paths(tmp_path):
     assert missing == [] and had_work
     _, missing, _ = _arguments(["--dataset", "/old/elsewhere"], Options())
     assert missing == ["/old/elsewhere"]
+
+
+def test_a_rerun_that_raises_fails_its_rows_and_a_long_one_is_not_started(tmp_path):
+    from lsr_eval.reproduce.compare import FAILED
+    from lsr_eval.reproduce.jobs import Job
+    from lsr_eval.reproduce.results import Result
+
+    def broken(out, work):
+        raise KeyError("counts")
+
+    result = Result(tmp_path, {"stage": "benchmark"}, "benchmarks/x", None)
+    job = Job(command="c", rows={"a": {"table.nDCG@10": 0.5}}, run=broken, estimate_s=60.0)
+    [row] = reproduce_result(result, Options(out=tmp_path / "repro"), job)
+    assert (row.status, row.detail) == (FAILED, "the rerun failed: KeyError: 'counts'") and row.failing
+    job.estimate_s = 1200.0
+    [row] = reproduce_result(result, Options(out=tmp_path / "repro", max_minutes=10), job)
+    assert (row.status, row.detail) == (COULD_NOT_RUN, "longer than --max-minutes 10 (estimated 20 min from the "
+                                                       "recorded times)")

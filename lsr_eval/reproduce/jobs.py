@@ -75,7 +75,8 @@ PLANNERS = {
 
 
 def plan(result: Result, options: Options) -> Job:
-    """The job of ``result`` (its planner chosen by the manifest's stage)."""
+    """The job of ``result`` (its planner chosen by the manifest's stage); a planner that raises makes one failed
+    row (the other results are still planned)."""
     from lsr_eval.reproduce import pipeline
 
     module = PLANNERS.get(result.stage)
@@ -84,7 +85,12 @@ def plan(result: Result, options: Options) -> Job:
     if module is None:
         return Job(command="(none)", rows={"": {}}, kind=result.stage or "unknown",
                    blocked={"": Blocker(COULD_NOT_RUN, f"no way to rerun a result of stage {result.stage!r}")})
-    return importlib.import_module(module).plan(result, options)
+    try:
+        return importlib.import_module(module).plan(result, options)
+    except Exception as e:  # noqa: BLE001 - a manifest this code cannot read fails its own row
+        log.exception("%s: could not plan its rerun", result.name)
+        return Job(command="(none)", rows={"": {}}, kind=result.stage,
+                   blocked={"": Blocker(FAILED, f"its manifests could not be read: {type(e).__name__}: {e}")})
 
 
 def slug(name: str) -> str:
@@ -136,8 +142,12 @@ def reproduce_result(result: Result, options: Options, job: Job | None = None) -
             new = None
             for row in runnable:
                 outcome[row] = RowOutcome(result.name, row, COULD_NOT_RUN, str(e))
-        except LsrEvalError as e:
-            log.error("%s: the rerun failed: %s", result.name, e)
+        except Exception as e:  # noqa: BLE001 - one result's failure is its rows' verdict, not the matrix's end
+            if isinstance(e, LsrEvalError):
+                log.error("%s: the rerun failed: %s", result.name, e)
+            else:
+                log.exception("%s: the rerun raised", result.name)
+                e = f"{type(e).__name__}: {e}"
             new = None
             for row in runnable:
                 outcome[row] = RowOutcome(result.name, row, FAILED, f"the rerun failed: {e}")
