@@ -139,3 +139,12 @@ def test_skipped_keys_are_not_compared_and_could_not_run_is_not_failing():
     assert c.reproduced and c.compared == {"metric": 1}
     row = RowOutcome("r", "x", COULD_NOT_RUN, "missing model: m", Comparison())
     assert not row.failing and row.line() == "r x: could not run: missing model: m"
+
+
+def test_a_difference_shows_enough_digits_to_tell_old_from_new():
+    from lsr_eval.reproduce.compare import Difference
+
+    assert str(Difference("table.postings_per_query", "metric", 51420.10999999999, 51420.08)) == \
+        "table.postings_per_query 51420.11 -> 51420.08"
+    assert str(Difference("table.nDCG@10", "metric", 0.6789094274508312, 0.6803342)) == \
+        "table.nDCG@10 0.678909 -> 0.680334"

@@ -59,7 +59,12 @@ class Difference:
     new: Any
 
     def __str__(self) -> str:
-        return f"{self.key} {_fmt(self.old)} -> {_fmt(self.new)}"
+        old, new = _fmt(self.old), _fmt(self.new)
+        digits = 6
+        while old == new and digits < 17 and isinstance(self.old, float) and isinstance(self.new, float):
+            digits += 2  # enough digits to show the two apart
+            old, new = f"{self.old:.{digits}g}", f"{self.new:.{digits}g}"
+        return f"{self.key} {old} -> {new}"
 
 
 class _Absent:

@@ -51,7 +51,8 @@ def _md(text: str) -> str:
 def _summary(entries: list[MatrixEntry]) -> str:
     counts = Counter(o.status for e in entries for o in e.outcomes)
     total = sum(counts.values())
-    return f"{len(entries)} results, {total} rows: " + ", ".join(f"{counts[s]} {s}" for s in STATUSES if counts[s])
+    return (f"{len(entries)} result{'s' * (len(entries) != 1)}, {total} row{'s' * (total != 1)}: "
+            + ", ".join(f"{counts[s]} {s}" for s in STATUSES if counts[s]))
 
 
 def to_markdown(entries: list[MatrixEntry], machine: dict[str, Any], options: Options, invocation: str) -> str:
