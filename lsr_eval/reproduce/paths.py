@@ -1,0 +1,57 @@
+"""Where a recorded path lies on this machine. A committed manifest names the files of the machine that made it
+(``/work/shared/data/...``; a dataset as ``../shared/data/...``, relative to the checkout the command ran in). A
+relative path is looked for from the result's checkout, the current folder and the running lsr-eval's checkout;
+an absolute one is taken as it is unless ``--path-map OLD=NEW`` moves its prefix."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from lsr_eval.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class PathMap:
+    """Prefix replacements for recorded paths, longest prefix first."""
+
+    pairs: tuple[tuple[str, str], ...] = ()
+
+    @classmethod
+    def parse(cls, items: list[str] | None) -> "PathMap":
+        pairs = []
+        for item in items or []:
+            old, sep, new = item.partition("=")
+            if not sep or not old or not new:
+                raise ConfigError(f"--path-map {item!r}: expected OLD=NEW (e.g. /work/shared/data=/data/shared)")
+            pairs.append((old.rstrip("/") or "/", new.rstrip("/") or "/"))
+        return cls(tuple(sorted(pairs, key=lambda p: -len(p[0]))))
+
+    def apply(self, path: str) -> str:
+        """``path`` with its longest mapped prefix replaced (whole path components only)."""
+        for old, new in self.pairs:
+            if path == old or path.startswith(old + "/"):
+                return new + path[len(old):]
+        return path
+
+
+def locate(path: str, bases: list[Path], paths: PathMap) -> str:
+    """The path on this machine: mapped; a relative one resolved against the first base where it exists (else
+    returned as given, to fail where it is used, naming it)."""
+    mapped = paths.apply(path)
+    if os.path.isabs(mapped):
+        return mapped
+    for base in bases:
+        if (base / mapped).exists():
+            return str((base / mapped).resolve())
+    return mapped
+
+
+def search_bases(repo: Path | None) -> list[Path]:
+    """Folders a relative recorded path is looked for from: the result's checkout, the current folder, and the
+    checkout of the running lsr-eval."""
+    from lsr_eval.manifest import SOURCE_ROOT
+
+    out = [p for p in (repo, Path.cwd(), SOURCE_ROOT) if p is not None]
+    return list(dict.fromkeys(p.resolve() for p in out))

@@ -1,0 +1,126 @@
+"""A result made by a script under ``pipelines/`` (``bench_*.py``, ``parity_pyserini.py``), rerun with the command
+line its manifest recorded: ``--out`` and ``--work-dir`` point to fresh folders, ``--reuse`` (a cache of another
+run) is dropped, other recorded paths are mapped (``--path-map``) and must exist here. The script runs in a child
+process from this checkout, stopped at ``--max-minutes`` when that is set.
+
+One row: the manifest's sections (experiment identity, counts, figures; timings skipped by kind) and every JSON file
+it lists in ``outputs``. Most of these scripts measure speed: what remains to compare is their counts and any
+quality figure they record (a fidelity, a parity, a bound).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Mapping
+
+from lsr_eval.errors import LsrEvalError
+from lsr_eval.manifest import SOURCE_ROOT, read_manifest
+from lsr_eval.reproduce.checks import Blocker
+from lsr_eval.reproduce.compare import COULD_NOT_RUN, flatten
+from lsr_eval.reproduce.estimate import recorded_seconds
+from lsr_eval.reproduce.jobs import Job, Options, Rows, TimeLimit
+from lsr_eval.reproduce.records import identity
+from lsr_eval.reproduce.results import Result
+
+#: Manifest keys that are not results.
+NOT_COMPARED = ("stage", "outputs", "experiment")
+#: Options whose value the rerun replaces (``--out``, ``--work-dir``) or drops (``--reuse``).
+OUT, WORK, DROPPED = "--out", "--work-dir", ("--reuse",)
+
+
+def is_pipeline(manifest: Mapping[str, Any]) -> bool:
+    command = [str(a) for a in manifest.get("command") or []]
+    return bool(command) and command[0].endswith(".py") and Path(command[0]).parent.name == "pipelines"
+
+
+def _outputs(folder: Path, manifest: Mapping[str, Any]) -> dict[str, Any]:
+    """The JSON documents among the manifest's ``outputs``, by file stem."""
+    out = {}
+    for name in manifest.get("outputs") or []:
+        path = folder / str(name)
+        if str(name).endswith(".json") and path.is_file():
+            out[Path(name).stem] = json.loads(path.read_text(encoding="utf-8"))
+    return out
+
+
+def rows(folder: Path) -> Rows:
+    """The one row of a pipeline result in ``folder``."""
+    manifest = read_manifest(folder) or {}
+    row = flatten(identity(manifest.get("experiment")), "experiment.")
+    row.update(flatten({k: v for k, v in manifest.items() if k not in NOT_COMPARED}))
+    for stem, doc in _outputs(folder, manifest).items():
+        row.update(flatten(doc, f"{stem}.") if isinstance(doc, Mapping) else {stem: doc})
+    return {"": row}
+
+
+def _arguments(argv: list[str], options: Options) -> tuple[list[str], list[str], bool]:
+    """(arguments without ``--out``, ``--work-dir`` and ``--reuse``; recorded paths missing here; whether the
+    recorded command had ``--work-dir``)."""
+    out, missing, had_work = [], [], False
+    skip_next = False
+    for i, arg in enumerate(argv):
+        if skip_next:
+            skip_next = False
+            continue
+        name = arg.split("=", 1)[0]
+        if name in (OUT, WORK, *DROPPED):
+            had_work |= name == WORK
+            skip_next = "=" not in arg
+            continue
+        if os.path.isabs(arg):
+            arg = options.paths.apply(arg)
+            if not Path(arg).exists():
+                missing.append(arg)
+        out.append(arg)
+    return out, missing, had_work
+
+
+def _new_folder(top: Path, committed: Path) -> Path:
+    """Where the rerun wrote the result: ``top`` itself, or (a script that writes one folder per setting under
+    ``--out``) its subfolder named like the committed one."""
+    if (top / "manifest.json").is_file():
+        return top
+    for candidate in sorted(top.rglob(committed.name)):
+        if (candidate / "manifest.json").is_file():
+            return candidate
+    raise LsrEvalError(f"the rerun wrote no manifest.json under {top}")
+
+
+def plan(result: Result, options: Options) -> Job:
+    argv = [str(a) for a in result.manifest["command"]]
+    script = SOURCE_ROOT / "pipelines" / Path(argv[0]).name
+    args, missing, had_work = _arguments(argv[1:], options)
+    command = f"python pipelines/{script.name} " + " ".join([*args, OUT, "OUT", *([WORK, "WORK"] if had_work else [])])
+    job = Job(command=command.strip(), rows=rows(result.folder), kind="pipeline",
+              estimate_s=recorded_seconds(result.manifest, _outputs(result.folder, result.manifest).values()),
+              stops_itself=True)
+    if not script.is_file():
+        job.blocked[""] = Blocker(COULD_NOT_RUN, f"this checkout has no {script.relative_to(SOURCE_ROOT)}")
+    elif missing:
+        job.blocked[""] = Blocker(COULD_NOT_RUN, f"missing data: {', '.join(missing)}")
+    if job.blocked:
+        return job
+
+    def run(out: Path, work: Path) -> Rows:
+        top = out / "result"
+        full = [sys.executable, str(script), *args, OUT, str(top), *([WORK, str(work)] if had_work else [])]
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(SOURCE_ROOT),
+                                                                          os.environ.get("PYTHONPATH")]))}
+        limit = None if options.max_minutes is None else options.max_minutes * 60
+        with open(out / "log.txt", "w", encoding="utf-8") as log_file:
+            try:
+                done = subprocess.run(full, cwd=SOURCE_ROOT, env=env, stdout=log_file, stderr=subprocess.STDOUT,
+                                      timeout=limit)
+            except subprocess.TimeoutExpired:
+                raise TimeLimit(f"stopped after --max-minutes {options.max_minutes:g} (no recorded time to "
+                                "estimate it by)") from None
+        if done.returncode != 0:
+            raise LsrEvalError(f"{script.name} exited with status {done.returncode} (log: {out / 'log.txt'})")
+        return rows(_new_folder(top, result.folder))
+
+    job.run = run
+    return job

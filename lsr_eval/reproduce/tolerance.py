@@ -1,0 +1,168 @@
+"""How closely a rerun must agree with a committed result: every recorded value has a kind, each kind one rule.
+
+===============  ================================================================  ==================================
+kind             what                                                              rule (default; ``--tolerance``)
+===============  ================================================================  ==================================
+``metric``       measures (nDCG@10, R@1000(rel=2), ...), p-values, FLOPs, mean      ``|old - new| <= 1e-4 * max(1,
+                 active dimensions, fusion weights, losses: non-integer numbers     |old|)``: absolute up to 1
+``count``        documents, queries, judged queries, hits: integers                exactly (``count=N``: ``<= N``)
+``model-count``  counts that the rounding of a model's float weights decides:       within 0.1% relative
+                 postings, zero weights dropped, active entries, terms used,
+                 documents in a fused run
+``size``         bytes on disk (an index's ``index_bytes``)                        within 0.1% relative
+``label``        status, significance markers, precision, engine, settings, ids    exactly
+``timing``       seconds, milliseconds, throughput, latency samples, speed-ups     never compared
+===============  ================================================================  ==================================
+
+Why ``model-count`` and ``size`` are not exact: another CPU's kernels (AVX-512 or AVX2, another summation order)
+compute a SPLADE weight that lies on a quantisation boundary one ulp apart, and it rounds the other way. On SciFact
+(5,183 documents, 1.29M postings) an AVX2 EPYC rerun of a result made on an AVX-512 Xeon dropped 7,541 instead of
+7,543 zero weights, fused 444,023 instead of 444,022 documents, wrote a 0.011% larger index, and reproduced every
+measure to 1e-4; counts of what the data holds stay exact.
+
+A value's kind comes from its key (a dotted path such as ``counts.search.hits`` or ``table.nDCG@10``): a key any
+of whose parts names a time is a timing; a measure name (:func:`lsr_eval.evaluation.measures.parse_measure`) or a
+``_p`` column is a metric; a key in :data:`MODEL_COUNTS` or :data:`FUSED_COUNTS` is a model count; a number that is an integer
+(also 510936.0, as a table with empty cells stores it) is a count; other numbers are metrics; anything else is a
+label. Lists are compared element by element with the kind of their key.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from lsr_eval.errors import ConfigError
+
+KINDS = ("metric", "count", "model-count", "size", "label", "timing")
+#: The default rule of each kind (None: never compared).
+DEFAULT_TOLERANCES: dict[str, float | None] = {"metric": 1e-4, "count": 0, "model-count": 1e-3, "size": 1e-3,
+                                               "label": 0, "timing": None}
+#: Kinds whose tolerance is relative to the recorded value.
+RELATIVE = ("model-count", "size")
+#: Last parts of the keys of counts that the rounding of a model's weights decides...
+MODEL_COUNTS = frozenset({"total_postings", "dropped_zero_weights", "empty_before_quantization", "active_entries",
+                          "terms_used", "postings"})
+#: ... and whole keys: the documents of a fused run (its inputs' documents decide them).
+FUSED_COUNTS = frozenset({"counts.documents_out", "counts.documents_cut"})
+
+#: Words (``_``-separated parts of a key's parts) that make a value a timing.
+TIMING_WORDS = frozenset({"ms", "s", "sec", "seconds", "time", "timings", "elapsed", "speedup", "latency",
+                          "throughput"})
+#: Key parts that are timings as a whole.
+TIMING_KEYS = frozenset({"docs_per_s", "real_tokens_per_s", "per_s"})
+_WORD = re.compile(r"[^A-Za-z0-9]+")
+
+
+def _is_timing(parts: list[str]) -> bool:
+    return any(p in TIMING_KEYS or p.startswith("load_average") or TIMING_WORDS.intersection(_WORD.split(p.lower()))
+               for p in parts)
+
+
+def _is_measure(name: str) -> bool:
+    from lsr_eval.errors import LsrEvalError
+    from lsr_eval.evaluation.measures import parse_measure
+
+    if name.endswith("_p") or name.startswith("exact_recall@"):
+        return True
+    try:
+        parse_measure(name)
+    except (LsrEvalError, ValueError):
+        return False
+    return True
+
+
+def _number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _integral(v: Any) -> bool:
+    return isinstance(v, int) or (isinstance(v, float) and math.isfinite(v) and v.is_integer())
+
+
+def kind_of(key: str, value: Any) -> str:
+    """The kind of the value recorded under ``key`` (see the module doc)."""
+    parts = key.split(".")
+    if _is_timing(parts):
+        return "timing"
+    name = parts[-1]
+    if _is_measure(name):
+        return "metric"
+    sample = next((v for v in value if v is not None), None) if isinstance(value, list) else value
+    if not _number(sample):
+        return "label"
+    if "bytes" in _WORD.split(name.lower()):
+        return "size"
+    if name in MODEL_COUNTS or key in FUSED_COUNTS:
+        return "model-count"
+    items = value if isinstance(value, list) else [value]
+    return "count" if all(v is None or _integral(v) for v in items) else "metric"
+
+
+def _empty(v: Any) -> bool:
+    return v is None or v == "" or (isinstance(v, float) and math.isnan(v))
+
+
+@dataclass(frozen=True)
+class Tolerances:
+    """The rule of each kind: a bound on metrics (absolute up to 1, relative above) and counts, a relative one for
+    model counts and sizes, None = never."""
+
+    rules: dict[str, float | None] = field(default_factory=lambda: dict(DEFAULT_TOLERANCES))
+
+    @classmethod
+    def parse(cls, items: list[str] | None) -> "Tolerances":
+        """``["metric=1e-3", "count=2", "timing=none"]`` over the defaults; a bad item is a ConfigError."""
+        rules = dict(DEFAULT_TOLERANCES)
+        for item in items or []:
+            kind, sep, value = item.partition("=")
+            if not sep or kind not in KINDS:
+                raise ConfigError(f"--tolerance {item!r}: expected KIND=VALUE with KIND one of {', '.join(KINDS)}")
+            if value.lower() in ("none", "never"):
+                rules[kind] = None
+                continue
+            try:
+                rules[kind] = float(value)
+            except ValueError:
+                raise ConfigError(f"--tolerance {item!r}: {value!r} is not a number (or 'none')") from None
+            if not math.isfinite(rules[kind]) or rules[kind] < 0:
+                raise ConfigError(f"--tolerance {item!r}: expected a finite number >= 0")
+        if rules["timing"] is not None:
+            raise ConfigError("--tolerance timing=...: timings are never compared (they depend on the machine and "
+                              "its load)")
+        return cls(rules)
+
+    def describe(self) -> dict[str, str]:
+        """Each kind's rule in words (for the matrix and the command's header)."""
+        out = {}
+        for kind, tol in self.rules.items():
+            if tol is None:
+                out[kind] = "not compared"
+            elif kind in RELATIVE:
+                out[kind] = "exactly" if tol == 0 else f"within {tol:g} relative"
+            elif kind == "label" or tol == 0:
+                out[kind] = "exactly"
+            else:
+                out[kind] = f"within {tol:g}"
+        return out
+
+    def agree(self, kind: str, old: Any, new: Any) -> bool:
+        """Whether ``new`` reproduces ``old`` under the rule of ``kind`` (lists element by element)."""
+        tol = self.rules[kind]
+        if tol is None:
+            return True
+        if isinstance(old, list) or isinstance(new, list):
+            return (isinstance(old, list) and isinstance(new, list) and len(old) == len(new)
+                    and all(self.agree(kind, a, b) for a, b in zip(old, new)))
+        if _empty(old) or _empty(new):
+            return _empty(old) and _empty(new)
+        if kind == "label" or not (_number(old) and _number(new)):
+            return old == new
+        diff = abs(float(old) - float(new))
+        if kind in RELATIVE:
+            return diff <= tol * abs(float(old)) + 1e-12
+        if kind == "metric":
+            tol *= max(1.0, abs(float(old)))
+        return diff <= tol + 1e-12  # the bound itself passes, whatever the float rounding of the difference
