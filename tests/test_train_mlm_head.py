@@ -182,3 +182,15 @@ def test_mlm_eval_command_scores_each_model_on_the_held_out_texts(tmp_path, caps
     assert manifest["stage"] == "mlm-eval" and manifest["counts"]["heldout_texts"] == 6
     assert "trained: accuracy" in capsys.readouterr().out
     assert main(["mlm-eval", str(path), "a=x", "a=y"]) == 2
+
+
+def test_inspect_head_writes_its_diagnosis_with_a_manifest(tmp_path, capsys):
+    out = tmp_path / "diag"
+    assert main(["inspect-head", str(model_copy(tmp_path)), "--k", "1", "2", "--max-length", "24",
+                 "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert (out / "diagnosis.txt").read_text().strip() == printed.strip()
+    d = json.loads((out / "diagnosis.json").read_text())
+    assert [r["k"] for r in d["rows"]] == [1.0, 2.0] and d["suggested_k"] >= 1
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["stage"] == "inspect-head" and manifest["experiment"]["k"] == [1.0, 2.0]
