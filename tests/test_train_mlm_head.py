@@ -194,3 +194,23 @@ def test_inspect_head_writes_its_diagnosis_with_a_manifest(tmp_path, capsys):
     assert [r["k"] for r in d["rows"]] == [1.0, 2.0] and d["suggested_k"] >= 1
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["stage"] == "inspect-head" and manifest["experiment"]["k"] == [1.0, 2.0]
+
+
+# -- divergence and collapse of the grid's runs ------------------------------------------------------------------
+def test_stability_criteria_by_hand():
+    from lsr_eval.train.stability import stability
+
+    def log(values):
+        return [{"step": i + 1, "rank": v, "loss": 0.0, "grad_norm": float(i)} for i, v in enumerate(values)]
+
+    healthy = stability(log([5.0] * 10 + [3.0] * 5 + [1.0] * 10), candidates=16)
+    assert (healthy.first_rank, healthy.last_rank, healthy.steps) == (5.0, 1.0, 25)
+    assert not healthy.diverged and not healthy.collapsed and healthy.max_grad_norm == 24.0
+    flat = stability(log([math.log(16) * 1.3] * 10 + [math.log(16) * 1.04] * 10), candidates=16)
+    assert flat.collapsed and not flat.diverged                 # falls, but to the loss of equal scores
+    rising = stability(log([2.0] * 10 + [2.5] * 10), candidates=16)
+    assert rising.diverged and not rising.collapsed
+    nan = stability(log([5.0] * 10 + [None] + [1.0] * 9), candidates=16)
+    assert nan.diverged and nan.non_finite_steps == 1 and nan.last_rank == 1.0
+    with pytest.raises(InputError, match="no 'rank'"):
+        stability([{"step": 1, "loss": 1.0}], candidates=16)
