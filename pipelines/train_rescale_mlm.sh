@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The rescaling study on a real MLM head (issue 24; docs/training.md, "Rescaling on a real MLM head").
 #
-#   pipelines/train_rescale_mlm.sh head       # 1. complete all-MiniLM-L6-v2's MLM head by MLM (middle-train)
-#   pipelines/train_rescale_mlm.sh heldout    #    its held-out masked-token accuracy / perplexity vs the identity head
-#   pipelines/train_rescale_mlm.sh inspect    # 2. inspect-head: the trained head, the identity head, splade-tiny
+#   pipelines/train_rescale_mlm.sh head       # 1. complete all-MiniLM-L6-v2's MLM head by MLM (middle-train): the
+#                                             #    head alone on the frozen encoder, then every parameter
+#   pipelines/train_rescale_mlm.sh heldout    #    held-out masked-token accuracy / perplexity vs the identity head
+#   pipelines/train_rescale_mlm.sh inspect    # 2. inspect-head: the MLM, the head-only stage, the identity head, splade-tiny
 #   pipelines/train_rescale_mlm.sh grid       # 3. SPLADE fine-tuning, one run per pipelines/train/rescale-mlm-minilm-k*.yaml
 #   pipelines/train_rescale_mlm.sh dev        #    each final model on the 100-query dev split (never test)
 #   pipelines/train_rescale_mlm.sh test       #    once, on SciFact test: pipelines/benchmarks/scifact-rescale-mlm.yaml
@@ -21,9 +22,12 @@ WORK=${WORK:-work}
 read -r -a LSR <<< "${LSR_EVAL:-lsr-eval}"
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 
-HEAD_CFG=pipelines/train/rescale-mlm-minilm-head.yaml
+HEAD_CFG=pipelines/train/rescale-mlm-minilm-head.yaml      # stage 1: the head alone, encoder frozen
 HEAD_RUN=rescale-mlm-minilm-head
 HEAD_MODEL=$WORK/train/$HEAD_RUN/model
+MLM_CFG=pipelines/train/rescale-mlm-minilm-mlm.yaml        # stage 2: every parameter (the grid's backbone)
+MLM_RUN=rescale-mlm-minilm-mlm
+MLM_MODEL=$WORK/train/$MLM_RUN/model
 DEV=$WORK/scifact-dev
 EVAL_ARGS=(--max-length-q 64 --max-length-d 128 --doc-top-k 256 --query-top-k 64)   # as training; the benchmark's
 
@@ -37,22 +41,24 @@ grid_runs() {   # the pre-registered grid (pipelines/train/rescale-mlm-minilm-ba
 
 suggested_k() {   # inspect-head's suggestion for the trained head with the compensated input
     python -c "import json, sys; print(json.load(open(sys.argv[1]))['suggested_k'])" \
-        "results/train/$HEAD_RUN/inspect-head/mlm-head-compensated/diagnosis.json"
+        "results/train/$MLM_RUN/inspect-head/mlm-compensated/diagnosis.json"
 }
 
 stage_head() {
     "${LSR[@]}" middle-train "$HEAD_CFG" $(resume_flag "$HEAD_RUN")
+    "${LSR[@]}" middle-train "$MLM_CFG" $(resume_flag "$MLM_RUN")
 }
 
-stage_heldout() {
-    "${LSR[@]}" mlm-eval "$HEAD_CFG" identity-head=minilm mlm-head="$HEAD_MODEL" \
-        --out "results/train/$HEAD_RUN/heldout"
+stage_heldout() {   # the same held-out texts and masks for every model (both configs share their data section)
+    "${LSR[@]}" mlm-eval "$MLM_CFG" identity-head=minilm head-only="$HEAD_MODEL" mlm="$MLM_MODEL" \
+        --out "results/train/$MLM_RUN/heldout"
 }
 
 stage_inspect() {
-    local out=results/train/$HEAD_RUN/inspect-head
-    "${LSR[@]}" inspect-head "$HEAD_MODEL" --out "$out/mlm-head"
-    "${LSR[@]}" inspect-head "$HEAD_MODEL" --tied-input compensated --out "$out/mlm-head-compensated"
+    local out=results/train/$MLM_RUN/inspect-head
+    "${LSR[@]}" inspect-head "$MLM_MODEL" --out "$out/mlm"
+    "${LSR[@]}" inspect-head "$MLM_MODEL" --tied-input compensated --out "$out/mlm-compensated"
+    "${LSR[@]}" inspect-head "$HEAD_MODEL" --out "$out/head-only"
     "${LSR[@]}" inspect-head minilm --out "$out/identity-head"
     "${LSR[@]}" inspect-head splade-tiny --out "$out/splade-tiny"
 }
