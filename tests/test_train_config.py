@@ -11,7 +11,7 @@ import yaml
 
 from lsr_eval.cli import main
 from lsr_eval.errors import ConfigError
-from lsr_eval.train.config import MiddleTrainConfig, SpladeTrainConfig, load_config, result_keys
+from lsr_eval.train.config import MiddleTrainConfig, SpladeTrainConfig, load_config, read_yaml, result_keys
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -132,7 +132,7 @@ def test_shipped_configs_validate():
     names = sorted(p.name for p in folder.glob("*.yaml") if not p.name.endswith("base.yaml"))
     assert len(names) >= 35 + 6 + 2 + 2
     for name in names:
-        cls = MiddleTrainConfig if name.startswith("middle-") else SpladeTrainConfig
+        cls = MiddleTrainConfig if "mlm" in read_yaml(folder / name) else SpladeTrainConfig   # middle training
         cfg = load_config(folder / name, cls=cls)
         assert cfg.name == name[:-len(".yaml")]
         assert cfg.output.dir == f"results/train/{cfg.name}" or name == "scifact-minilm-rescale.yaml"

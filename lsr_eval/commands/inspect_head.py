@@ -33,6 +33,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--trust-remote-code", action="store_true",
                         help="run model code shipped with the checkpoint (e.g. Alibaba-NLP/gte-en-mlm-base)")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.add_argument("--out", type=Path, metavar="DIR",
+                        help="also write DIR/diagnosis.txt, DIR/diagnosis.json and DIR/manifest.json")
 
 
 def read_texts(path: Path) -> list[str]:
@@ -58,5 +60,17 @@ def run(args: argparse.Namespace) -> int:
     d = inspect_head(resolve_model(args.model), args.k, texts, head_init=args.head_init, max_length=args.max_length,
                      scale_bias=args.scale_bias, tied_input=args.tied_input,
                      trust_remote_code=args.trust_remote_code)
-    print(json.dumps(d.to_dict(), indent=2) if args.json else format_diagnosis(d))
+    text = format_diagnosis(d)
+    print(json.dumps(d.to_dict(), indent=2) if args.json else text)
+    if args.out:
+        from lsr_eval.manifest import write_manifest
+
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / "diagnosis.txt").write_text(text + "\n", encoding="utf-8")
+        (args.out / "diagnosis.json").write_text(json.dumps(d.to_dict(), indent=2) + "\n", encoding="utf-8")
+        write_manifest(args.out, "inspect-head",
+                       {"model": args.model, "k": list(args.k), "text_file": args.text_file and str(args.text_file),
+                        "max_length": args.max_length, "head_init": args.head_init, "scale_bias": args.scale_bias,
+                        "tied_input": args.tied_input},
+                       outputs=["diagnosis.txt", "diagnosis.json"])
     return 0

@@ -69,14 +69,16 @@ def chunkable_decoder(mlm: nn.Module) -> nn.Linear | None:
     return decoder if type(decoder) is nn.Linear else None
 
 
-def head_features(mlm: nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+def head_features(mlm: nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor,
+                  net: nn.Module | None = None) -> torch.Tensor:
     """B x L x E inputs of the decoder: the whole model (backbone, head transform, any bypasses) but the last
-    projection. The decoder must be :func:`chunkable_decoder`."""
+    projection. The decoder must be :func:`chunkable_decoder`. ``net``: what to call instead of ``mlm`` (a DDP
+    wrapper of it)."""
     decoder = mlm.get_output_embeddings()
     _install_feature_switch(decoder)
     _FEATURES.on = True
     try:
-        out = mlm(input_ids=input_ids, attention_mask=attention_mask).logits
+        out = (net or mlm)(input_ids=input_ids, attention_mask=attention_mask).logits
     finally:
         _FEATURES.on = False
     if out.shape[-1] != decoder.in_features:

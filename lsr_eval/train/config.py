@@ -32,6 +32,7 @@ RegKind = Literal["none", "l1", "flops"]
 DataSource = Literal["dataset", "irds-triples"]
 Decay = Literal["linear", "constant"]
 Device = Literal["auto", "cpu", "cuda"]
+Trainable = Literal["all", "head"]
 
 #: Keys that may differ between a checkpoint's config and the resuming one (they do not change the numbers).
 RESUME_FREE_KEYS = ("output", "train.checkpoint_every", "train.keep_checkpoints", "train.log_every",
@@ -276,9 +277,12 @@ class SpladeTrainConfig:
 # -- middle training --------------------------------------------------------------------------------------------
 @dataclass
 class MiddleModelConfig(BackboneConfig):
-    """The masked LM to middle-train (:class:`BackboneConfig`)."""
+    """The masked LM to middle-train (:class:`BackboneConfig`). ``trainable``: ``all`` parameters, or only the
+    ``head``'s own (transform and logits bias; a tied decoder is the frozen input embeddings):
+    :func:`lsr_eval.train.freeze.freeze_to_head`."""
 
     max_length: int = 256
+    trainable: Trainable = "all"
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -288,11 +292,23 @@ class MiddleModelConfig(BackboneConfig):
 
 @dataclass
 class MiddleDataConfig:
-    """Texts to mask: the documents of ``dataset`` (``split`` for BEIR folders), at most ``max_docs``."""
+    """Texts to mask (:mod:`lsr_eval.train.mlm_text`): the documents of ``dataset`` (one or a list; ``split`` for
+    BEIR folders), at most ``max_docs`` per dataset, and the queries of the qrels splits in ``queries`` of each
+    dataset that has them. ``holdout``: the fraction of the distinct texts kept out of training for evaluation
+    (``lsr-eval mlm-eval``), drawn with ``holdout_seed``."""
 
-    dataset: str
+    dataset: str | list[str]
     split: str | None = None
     max_docs: int | None = None
+    queries: list[str] | None = None
+    holdout: float = 0.0
+    holdout_seed: int = 0
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.holdout < 1:
+            raise ConfigError(f"data.holdout={self.holdout}: expected a fraction in [0, 1)")
+        if self.max_docs is not None and self.max_docs < 0:
+            raise ConfigError(f"data.max_docs={self.max_docs}: expected an integer >= 0")
 
 
 @dataclass

@@ -8,6 +8,12 @@ Masking follows BERT (Devlin et al. 2019): each real, non-special token is selec
 a selected token becomes [MASK] (80%), a random token (10%) or stays (10%), and only selected tokens are predicted.
 The draw of micro-step m on process r uses ``torch.Generator`` seeded with (seed, m, r), so resuming replays it.
 The FLOPS mean runs over all processes (:mod:`lsr_eval.train.regularizers`); lambda_d warms up quadratically.
+
+Texts (:mod:`lsr_eval.train.mlm_text`): documents and chosen queries of one or more datasets, deduplicated, minus a
+seeded held-out fraction for ``lsr-eval mlm-eval``. ``model.trainable: head`` trains the MLM head alone
+(:mod:`lsr_eval.train.freeze`). Without the FLOPS term (``mlm.lambda_d: 0``) the decoder runs at the masked
+positions only (about 15% of the tokens): the same loss for a fraction of the head's cost, and no ``flops_d`` /
+``active_dims_d`` is logged.
 """
 
 from __future__ import annotations
@@ -68,22 +74,25 @@ class TextSet:
 
 
 def load_texts(cfg: MiddleTrainConfig) -> TextSet:
-    """Document texts (title + text) of ``data.dataset``; empty documents are skipped and counted."""
-    from lsr_eval.data.datasets import load_dataset
+    """The training texts of ``cfg.data`` (:func:`lsr_eval.train.mlm_text.collect_texts`; held-out texts left
+    out), counts included."""
+    from lsr_eval.train.mlm_text import collect_texts
 
-    data = cfg.data
-    split = data.split or ("train" if Path(data.dataset).is_dir() else None)
-    ds = load_dataset(data.dataset, split)
-    texts, empty = [], 0
-    for doc in ds.docs():
-        if data.max_docs is not None and len(texts) >= data.max_docs:
-            break
-        if doc.contents.strip():
-            texts.append(doc.contents)
-        else:
-            empty += 1
-    return TextSet(texts, cfg.train.seed, {"dataset": ds.name, "texts": len(texts), "empty_skipped": empty,
-                                           "max_docs": data.max_docs})
+    texts = collect_texts(cfg.data)
+    return TextSet(texts.train, cfg.train.seed, texts.counts)
+
+
+def masked_logits(mlm: nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor, selected: torch.Tensor,
+                  net: nn.Module | None = None) -> torch.Tensor:
+    """N x V logits of the positions where ``selected`` (B x L bool) is true, in row-major order. With a plain
+    linear decoder only those rows are projected (:func:`lsr_eval.models.encoder.head_features`), else the full
+    logits are computed and indexed. ``net``: what to call instead of ``mlm`` (a DDP wrapper)."""
+    from lsr_eval.models.encoder import chunkable_decoder, head_features
+
+    decoder = chunkable_decoder(mlm)
+    if decoder is None:
+        return (net or mlm)(input_ids=input_ids, attention_mask=attention_mask).logits[selected]
+    return decoder(head_features(mlm, input_ids, attention_mask, net=net)[selected])
 
 
 class MlmFlopsTask:
@@ -118,25 +127,31 @@ class MlmFlopsTask:
         ids, att = enc["input_ids"], enc["attention_mask"]
         gen = torch.Generator().manual_seed(int(np.random.SeedSequence([self.cfg.train.seed, m, self.info.rank])
                                                 .generate_state(1)[0]))
-        vocab = int(self.mlm.get_output_embeddings().weight.shape[0])
         masked, labels = mask_tokens(ids, att, torch.isin(ids, self.special_ids), self.tokenizer.mask_token_id,
                                      len(self.tokenizer), self.cfg.mlm.mask_prob, gen)
         att, labels = att.to(device), labels.to(device)
-        with autocast():
-            logits = net(input_ids=masked.to(device), attention_mask=att).logits
-        logits = logits.float()
-        n_masked = (labels != -100).sum()
-        mlm_loss = F.cross_entropy(logits.view(-1, vocab), labels.view(-1), ignore_index=-100,
-                                   reduction="sum") / n_masked.clamp(min=1)
-        pooled = splade_pool(logits, att)
-        reg = flops(pooled)
+        selected = labels != -100
+        n_masked = selected.sum()
         lam = reg_weight(self.cfg.mlm.lambda_d, self.cfg.mlm.warmup_d, step)
+        flops_term = self.cfg.mlm.lambda_d != 0
+        with autocast():
+            if flops_term:
+                logits = net(input_ids=masked.to(device), attention_mask=att).logits
+            else:   # no FLOPS term: the decoder at the masked positions only
+                picked = masked_logits(self.mlm, masked.to(device), att, selected, net=net)
+        pooled = None
+        if flops_term:
+            logits = logits.float()
+            picked, pooled = logits[selected], splade_pool(logits, att)
+        mlm_loss = F.cross_entropy(picked.float(), labels[selected], reduction="sum") / n_masked.clamp(min=1)
+        reg = flops(pooled) if pooled is not None else torch.zeros((), device=device)
         loss = mlm_loss + lam * reg
         logged = torch.stack([loss.detach(), mlm_loss.detach(), reg.detach()])
         means = (distributed.sum_nograd(logged) / self.info.world_size).tolist()
-        logs = {"loss": means[0], "mlm": means[1], "flops_d": means[2], "lambda_d": lam}
-        stats = sparsity_stats(pooled.detach(), pooled.detach())
-        logs["active_dims_d"] = stats["active_dims_d"]
+        logs = {"loss": means[0], "mlm": means[1], "lambda_d": lam}
+        if pooled is not None:
+            logs["flops_d"] = means[2]
+            logs["active_dims_d"] = sparsity_stats(pooled.detach(), pooled.detach())["active_dims_d"]
         logs["masked_tokens"] = float(distributed.sum_nograd(n_masked.float()))
         return loss, logs
 

@@ -89,6 +89,10 @@ def middle_train(cfg: MiddleTrainConfig, *, resume: bool = False, overwrite: boo
 
         texts = load_texts(cfg)
         mlm, tokenizer, report = build_mlm(cfg.model)
+        if cfg.model.trainable == "head":
+            from lsr_eval.train.freeze import freeze_to_head
+
+            report.extra["trainable"] = freeze_to_head(mlm)
         reports = {"model": report}
         return MlmFlopsTask(mlm, tokenizer, texts, cfg, info, reports), reports, texts.counts
 
