@@ -20,6 +20,7 @@ then their provenance (what was read, the manifests, rows merged across benchmar
 from __future__ import annotations
 
 import json
+import shutil
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Sequence
@@ -96,6 +97,8 @@ def write_report(results: str | Path | Results, out: str | Path, *, fmt: NumberF
     out = prepare_output(out, experiment, overwrite)
     files = ReportFiles(out)
     tables_dir, plots_dir = out / "tables", out / "plots"
+    for owned in (tables_dir, plots_dir):   # a rewrite leaves no table or figure of a result no longer there
+        shutil.rmtree(owned, ignore_errors=True)
 
     def table(t: Table) -> Table:
         files.tables[t.name] = t.write(tables_dir)
