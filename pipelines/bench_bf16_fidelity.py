@@ -121,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
     from lsr_eval.encode.queries import encode_queries
     from lsr_eval.encode.splade import SpladeTextEncoder
     from lsr_eval.experiments.splade import SpladeSettings, run_splade
-    from lsr_eval.experiments.workdir import work_dir
+    from lsr_eval.workdir import work_dir
     from lsr_eval.export.queries import query_weight_maps
     from lsr_eval import hardware
     from lsr_eval.manifest import machine, prepare_output, write_manifest

@@ -11,7 +11,7 @@ top-256, scale 100; encoding, collection and both indexes cached in the work fol
 * ``pisa``: :class:`~lsr_eval.engines.pisa.PisaSearcher`, as a batch and one query at a time (the latency path).
 
 A query counts as identical when its ranked lists are equal as ``(docid, score)`` sequences, scores compared as
-the Python floats of their float32 values. The contract (lsr_eval.engines.ties): score descending, docid ascending,
+the Python floats of their float32 values. The contract (lsr_eval.searching.ties): score descending, docid ascending,
 the cut at rank k in that order, scores through Anserini's ``ScoreTiesAdjusterReranker``. ``before_fix`` counts the
 queries where PISA's lists, as the engine returned them before this contract (its exact dot products, i.e. the
 adjusted scores rounded to integers), differ from Anserini's: the queries where a tied run deep in the list leaves a
@@ -197,7 +197,7 @@ def summary_text(results: dict[str, dict[str, Any]], args: argparse.Namespace) -
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    from lsr_eval.experiments.workdir import work_dir
+    from lsr_eval.workdir import work_dir
     from lsr_eval.manifest import prepare_output, write_manifest
 
     experiment = {"check": STAGE, "datasets": args.datasets, "split": args.split, "model": args.model,

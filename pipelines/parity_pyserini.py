@@ -126,7 +126,7 @@ def pyserini_query_max_length() -> int:
 # ---- cached artefacts -----------------------------------------------------------------------------------------
 
 def _slot(work: Path, kind: str, key: Mapping[str, Any], label: str) -> tuple[Path, dict | None]:
-    from lsr_eval.experiments.workdir import cache_slot, cached
+    from lsr_eval.workdir import cache_slot, cached
 
     slot = cache_slot(work / STAGE, kind, key, label)
     return slot, cached(slot, key)

@@ -19,7 +19,7 @@ from lsr_eval.anserini.indexer import build_index  # noqa: E402
 from lsr_eval.anserini.search_collection import (  # noqa: E402
     JvmMemory, pretokenized, run_search_collection, search_collection_argv, write_tsv_topics)
 from lsr_eval.data.types import Document  # noqa: E402
-from lsr_eval.engines.base import SearchCounts  # noqa: E402
+from lsr_eval.searching.counts import SearchCounts  # noqa: E402
 from lsr_eval.errors import InputError  # noqa: E402
 from lsr_eval.runs.trec import read_run  # noqa: E402
 

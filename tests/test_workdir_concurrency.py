@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from lsr_eval.experiments.workdir import cache_slot, cached, lock_path
+from lsr_eval.workdir import cache_slot, cached, lock_path
 from lsr_eval.manifest import write_manifest
 
 REPO = Path(__file__).resolve().parents[1]

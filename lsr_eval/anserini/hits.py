@@ -19,9 +19,6 @@ from typing import Any
 import numpy as np
 
 from lsr_eval.anserini.jvm import autoclass, java_errors
-# Anserini's ScoreTiesAdjusterReranker, shared with every exact engine (lsr_eval.engines.ties); the searcher
-# imports it from here
-from lsr_eval.engines.ties import adjust_ties  # noqa: F401
 
 #: Documents per JNI call when reading the docid table.
 DOCID_BLOCK = 200_000

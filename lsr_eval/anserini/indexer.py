@@ -24,7 +24,6 @@ import logging
 import os
 import time
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Iterable, Literal, get_args
 
 from lsr_eval.anserini.collections import CONTENTS, MULTIFIELD, empty_documents

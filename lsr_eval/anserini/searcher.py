@@ -24,11 +24,12 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from lsr_eval.anserini.collections import CONTENTS, MULTIFIELD, check_fields, lucene_fields
-from lsr_eval.anserini.hits import adjust_ties, parse_hits, read_docid_table, top_docs_string
+from lsr_eval.anserini.hits import parse_hits, read_docid_table, top_docs_string
 from lsr_eval.anserini.jvm import autoclass, java_errors
 from lsr_eval.data.types import Query, Run
 from lsr_eval.defaults import LUCENE_MAX_CLAUSES
-from lsr_eval.engines.base import SearchCounts, check_k, chunks
+from lsr_eval.searching.counts import SearchCounts, check_k, chunks
+from lsr_eval.searching.ties import adjust_ties
 from lsr_eval.errors import ConfigError, InputError
 
 log = logging.getLogger(__name__)

@@ -24,7 +24,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from lsr_eval.benchmark.config import load_config
     from lsr_eval.benchmark.run import run_benchmark
-    from lsr_eval.experiments.workdir import work_dir
+    from lsr_eval.workdir import work_dir
 
     cfg = load_config(args.config)
     if args.out:

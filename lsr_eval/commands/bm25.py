@@ -28,7 +28,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from lsr_eval.data.datasets import load_dataset
     from lsr_eval.experiments.bm25 import Bm25Settings, run_bm25
-    from lsr_eval.experiments.workdir import work_dir
+    from lsr_eval.workdir import work_dir
 
     settings = Bm25Settings(k1=args.k1, b=args.b, hits=args.hits, remove_query=args.remove_query, fields=args.fields)
     dataset = load_dataset(args.dataset, args.split, args.topics, args.qrels)

@@ -27,7 +27,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from lsr_eval.data.datasets import load_dataset
     from lsr_eval.experiments.splade import run_splade
-    from lsr_eval.experiments.workdir import work_dir
+    from lsr_eval.workdir import work_dir
 
     dataset = load_dataset(args.dataset, args.split, args.topics, args.qrels)
     settings = settings_from_args(args, hits=args.hits, shard_size=args.shard_size, remove_query=args.remove_query,

@@ -8,7 +8,7 @@ in-memory run with :class:`SearchCounts`. Every index folder gets :data:`MARKER`
 an index is never searched by another engine.
 
 Ranking contract: hits come best first, ties by docid ascending, and the cut at rank k is made in that order. The
-exact engines (Anserini, PISA) also report Anserini's tie-adjusted scores (:mod:`lsr_eval.engines.ties`), so that
+exact engines (Anserini, PISA) also report Anserini's tie-adjusted scores (:mod:`lsr_eval.searching.ties`), so that
 their runs are bit-identical; an approximate engine (Seismic) reports its raw dot products.
 """
 
@@ -17,48 +17,16 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping, Protocol, Sequence
+from typing import Any, Iterator, Mapping, Protocol
 
 from lsr_eval.data.types import Run
-from lsr_eval.errors import ConfigError, InputError
+from lsr_eval.errors import InputError
+from lsr_eval.searching.counts import SearchCounts
 
 #: File written into every index folder lsr-eval builds: ``{"engine": name, ...}``.
 MARKER = "lsr_eval_engine.json"
 
 QueryWeights = Mapping[str, int]
-
-
-@dataclass
-class SearchCounts:
-    """What went into a search and what came out, so nothing is lost silently."""
-
-    queries: int = 0
-    queries_with_hits: int = 0
-    queries_without_hits: list[str] = field(default_factory=list)
-    hits: int = 0
-    removed_self_hits: int = 0
-
-    def add(self, qid: str, hits: Sequence[tuple[str, float]], remove_query: bool, run: Run) -> None:
-        """Record one query's ranked ``hits`` into ``run`` (``remove_query`` drops the hit whose docid is ``qid``)."""
-        ranked: dict[str, float] = {}
-        for docid, score in hits:
-            if remove_query and docid == qid:
-                self.removed_self_hits += 1
-                continue
-            ranked[docid] = score
-        self.queries += 1
-        self.hits += len(ranked)
-        if ranked:
-            self.queries_with_hits += 1
-        else:
-            self.queries_without_hits.append(qid)
-        run[qid] = ranked
-
-    def to_dict(self) -> dict:
-        return {"queries": self.queries, "queries_with_hits": self.queries_with_hits,
-                "queries_without_hits": len(self.queries_without_hits),
-                "queries_without_hits_ids": self.queries_without_hits[:100], "hits": self.hits,
-                "removed_self_hits": self.removed_self_hits}
 
 
 @dataclass
@@ -180,21 +148,3 @@ def iter_vectors(collection: Path) -> Iterator[tuple[str, dict[str, int]]]:
                 except (ValueError, KeyError, TypeError) as e:
                     raise InputError(f"{path}:{line_no}: not a JsonVectorCollection line ({e})") from e
                 yield docid, out
-
-
-def chunks(items: Iterable, size: int) -> Iterator[list]:
-    """Consecutive lists of at most ``size`` items (the bounded unit of every batch search)."""
-    chunk: list = []
-    for item in items:
-        chunk.append(item)
-        if len(chunk) == size:
-            yield chunk
-            chunk = []
-    if chunk:
-        yield chunk
-
-
-def check_k(k: int) -> int:
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise ConfigError(f"k (hits per query) must be an integer >= 1, got {k!r}")
-    return k

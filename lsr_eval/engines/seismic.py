@@ -29,9 +29,9 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 from lsr_eval.data.types import Run
-from lsr_eval.engines.base import (BuildCounts, QueryWeights, SearchCounts, check_index_engine, check_k, chunks,
-                                   iter_vectors, write_marker)
+from lsr_eval.engines.base import BuildCounts, QueryWeights, check_index_engine, iter_vectors, write_marker
 from lsr_eval.errors import ConfigError, InputError
+from lsr_eval.searching.counts import SearchCounts, check_k, chunks
 
 log = logging.getLogger(__name__)
 

@@ -19,7 +19,7 @@ from typing import Any
 from lsr_eval.data.datasets import Dataset
 from lsr_eval.errors import LsrEvalError
 from lsr_eval.experiments.result import SystemResult
-from lsr_eval.experiments.workdir import cache_slot, cached
+from lsr_eval.workdir import cache_slot, cached
 from lsr_eval.manifest import completed, prepare_output, write_manifest
 
 log = logging.getLogger(__name__)

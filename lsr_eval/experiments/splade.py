@@ -19,7 +19,7 @@ from typing import Any, Mapping
 from lsr_eval.data.datasets import Dataset
 from lsr_eval.errors import LsrEvalError
 from lsr_eval.experiments.result import SystemResult
-from lsr_eval.experiments.workdir import cache_slot, cached, slot_lock
+from lsr_eval.workdir import cache_slot, cached, slot_lock
 from lsr_eval.defaults import DEFAULT_SCALE, LUCENE_MAX_CLAUSES
 from lsr_eval.manifest import completed, prepare_output, write_manifest
 from lsr_eval.models.options import DEFAULT_DEVICE, DEFAULT_PRECISION, PRECISIONS, check_choice, check_device

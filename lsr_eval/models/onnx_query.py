@@ -35,7 +35,7 @@ except where a weight lies within that distance of a rounding boundary (tested o
 Sparsification ties: ``top_k`` keeps the larger weights, equal weights by lower vocabulary id.
 
 Exported files are cached under ``WORK/onnx_query/<model_type>-<mode>-<key>/`` (``WORK``:
-:func:`lsr_eval.experiments.workdir.work_dir`), keyed by a sha256 of the model's class, config (which records
+:func:`lsr_eval.workdir.work_dir`), keyed by a sha256 of the model's class, config (which records
 identity heads and rescaling) and every parameter and buffer, plus this module's format version, the opset and the
 torch version: a changed weight is a new folder. Exporting needs ``onnx`` (torch's exporter writes through it);
 running needs only ``onnxruntime``.
@@ -394,7 +394,7 @@ class OnnxQueryEncoder:
         self.precision = self._check_precision(encoder.precision)
         self.encoder = encoder
         self._dec = _decoder_of(encoder)
-        from lsr_eval.experiments.workdir import work_dir as default_work
+        from lsr_eval.workdir import work_dir as default_work
 
         self.key = {"format_version": FORMAT_VERSION, "mode": self.mode, "opset": OPSET,
                     "w_levels": W_LEVELS, "torch": _torch_version(), "weights_sha256": weights_fingerprint(encoder.mlm)}
@@ -429,8 +429,8 @@ class OnnxQueryEncoder:
 
     def _ensure_files(self) -> bool:
         """Export into :attr:`folder` unless a complete export with the same key is there; True when exported.
-        Another process exporting the same model is waited for (:func:`~lsr_eval.experiments.workdir.slot_lock`)."""
-        from lsr_eval.experiments.workdir import slot_lock
+        Another process exporting the same model is waited for (:func:`~lsr_eval.workdir.slot_lock`)."""
+        from lsr_eval.workdir import slot_lock
 
         if self._exported():
             return False

@@ -1,0 +1,94 @@
+"""Folders show the data flow, and a stage imports only from itself and earlier stages: text -> sparse vectors
+(models, encode) -> collection (export) -> engine index and search (searching, anserini, engines) -> runs ->
+metrics, significance, fusion, efficiency -> experiments -> benchmarks -> report, with training a side branch.
+Imports inside functions count too: a lazy import that runs backwards is still a backwards dependency."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+PACKAGE = REPO / "lsr_eval"
+
+#: Stages in data-flow order; modules of one stage may import each other.
+STAGES: list[set[str]] = [
+    {"__init__", "errors", "defaults", "_lazy", "hardware"},   # the package root holds only its version
+    {"manifest"},
+    {"workdir"},
+    {"data"},
+    {"models"},
+    {"encode"},
+    {"export"},
+    {"searching"},
+    {"anserini"},
+    {"engines"},
+    {"runs"},
+    {"evaluation"},
+    {"significance", "fusion", "efficiency"},
+    {"train"},
+    {"experiments"},
+    {"benchmark"},
+    {"report"},
+    {"reproduce"},
+    {"commands"},
+    {"cli"},
+]
+#: The one documented exception: reproduce replays a recorded command line through today's parser.
+ALLOWED = {("reproduce", "cli")}
+RANK = {name: i for i, stage in enumerate(STAGES) for name in stage}
+
+
+def stage_of(module: str) -> str:
+    """``lsr_eval.engines.pisa`` -> ``engines``; ``lsr_eval`` -> ``__init__``."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def imported(path: Path, root: Path = PACKAGE) -> list[tuple[str, int]]:
+    """Every ``lsr_eval`` module ``path`` (under the package folder ``root``) imports, absolute or relative, at any
+    depth, with its line."""
+    package = ".".join(("lsr_eval", *path.relative_to(root).with_suffix("").parts[:-1]))
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            out += [(a.name, node.lineno) for a in node.names if a.name.split(".")[0] == "lsr_eval"]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[:len(package.split(".")) - node.level + 1]
+                module = ".".join(base + ([node.module] if node.module else []))
+            else:
+                module = node.module or ""
+            if module == "lsr_eval":   # from lsr_eval import hardware: the names are modules, or the root's own
+                out += [(f"lsr_eval.{a.name}" if (root / a.name).exists() or (root / f"{a.name}.py").exists()
+                         else "lsr_eval", node.lineno) for a in node.names]
+            elif module.split(".")[0] == "lsr_eval":
+                out.append((module, node.lineno))
+    return out
+
+
+def backwards_imports(root: Path = PACKAGE) -> list[str]:
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root)
+        src = rel.parts[0] if len(rel.parts) > 1 else rel.stem
+        for module, line in imported(path, root):
+            dst = stage_of(module)
+            if src not in RANK or dst not in RANK:
+                found.append(f"lsr_eval/{rel}:{line}: {module} (a stage STAGES does not list)")
+            elif RANK[dst] > RANK[src] and (src, dst) not in ALLOWED:
+                found.append(f"lsr_eval/{rel}:{line}: {src} imports the later stage {module}")
+    return found
+
+
+def test_every_stage_imports_only_earlier_stages():
+    found = backwards_imports()
+    assert found == [], "imports against the data flow:\n" + "\n".join(found)
+
+
+def test_checker_sees_a_backwards_import(tmp_path):
+    (tmp_path / "anserini").mkdir()
+    (tmp_path / "anserini" / "probe.py").write_text(
+        "def f():\n    from lsr_eval.engines.base import MARKER\n    from ..data import types\n")
+    assert backwards_imports(tmp_path) == [
+        "lsr_eval/anserini/probe.py:2: anserini imports the later stage lsr_eval.engines.base"]
