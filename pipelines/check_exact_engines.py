@@ -194,6 +194,14 @@ def summary_text(results: dict[str, dict[str, Any]], args: argparse.Namespace) -
     return "\n".join(lines)
 
 
+def summaries(folder: Path) -> dict[str, str]:
+    """``summary.md`` made again from a results folder's raw file (``engines.json``) and the settings its manifest
+    recorded: what tests/test_committed_results.py compares with the committed one."""
+    experiment = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))["experiment"]
+    results = json.loads((folder / "engines.json").read_text(encoding="utf-8"))
+    return {"summary.md": summary_text(results, argparse.Namespace(**experiment))}
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")

@@ -174,6 +174,7 @@ PIPELINES = RESULTS.parent / "pipelines"
 SUMMARIES = {
     "bf16-fidelity": ("bench-bf16-fidelity", "bench_bf16_fidelity"),
     "encode*": ("bench-encode", "bench_encode"),
+    "exact-engines": ("check-exact-engines", "check_exact_engines"),
     "gpu-check": ("gpu-check", "gpu_check"),
     "long-queries": ("bench-long-queries", "bench_long_queries"),
     "parity-pyserini": ("parity-pyserini", "parity_pyserini"),
