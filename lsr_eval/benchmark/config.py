@@ -10,7 +10,8 @@ run as a system named ``<system>-d<k>`` (``-q<k>``, ``-dt<t>``, ``-qt<t>``); fus
 
 A ``kind: run`` system is a TREC run made elsewhere (``path``, relative to the YAML file's folder; optional
 ``display_name``; optional declared ``costs: {flops, latency_ms, source}``, ``source`` required with any cost). A
-fusion's ``tune`` is ``true`` (weights chosen on the dataset's ``tune_split``) or ``{cv: K, seed: S}`` (K-fold
+fusion's ``tune`` is ``true`` (weights chosen on the dataset's ``tune_split``; its row on a dataset without one says
+"not run", and at least one dataset must have one) or ``{cv: K, seed: S}`` (K-fold
 cross-validation over the reported queries, :mod:`lsr_eval.fusion.cross_validation`). ``significance.baseline``
 names one system or a list of them (each gets its own tests).
 """
@@ -310,11 +311,10 @@ def _fusion(f: Any, systems: list[str], datasets: list[DatasetEntry], where: str
             raise ConfigError(f"{method.name} has no parameter to tune")
     except LsrEvalError as e:
         raise ConfigError(f"{where} ({f['name']}): {e}") from None
-    if tune is True:
-        untuned = [d.label or d.spec for d in datasets if not d.tune_split]
-        if untuned:
-            raise ConfigError(f"{where} ({f['name']}): tune: true needs a tune_split on every dataset; none on "
-                              f"{', '.join(untuned)} (or tune: {{cv: K}} cross-validates on the reported queries)")
+    if tune is True and not any(d.tune_split for d in datasets):
+        raise ConfigError(f"{where} ({f['name']}): tune: true needs a tune_split on the datasets (on those without "
+                          "one the fusion is not run); none has one (or tune: {cv: K} cross-validates on the "
+                          "reported queries)")
     metric = f.get("metric", "nDCG@10")
     _measures([metric], f"{where}: metric")
     return FusionEntry(**{**f, "runs": tuple(f["runs"]), "tune": tune})

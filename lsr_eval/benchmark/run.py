@@ -381,14 +381,19 @@ def run_benchmark(cfg: BenchmarkConfig, work: Path, threads: int = 2, device: st
     run_root = Path(runs_dir) if runs_dir is not None else work / "benchmarks" / _slug(cfg.name) / "runs"
     rows: list[dict[str, Any]] = []
     data: dict[str, Any] = {}  # the fingerprint of each dataset the table was computed on
+    unavailable: dict[str, str] = {}  # datasets that could not be read (e.g. offline without a seeded cache)
     for entry in expand_datasets(cfg.datasets):
-        try:
+        try:  # the fingerprint reads the data: a registry dataset that is not there fails here, not at load
             dataset = load_dataset(entry.spec, entry.split)
+            label = _label(entry, dataset)
+            data[label] = dataset.fingerprint()
         except LsrEvalError as e:
-            rows += [{"dataset": entry.spec, "system": s.name, "status": f"failed: {e}"} for s in cfg.systems]
+            label = entry.label or _slug(entry.spec.replace("/", "-"))
+            log.error("dataset %s is not available: %s", label, e)
+            unavailable[label] = str(e)
+            rows += [{"dataset": label, "system": s.name, "status": f"failed: dataset not available: {e}"}
+                     for s in [*systems, *cfg.fusion]]
             continue
-        label = _label(entry, dataset)
-        data[label] = dataset.fingerprint()
         if entry.measures:
             dataset.measures = tuple(entry.measures)
         measures = list(dataset.measures)
@@ -435,19 +440,28 @@ def run_benchmark(cfg: BenchmarkConfig, work: Path, threads: int = 2, device: st
         for system in systems:
             _copy_small(run_root / system.name / label, out / "runs" / system.name / label)
         tune_runs = tune_qrels = None
+        tune_failed = ""
         if entry.tune_split and any(f.tune_on_split for f in cfg.fusion):
-            tune_ds = load_dataset(entry.spec, entry.tune_split)
-            tune_qrels = tune_ds.qrels()
-            data[f"{label}@{entry.tune_split}"] = tune_ds.fingerprint()
-            tune_runs = {}
-            for system in (s for s in systems if s.name in tuned):  # only what a tuned fusion needs
-                d = run_root / system.name / f"{label}@{entry.tune_split}"
-                tune_runs[system.name] = run_system(system, tune_ds, d, work, threads).run
+            try:
+                tune_ds = load_dataset(entry.spec, entry.tune_split)
+                tune_qrels = tune_ds.qrels()
+                data[f"{label}@{entry.tune_split}"] = tune_ds.fingerprint()
+                tune_runs = {}
+                for system in (s for s in systems if s.name in tuned):  # only what a tuned fusion needs
+                    d = run_root / system.name / f"{label}@{entry.tune_split}"
+                    tune_runs[system.name] = run_system(system, tune_ds, d, work, threads).run
+            except LsrEvalError as e:  # the untuned rows stand; the tuned fusions say why they have no number
+                log.error("tune split %s of %s failed: %s", entry.tune_split, label, e)
+                tune_runs, tune_failed = None, f"failed: tune split {entry.tune_split}: {e}"
         for f in cfg.fusion:
             row = {"dataset": label, "system": f.name, "kind": "fusion", "model": "", "status": "ok"}
             missing = [r for r in f.runs if r not in runs]
             if missing:
                 row["status"] = f"not run: inputs failed ({', '.join(missing)})"
+            elif f.tune_on_split and not entry.tune_split:
+                row["status"] = f"not run: no tune_split on {label} (no train or dev split to tune on)"
+            elif f.tune_on_split and tune_failed:
+                row["status"] = tune_failed
             else:
                 try:
                     metrics, runs[f.name] = _fuse(f, runs, tune_runs, dataset.qrels(), tune_qrels, measures,
@@ -469,7 +483,7 @@ def run_benchmark(cfg: BenchmarkConfig, work: Path, threads: int = 2, device: st
     table.to_json(out / "table.json", orient="records", indent=2)
     write_manifest(out, "benchmark", {"config": cfg.source, "name": cfg.name},
                    config=json.loads(json.dumps({**asdict(cfg), "systems": [asdict(s) for s in systems]}, default=str)),
-                   runs_dir=str(run_root), data=data,
+                   runs_dir=str(run_root), data=data, unavailable=unavailable,
                    significance_markers={"†": "significantly better than the baseline", "↓": "significantly worse"},
                    counts={"rows": len(table), "failed": int(table["status"].str.startswith("failed").sum())},
                    outputs=["table.csv", "table.json", "runs/"])

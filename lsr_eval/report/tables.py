@@ -186,14 +186,16 @@ def _systems(frame: pd.DataFrame) -> list[str]:
 def datasets_table(frame: pd.DataFrame, measure: str, *, datasets: Sequence[str] | None = None,
                    name: str | None = None, title: str | None = None, fmt: NumberFormat = NumberFormat()) -> Table:
     """The BEIR papers' shape: one row per system, one column per dataset (``datasets``, default: those whose rows
-    have ``measure``) holding ``measure`` with its significance mark, then their mean, taken over the datasets on
-    which every system of the table has a value (the note names them and those left out); the best per column
-    bold."""
+    have ``measure``; a note names the others with their rows' statuses, e.g. datasets not available offline)
+    holding ``measure`` with its significance mark, then their mean, taken over the datasets on which every system
+    of the table has a value (the note names them and those left out); the best per column bold."""
     if measure not in measure_columns(frame.columns):
         raise ConfigError(f"measure {measure!r} is not in the results; they have: "
                           f"{', '.join(measure_columns(frame.columns)) or 'none'}")
+    left_aside: list[str] = []
     if datasets is None:
         datasets = [d for d in dict.fromkeys(frame["dataset"]) if frame.loc[frame["dataset"] == d, measure].notna().any()]
+        left_aside = [d for d in dict.fromkeys(frame["dataset"]) if d not in datasets]
     datasets = list(datasets)
     rows_frame = frame[frame["dataset"].isin(datasets)]
     systems = _systems(rows_frame)
@@ -226,11 +228,20 @@ def datasets_table(frame: pd.DataFrame, measure: str, *, datasets: Sequence[str]
                         f"{measure} value ({', '.join(complete)}); left out: {', '.join(left_out)}")
         else:
             lead.append(f"mean: over all {len(datasets)} datasets")
+    if left_aside:
+        lead.append(f"not shown, no {measure} value (e.g. not available when run): " + "; ".join(
+            f"{d} ({_dataset_status(frame, d)})" for d in left_aside))
     best = {h: best_cells(values[h], text[h], "max") for h in values}
     if any(any(b) for b in best.values()):
         notes.best = BEST_NOTE
     return _table(name or f"datasets-{measure}", title or f"{measure} per dataset", pd.DataFrame({"system": labels}),
                   values, text, lead + notes.lines(), best)
+
+
+def _dataset_status(frame: pd.DataFrame, dataset: str) -> str:
+    """Why a dataset's rows have no number: their statuses, each once ("missing" for rows that ran)."""
+    return "; ".join(dict.fromkeys(why_missing(s) if s == "ok" else str(s)
+                                   for s in frame.loc[frame["dataset"] == dataset, "status"]))
 
 
 def _label_mark(rows: dict[tuple, pd.Series], datasets: Sequence[str], system: str, notes: CellNotes) -> str:
