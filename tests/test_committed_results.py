@@ -186,8 +186,8 @@ SUMMARIES = {
 }
 #: folders with a manifest checked by the tests above: benchmark tables and their runs, the report, single runs
 #: (metrics.json = the manifest's metrics) and training logs with their dev evaluations
-CHECKED_ABOVE = ("benchmarks/*", "benchmarks/*/runs/*/*", "report", "splade-scifact-minilm-random-head", "train/*",
-                 "train/*/dev-*")
+CHECKED_ABOVE = ("benchmarks/*", "benchmarks/*/runs/*/*", "report", "reproduce", "splade-scifact-minilm-random-head",
+                 "train/*", "train/*/dev-*")
 #: folders named after their hardware: suffix -> (CPU flags the manifest must record, flags it must not)
 HARDWARE_NAMES = {"-cpu-avx2": ({"avx2"}, {"avx512_bf16", "amx_bf16"})}
 
@@ -266,3 +266,22 @@ def test_scale_note_agrees_with_its_manifest():
     assert minutes == round(results["seconds"] / 60), (minutes, results["seconds"])
     if "nothing skipped" in note:
         assert manifest["skipped"] == [] and results["skipped"] == [] and not manifest["experiment"]["reuse_runs"]
+
+
+def test_the_committed_regression_matrix_lists_every_result_with_status_and_command():
+    """results/reproduce (``make reproduce MATRIX=results/reproduce``) names every committed result but itself, each
+    with a command and a verdict per row, and its Markdown gives each result's line."""
+    from lsr_eval.reproduce.results import find_results, load_result
+
+    folder = RESULTS / "reproduce"
+    if not (folder / "matrix.json").is_file():
+        pytest.skip("no committed matrix")
+    matrix = json.loads((folder / "matrix.json").read_text(encoding="utf-8"))
+    listed = {r["result"]: r for r in matrix["results"]}
+    names = {load_result(f).name for f in find_results(RESULTS)} - {"reproduce"}
+    assert names <= set(listed), f"committed results missing from the matrix: {sorted(names - set(listed))}"
+    markdown = (folder / "matrix.md").read_text(encoding="utf-8")
+    for name in names:
+        entry = listed[name]
+        assert entry["command"] and entry["rows"] and all(r["status"] for r in entry["rows"]), name
+        assert f"| {name} | " in markdown, name

@@ -32,6 +32,7 @@ from lsr_eval.reproduce.tolerance import Tolerances, kind_of
     ("throughput.encoding.docs_per_s", 25.7, "timing"),
     ("efficiency.latency.samples_ms.total", [72.9, 90.3], "timing"),
     ("timings.bf16", 865.6, "timing"),                # anything under a timings section
+    ("bench.ratios.pyserini.encode.p50", 3.38, "timing"),  # bench_query_path's speed ratios
     ("experiment.k1", 0.9, "metric"),
     ("experiment.hits", 1000, "count"),
     ("table.status", "ok", "label"),
@@ -97,7 +98,8 @@ def test_tolerances_describe_each_rule():
 def test_flatten_drops_where_and_when_keeps_what():
     record = {"counts": {"search": {"hits": 10}}, "machine": {"cpu": "x"}, "commit": "abc",
               "experiment": {"dataset": {"corpus": {"path": "/a", "mtime": 1, "bytes": 5}}},
-              "folds": [{"weights": [0.5, 0.5]}, {"weights": [0.4, 0.6]}]}
+              "folds": [{"weights": [0.5, 0.5]}, {"weights": [0.4, 0.6]}],
+              "artefacts": {"bm25_index": "/w/indexes/x"}, "bench": {"threads": 2, "artefacts": {"model_dir": "/m"}}}
     assert flatten(record) == {"counts.search.hits": 10, "experiment.dataset.corpus.bytes": 5,
                                "folds[0].weights": [0.5, 0.5], "folds[1].weights": [0.4, 0.6]}
 

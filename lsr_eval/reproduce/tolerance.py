@@ -52,7 +52,7 @@ FUSED_COUNTS = frozenset({"counts.documents_out", "counts.documents_cut"})
 TIMING_WORDS = frozenset({"ms", "s", "sec", "seconds", "time", "timings", "elapsed", "speedup", "latency",
                           "throughput"})
 #: Key parts that are timings as a whole.
-TIMING_KEYS = frozenset({"docs_per_s", "real_tokens_per_s", "per_s"})
+TIMING_KEYS = frozenset({"docs_per_s", "real_tokens_per_s", "per_s", "ratios"})  # ratios: of timings
 _WORD = re.compile(r"[^A-Za-z0-9]+")
 
 
