@@ -99,7 +99,7 @@ def test_flatten_drops_where_and_when_keeps_what():
     record = {"counts": {"search": {"hits": 10}}, "machine": {"cpu": "x"}, "commit": "abc",
               "experiment": {"dataset": {"corpus": {"path": "/a", "mtime": 1, "bytes": 5}}},
               "folds": [{"weights": [0.5, 0.5]}, {"weights": [0.4, 0.6]}],
-              "artefacts": {"bm25_index": "/w/indexes/x"}, "bench": {"threads": 2, "artefacts": {"model_dir": "/m"}}}
+              "artefacts": {"bm25_index": "/w/indexes/x"}, "bench": {"threads": 2, "artefacts": {"model_dir": "/m"}, "engine": {"index": "/w/i"}}}
     assert flatten(record) == {"counts.search.hits": 10, "experiment.dataset.corpus.bytes": 5,
                                "folds[0].weights": [0.5, 0.5], "folds[1].weights": [0.4, 0.6]}
 
