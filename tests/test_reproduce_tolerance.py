@@ -33,6 +33,9 @@ from lsr_eval.reproduce.tolerance import Tolerances, kind_of
     ("efficiency.latency.samples_ms.total", [72.9, 90.3], "timing"),
     ("timings.bf16", 865.6, "timing"),                # anything under a timings section
     ("bench.ratios.pyserini.encode.p50", 3.38, "timing"),  # bench_query_path's speed ratios
+    ("results.engines.bm25.cpu_ratio", 0.16, "timing"),
+    ("results.engines.bm25.heap_sweep[0].process_rss_mb", 299.2, "timing"),  # memory samples of a run
+    ("results.engines.impact.heap_sweep_summary.lsr-eval.old_gen_peak_range_mb", [9.9, 10.0], "timing"),
     ("experiment.k1", 0.9, "metric"),
     ("experiment.hits", 1000, "count"),
     ("table.status", "ok", "label"),
@@ -99,7 +102,7 @@ def test_flatten_drops_where_and_when_keeps_what():
     record = {"counts": {"search": {"hits": 10}}, "machine": {"cpu": "x"}, "commit": "abc",
               "experiment": {"dataset": {"corpus": {"path": "/a", "mtime": 1, "bytes": 5}}},
               "folds": [{"weights": [0.5, 0.5]}, {"weights": [0.4, 0.6]}],
-              "artefacts": {"bm25_index": "/w/indexes/x"}, "bench": {"threads": 2, "artefacts": {"model_dir": "/m"}, "engine": {"index": "/w/i"}}}
+              "artefacts": {"bm25_index": "/w/indexes/x"}, "bench": {"threads": 2, "artefacts": {"model_dir": "/m"}, "engine": {"index": "/w/i", "topics": "/w/t.tsv", "run_files": {"a": "/w/a.trec"}}}}
     assert flatten(record) == {"counts.search.hits": 10, "experiment.dataset.corpus.bytes": 5,
                                "folds[0].weights": [0.5, 0.5], "folds[1].weights": [0.4, 0.6]}
 

@@ -29,7 +29,7 @@ ENVIRONMENT_KEYS = frozenset({"commit", "created", "command", "versions", "machi
                               "runs_dir", "evaluated", "sources", "sources_sha256", "java", "platform", "cpu",
                               "cores", "reason", "note", "notes", "reused_run", "previous_metrics", "index_dir",
                               "file", "source", "folder", "exported", "reused", "cached", "work_dir",
-                              "artefacts", "index", "threads"})  # cache paths; threads: the process's setting
+                              "artefacts", "index", "topics", "run_files", "threads"})  # cache paths; threads: the process's setting
 
 
 def flatten(record: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:

@@ -11,7 +11,8 @@ kind             what                                                           
                  documents in a fused run
 ``size``         bytes on disk (an index's ``index_bytes``)                        within 0.1% relative
 ``label``        status, significance markers, precision, engine, settings, ids    exactly
-``timing``       seconds, milliseconds, throughput, latency samples, speed-ups     never compared
+``timing``       seconds, milliseconds, throughput, latency samples, speed-ups,    never compared
+                 speed ratios, memory samples (RSS, JVM heap)
 ===============  ================================================================  ==================================
 
 Why ``model-count`` and ``size`` are not exact: another CPU's kernels (AVX-512 or AVX2, another summation order)
@@ -50,9 +51,9 @@ FUSED_COUNTS = frozenset({"counts.documents_out", "counts.documents_cut"})
 
 #: Words (``_``-separated parts of a key's parts) that make a value a timing.
 TIMING_WORDS = frozenset({"ms", "s", "sec", "seconds", "time", "timings", "elapsed", "speedup", "latency",
-                          "throughput"})
+                          "throughput", "ratio", "rss", "heap"})  # speed ratios, memory samples of a run
 #: Key parts that are timings as a whole.
-TIMING_KEYS = frozenset({"docs_per_s", "real_tokens_per_s", "per_s", "ratios"})  # ratios: of timings
+TIMING_KEYS = frozenset({"docs_per_s", "real_tokens_per_s", "per_s", "ratios", "heap_sweep", "heap_sweep_summary"})
 _WORD = re.compile(r"[^A-Za-z0-9]+")
 
 
