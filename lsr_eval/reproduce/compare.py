@@ -29,7 +29,9 @@ ENVIRONMENT_KEYS = frozenset({"commit", "created", "command", "versions", "machi
                               "runs_dir", "evaluated", "sources", "sources_sha256", "java", "platform", "cpu",
                               "cores", "reason", "note", "notes", "reused_run", "previous_metrics", "index_dir",
                               "file", "source", "folder", "exported", "reused", "cached", "work_dir",
-                              "artefacts", "index", "topics", "run_files", "threads"})  # cache paths; threads: the process's setting
+                              "artefacts", "run_files", "threads"})
+#: Keys that are environment when they hold a path (a string), results when they hold a section (an index's counts).
+PATH_KEYS = frozenset({"index", "topics"})
 
 
 def flatten(record: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -37,7 +39,7 @@ def flatten(record: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     (:data:`ENVIRONMENT_KEYS`) left out."""
     out: dict[str, Any] = {}
     for key, value in record.items():
-        if str(key) in ENVIRONMENT_KEYS:
+        if str(key) in ENVIRONMENT_KEYS or (str(key) in PATH_KEYS and isinstance(value, str)):
             continue
         name = f"{prefix}{key}"
         if isinstance(value, Mapping):
