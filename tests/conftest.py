@@ -135,13 +135,23 @@ def tiny_beir(tmp_path: Path) -> Path:
 QUICKSTART = REPO / "pipelines" / "benchmarks" / "scifact-splade-tiny.yaml"
 
 
-def quickstart_splade_settings(model: str):
-    """``SpladeSettings`` of the quickstart benchmark's splade-tiny system, ``model`` its resolved folder."""
+def quickstart_config() -> dict:
+    """The quickstart benchmark's YAML."""
     import yaml
 
+    return yaml.safe_load(QUICKSTART.read_text(encoding="utf-8"))
+
+
+def quickstart_measures() -> tuple[str, ...]:
+    """The measures the quickstart benchmark evaluates on SciFact (the benchmark sets them on the dataset)."""
+    return tuple(next(d for d in quickstart_config()["datasets"] if d.get("label") == "scifact")["measures"])
+
+
+def quickstart_splade_settings(model: str):
+    """``SpladeSettings`` of the quickstart benchmark's splade-tiny system, ``model`` its resolved folder."""
     from lsr_eval.experiments.splade import SpladeSettings
 
-    cfg = yaml.safe_load(QUICKSTART.read_text(encoding="utf-8"))
+    cfg = quickstart_config()
     params = next(s for s in cfg["systems"] if s["kind"] == "splade")
     return SpladeSettings(**{k: v for k, v in params.items() if k not in ("name", "kind")} | {"model": model})
 

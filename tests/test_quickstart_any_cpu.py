@@ -9,16 +9,10 @@ import copy
 import json
 
 import pytest
-import yaml
 
-from conftest import QUICKSTART, REPO, simulate_bf16_cpu
+from conftest import REPO, quickstart_measures, simulate_bf16_cpu
 
 COMMITTED = REPO / "results" / "benchmarks" / "scifact-splade-tiny" / "runs" / "splade-tiny" / "scifact"
-
-
-def quickstart_measures() -> tuple[str, ...]:
-    cfg = yaml.safe_load(QUICKSTART.read_text(encoding="utf-8"))
-    return tuple(next(d for d in cfg["datasets"] if d.get("label") == "scifact")["measures"])
 
 
 @pytest.mark.slow
