@@ -76,11 +76,11 @@ def test_cli_writes_and_lists_every_file(report):
     names = {p.relative_to(out).as_posix() for p in on_disk}
     for stem in ("rescaling", "efficiency-msmarco-dev", "efficiency-scifact", "benchmark-fusion-nDCG@10",
                  "benchmark-fusion-R@100", "benchmark-rescaling-RR@10", "benchmark-rescaling-nDCG@10", "benchmarks",
-                 "training"):
+                 "training", "rescaling-runs"):
         assert {f"tables/{stem}.{ext}" for ext in ("md", "tex", "csv")} <= names
     for stem in ("flops-msmarco-dev", "latency-msmarco-dev", "flops-scifact", "latency-scifact", "training-loss",
                  "training-active_dims_q", "training-active_dims_d", "head-norm-best-k", "rescaling-dl19",
-                 "rescaling-msmarco-dev"):
+                 "rescaling-msmarco-dev", "rank-loss-by-k"):
         assert {f"plots/{stem}.png", f"plots/{stem}.pdf"} <= names
         assert (out / "plots" / f"{stem}.png").stat().st_size > 10_000
     manifest = json.loads((out / "manifest.json").read_text())
@@ -88,7 +88,7 @@ def test_cli_writes_and_lists_every_file(report):
     # datasets only
     assert sorted(n for n in names if n.startswith("plots/rescaling-")) == [
         f"plots/rescaling-{d}.{ext}" for d in ("dl19", "msmarco-dev") for ext in ("pdf", "png")]
-    assert manifest["stage"] == "report" and manifest["counts"]["figures"] == 10
+    assert manifest["stage"] == "report" and manifest["counts"]["figures"] == 11
     # the data of each trade-off figure, read back from the figure, is the table's
     drawn = json.loads((out / "plots" / "latency-msmarco-dev.json").read_text())
     table = {r["system"]: r for r in csv.DictReader(open(out / "tables" / "efficiency-msmarco-dev.csv"))}

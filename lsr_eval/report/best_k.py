@@ -2,7 +2,10 @@
 best k" figure (does a larger head need a larger k? Jang et al., "Rescaling MLM-Head for Neural Sparse
 Retrieval", 2026).
 
-Best k: the k whose row of the rescaling table is highest in the ``criterion`` column (ties: the smallest k).
+Best k: the k whose row of the rescaling table is highest in the ``criterion`` column (ties: the smallest k); with no
+criterion given and runs evaluated on their dev split (``dev/metrics.json``), the k of the run highest in dev
+:data:`DEV_MEASURE` instead (a choice made on dev, never on a test column). Suggested k: the k of a backbone's run
+that took it from inspect-head's rule (``rescale_k: suggested``; its manifest says ``rescale_rule: suggested``).
 Head norm (Frobenius norm of the decoder weight before rescaling), first found of:
 
 1. a manifest key of :data:`HEAD_NORM_KEYS` in a training run of the backbone;
@@ -28,6 +31,8 @@ from lsr_eval.report.table import Table
 HEAD_NORM_KEYS = ("head_norm_before", "norm_before", "initial_head_norm")
 #: Criteria tried in order when none is given: the first column of the rescaling table with a value.
 DEFAULT_CRITERIA = ("MS MARCO RR@10", "DL19 nDCG@10", "BEIR-13 mean nDCG@10")
+#: The dev measure that chooses the best k when runs have a dev evaluation.
+DEV_MEASURE = "nDCG@10"
 
 
 def choose_criterion(table: Table, criterion: str | None = None,
@@ -65,6 +70,35 @@ def best_k(table: Table, criterion: str) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["backbone", "best_k", "value", "ks", "ks_without"])
 
 
+def best_k_on_dev(runs: Iterable[TrainingRun], measure: str = DEV_MEASURE) -> pd.DataFrame:
+    """:func:`best_k`'s frame from the runs' dev evaluations: per backbone, the k of the run highest in dev
+    ``measure`` (ties: the smallest k); ``ks_without``: k of runs without that dev value."""
+    rows = []
+    mine: dict[str, list[TrainingRun]] = {}
+    for r in runs:
+        if r.k is not None and r.backbone is not None:
+            mine.setdefault(r.backbone, []).append(r)
+    for backbone, rs in mine.items():
+        have = [(r.k, r.dev[measure]) for r in rs if measure in r.dev]
+        without = sorted(r.k for r in rs if measure not in r.dev)
+        if not have:
+            rows.append({"backbone": backbone, "best_k": math.nan, "value": math.nan, "ks": [], "ks_without": without})
+            continue
+        top = max(v for _, v in have)
+        rows.append({"backbone": backbone, "best_k": float(min(k for k, v in have if v == top)), "value": float(top),
+                     "ks": sorted(float(k) for k, _ in have), "ks_without": without})
+    return pd.DataFrame(rows, columns=["backbone", "best_k", "value", "ks", "ks_without"])
+
+
+def suggested_k(backbone: str, runs: Iterable[TrainingRun]) -> float:
+    """The k of ``backbone``'s run that took inspect-head's suggestion (NaN when none did)."""
+    for r in runs:
+        if r.backbone == backbone and r.k is not None and r.manifest and \
+                find_key(r.manifest, ("rescale_rule",), lambda v: v == "suggested") is not None:
+            return float(r.k)
+    return math.nan
+
+
 def _first_logged(run: TrainingRun, key: str) -> float | None:
     if key not in run.log.columns:
         return None
@@ -92,15 +126,21 @@ def head_norm(backbone: str, runs: Iterable[TrainingRun]) -> tuple[float, str] |
     return None, "no head norm in the manifests or logs of its runs"
 
 
-def head_norm_points(table: Table, runs: Mapping[str, TrainingRun] | Iterable[TrainingRun],
+def head_norm_points(table: Table | None, runs: Mapping[str, TrainingRun] | Iterable[TrainingRun],
                      criterion: str | None = None) -> pd.DataFrame:
-    """:func:`best_k` of each backbone joined with its :func:`head_norm` (columns ``head_norm``, ``source``)
-    and the ``criterion`` used."""
+    """:func:`best_k` of each backbone (or :func:`best_k_on_dev`, see the module doc) joined with its
+    :func:`head_norm` (columns ``head_norm``, ``source``), its :func:`suggested_k` and the ``criterion`` used."""
     runs = list(runs.values()) if isinstance(runs, Mapping) else list(runs)
-    criterion = choose_criterion(table, criterion)
-    points = best_k(table, criterion)
+    if criterion is None and any(DEV_MEASURE in r.dev for r in runs if r.k is not None):
+        criterion, points = f"dev {DEV_MEASURE}", best_k_on_dev(runs)
+    elif table is None:
+        raise ConfigError("no best k: no benchmark row has a rescaling k and no run has a dev evaluation")
+    else:
+        criterion = choose_criterion(table, criterion)
+        points = best_k(table, criterion)
     norms = [head_norm(b, runs) for b in points["backbone"]]
     points["head_norm"] = [n if n is not None else math.nan for n, _ in norms]
     points["source"] = [s for _, s in norms]
+    points["suggested_k"] = [suggested_k(b, runs) for b in points["backbone"]]
     points["criterion"] = criterion
     return points

@@ -3,13 +3,16 @@
 Layout of the output folder::
 
     tables/benchmark-<name>.* (one dataset) or tables/benchmark-<name>-<measure>.* (several: the BEIR papers' shape),
-    tables/efficiency-<dataset>.*, tables/rescaling.*, tables/benchmarks.*, tables/training.*
+    tables/efficiency-<dataset>.*, tables/rescaling-runs.*, tables/rescaling.*, tables/head-diagnoses.*,
+    tables/benchmarks.*, tables/training.*
     plots/flops-<dataset>.*, plots/latency-<dataset>.* (+ .json: the points, labels and front drawn, read back
     from the figure), plots/training-<key>.*, plots/head-norm-best-k.*,
-    plots/rescaling-<dataset>.*
+    plots/rescaling-<dataset>.*, plots/rank-loss-by-k.*
     index.html, manifest.json
 
-A table or figure is made only where the results hold what it needs: the rescaling table when some row has a
+A table or figure is made only where the results hold what it needs: the rescaling-runs table, the ranking-loss
+figure and the head-norm figure when a training run has a k (:mod:`lsr_eval.report.rescaling_runs`), the diagnoses
+table when a run keeps inspect-head diagnoses, the rescaling table when some row has a
 rescaling k (and a figure of the main measure against k for each dataset where such rows have it), an efficiency
 table and trade-off figures for each dataset with efficiency columns, training figures
 for the keys of :data:`TRAINING_CURVES` that some log has, the head-norm figure when training runs and the
@@ -32,6 +35,7 @@ from lsr_eval.report.formatting import NumberFormat
 from lsr_eval.report.html import FigureFiles, Section, render_html
 from lsr_eval.report.linking import link_training
 from lsr_eval.report.loading import Results, load_results
+from lsr_eval.report.rescaling_runs import diagnoses_table, runs_table
 from lsr_eval.report.plots import (COSTS, has_tradeoff, head_norm_figure, read_tradeoff, rescaling_figure,
                                    save_figure, tradeoff_figure, training_figure)
 from lsr_eval.report.loading import measure_columns
@@ -146,15 +150,25 @@ def write_report(results: str | Path | Results, out: str | Path, *, fmt: NumberF
                     files.figure_data.append(data)
         sections.append(eff)
 
-    if frame["k"].notna().any():
-        resc = Section("Rescaling k", "Each backbone trained with MLM-head rescaling k: in-domain effectiveness and "
-                                      "BEIR-13 nDCG@10.")
-        rt = table(rescaling_table(frame, fmt=fmt))
-        resc.tables.append(rt)
-        for d in rescaling_figure_datasets(frame):
-            resc.figures.append(figure(rescaling_figure(frame, d), f"rescaling-{d}",
-                                       f"{main_measure(frame, d)} against the rescaling k on {d}"))
-        if results.training:
+    rescaled = [r for r in results.training.values() if r.k is not None]
+    if frame["k"].notna().any() or rescaled:
+        resc = Section("Rescaling k", "MLM-head rescaling (the head divided by k before training): each training run "
+                                      "with a k (stability, dev selection, results), then backbone x k, the main "
+                                      "measure against k, the ranking loss by k, the head norm against the best "
+                                      "and the suggested k, and inspect-head's diagnoses.")
+        if rescaled:
+            resc.tables.append(table(runs_table(frame, rescaled, fmt=fmt)))
+        rt = None
+        if frame["k"].notna().any():
+            rt = table(rescaling_table(frame, fmt=fmt))
+            resc.tables.append(rt)
+            for d in rescaling_figure_datasets(frame):
+                resc.figures.append(figure(rescaling_figure(frame, d), f"rescaling-{d}",
+                                           f"{main_measure(frame, d)} against the rescaling k on {d}"))
+        if any("rank" in r.log.columns for r in rescaled):
+            resc.figures.append(figure(training_figure(rescaled, "rank", smooth), "rank-loss-by-k",
+                                       "ranking loss against the training step, by backbone and k"))
+        if rescaled:
             try:
                 points = head_norm_points(rt, results.training, best_k_by)
             except ConfigError as e:  # no criterion column with a value: say so, keep the rest of the report
@@ -162,9 +176,13 @@ def write_report(results: str | Path | Results, out: str | Path, *, fmt: NumberF
                     raise
                 resc.notes.append(f"no head-norm figure: {e}")
             else:
-                resc.figures.append(figure(head_norm_figure(points, groups=list(frame[group_column(frame)])),
+                resc.figures.append(figure(head_norm_figure(points, groups=list(frame[group_column(frame)]),
+                                                            diagnoses=list(results.diagnoses.values())),
                                            "head-norm-best-k",
-                                           f"MLM-head norm against the best k (by {points['criterion'].iloc[0]})"))
+                                           f"MLM-head norm against the best k (by {points['criterion'].iloc[0]}) "
+                                           "and the suggested k"))
+        if results.diagnoses:
+            resc.tables.append(table(diagnoses_table(results.diagnoses)))
         sections.append(resc)
 
     if results.training:

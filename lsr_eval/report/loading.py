@@ -4,7 +4,9 @@
 columns ``dataset``, ``system``, ``model``, ``k``, ``status`` ("ok", "not run", "failed: <reason>"), measures under
 canonical names (``nDCG@10``, ``R@1000(rel=2)``), efficiency columns (:data:`EFFICIENCY_COLUMNS`), significance markers
 ``<measure>_sig`` and ``baseline``; any column but ``dataset`` and ``system`` may be missing. ``RESULTS/train/<run>/``
-with ``log.jsonl`` (one JSON object per step) is a training run. Both may have a ``manifest.json``.
+with ``log.jsonl`` (one JSON object per step) is a training run. Both may have a ``manifest.json``. A training run
+may keep its selection evaluation in ``dev/metrics.json`` ({measure: value}, as ``lsr-eval splade --out`` writes it)
+and head diagnoses in ``inspect-head/<label>/diagnosis.json`` (``lsr-eval inspect-head --out``).
 
 Tables are normalised so that later code need not guess: ``model``, ``status``, ``baseline`` and markers are
 strings ("" where empty; ``status`` is "ok" when the table has no status column, "unknown" in an empty cell);
@@ -59,6 +61,13 @@ _EMPTY = {"", "nan", "NaN", "null", "None", "NA", "N/A"}
 #: Manifest keys holding a training run's rescaling k and backbone, in order of preference.
 K_KEYS = ("rescale_k", "head_rescale_k", "k")
 BACKBONE_KEYS = ("backbone", "model_name_or_path", "model_name", "model", "base_model")
+#: A run's evaluation on its dev split (model selection), relative to the run folder.
+DEV_METRICS = Path("dev") / "metrics.json"
+#: inspect-head diagnoses kept with a run, relative to the run folder.
+DIAGNOSES_GLOB = "inspect-head/*/diagnosis.json"
+#: ``tied_input`` values that change what a k means (the encoder input is not divided with the tied head): a run
+#: with one is labelled ``<backbone> (input <value>)``, so that it is not taken for the divided run of the same k.
+LABELLED_TIED_INPUT = ("compensated",)
 
 
 def is_measure(column: Any) -> bool:
@@ -280,6 +289,7 @@ class TrainingRun:
     blank_lines: int = 0
     replaced_steps: int = 0
     notes: list[str] = field(default_factory=list)
+    dev: dict[str, float] = field(default_factory=dict)  #: :data:`DEV_METRICS`: measure -> value on the dev split
 
 
 def read_log(path: Path) -> tuple[pd.DataFrame, int, int, int]:
@@ -332,8 +342,55 @@ def load_training_run(folder: str | Path) -> TrainingRun:
             notes.append(f"{folder.name}: no rescaling k in {MANIFEST} (keys {', '.join(K_KEYS)})")
         if backbone is None:
             notes.append(f"{folder.name}: no backbone in {MANIFEST} (keys {', '.join(BACKBONE_KEYS)})")
+        tied = find_key(manifest, ("tied_input",), _is_name)
+        if backbone is not None and tied in LABELLED_TIED_INPUT:
+            backbone = f"{backbone} (input {tied})"
     return TrainingRun(folder.name, folder, log, manifest, backbone, float(k) if k is not None else None,
-                       lines, blank, replaced, notes)
+                       lines, blank, replaced, notes, read_dev_metrics(folder / DEV_METRICS))
+
+
+def read_dev_metrics(path: Path) -> dict[str, float]:
+    """``{measure: value}`` of a run's dev evaluation (:data:`DEV_METRICS`), {} when absent; a value that is not a
+    number, or a key that is not a measure name, raises with the file."""
+    doc = read_json_file(path)
+    if doc is None:
+        return {}
+    bad = [k for k, v in doc.items() if not is_measure(k) or not _is_number(v)]
+    if bad:
+        raise InputError(f"{path}: expected {{measure: number}}; not a measure with a number: {', '.join(bad)}")
+    return {k: float(v) for k, v in doc.items()}
+
+
+@dataclass(frozen=True)
+class HeadDiagnosis:
+    """One ``lsr-eval inspect-head`` diagnosis: the head as loaded (k = 1) and the k its rule suggests."""
+
+    label: str              #: ``<run>/<folder>``
+    model: str
+    tied_input: str | None  #: from its manifest: how the suggestion treated a tied input
+    head_norm: float        #: Frobenius norm of the decoder weight at k = 1
+    mean_max_logit: float   #: at k = 1
+    mean_score: float       #: at k = 1: mean self dot product of the texts' vectors
+    active_fraction: float  #: at k = 1
+    suggested_k: float
+    rule: str
+
+
+def load_diagnosis(path: Path, label: str) -> HeadDiagnosis:
+    """Read one ``diagnosis.json`` (and the ``manifest.json`` beside it, for ``tied_input``)."""
+    doc = read_json_file(path)
+    rows = [r for r in (doc or {}).get("rows", []) if isinstance(r, dict) and r.get("k") == 1]
+    if doc is None or not rows or not _is_number(doc.get("suggested_k")):
+        raise InputError(f"{path}: expected an inspect-head diagnosis (rows with k = 1, suggested_k)")
+    manifest = read_json_file(path.parent / MANIFEST) or {}
+    tied = find_key(manifest, ("tied_input",), _is_name)
+    row = rows[0]
+    try:
+        return HeadDiagnosis(label, str(doc.get("model", "")), tied, float(row["frobenius"]),
+                             float(row["mean_max_logit"]), float(row["mean_score"]), float(row["active_fraction"]),
+                             float(doc["suggested_k"]), str(doc.get("rule", "")))
+    except (KeyError, TypeError, ValueError) as e:
+        raise InputError(f"{path}: the k = 1 row lacks a number ({e})") from None
 
 
 @dataclass
@@ -343,6 +400,7 @@ class Results:
     root: Path
     benchmarks: dict[str, BenchmarkResults]
     training: dict[str, TrainingRun]
+    diagnoses: dict[str, HeadDiagnosis] = field(default_factory=dict)  #: by label (``<run>/<folder>``)
 
     def combined(self) -> pd.DataFrame:
         """All benchmark rows in one table (see :func:`combine`)."""
@@ -456,5 +514,10 @@ def load_results(root: str | Path) -> Results:
     if not benchmarks and not training:
         raise InputError(f"{root}: no benchmark folder (<name>/{TABLE_JSON} or {TABLE_CSV}) and no training run "
                          f"({TRAIN_DIR}/<run>/{TRAIN_LOG})")
-    return Results(root, benchmarks, training)
+    diagnoses = {}
+    for run in runs:
+        for path in sorted(run.glob(DIAGNOSES_GLOB)):
+            label = f"{run.name}/{path.parent.name}"
+            diagnoses[label] = load_diagnosis(path, label)
+    return Results(root, benchmarks, training, diagnoses)
 

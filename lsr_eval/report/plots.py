@@ -5,7 +5,8 @@ it works headless and inside notebooks alike) and saved as PNG and PDF.
   a decade): colour per family, marker per kind, labels, sweep curves, the Pareto front drawn
   (:mod:`lsr_eval.report.tradeoff` decides what is drawn; :func:`read_tradeoff` reads it back);
 - :func:`training_figure`: a logged quantity (the loss) against the step, one panel per backbone, one colour per k;
-- :func:`head_norm_figure`: the backbone's head norm against its best k (:mod:`lsr_eval.report.best_k`);
+- :func:`head_norm_figure`: the backbone's head norm against its best and suggested k (:mod:`lsr_eval.report.best_k`)
+  and inspect-head's diagnoses;
 - :func:`rescaling_figure`: a dataset's main measure against the rescaling k, one marker per model.
 
 Points and runs that cannot be drawn are named in a note under the axes, with the reason.
@@ -23,7 +24,7 @@ from typing import TYPE_CHECKING, Iterable, Sequence
 import pandas as pd
 
 from lsr_eval.errors import ConfigError
-from lsr_eval.report.loading import TrainingRun
+from lsr_eval.report.loading import HeadDiagnosis, TrainingRun
 from lsr_eval.report.marks import why_missing
 from lsr_eval.report.tables import group_column, main_measure, model_order
 
@@ -458,11 +459,13 @@ def training_figure(runs: Iterable[TrainingRun], key: str = "loss", smooth: int 
 
 
 def head_norm_figure(points: pd.DataFrame, title: str | None = None,
-                     groups: Sequence[str] | None = None) -> "Figure":
+                     groups: Sequence[str] | None = None, diagnoses: Sequence[HeadDiagnosis] = ()) -> "Figure":
     """Each backbone's head norm (x, log scale) against its best k (y, log2 scale): the best k as a large marker,
-    the other k values tried as small grey dots. ``points``: :func:`lsr_eval.report.best_k.head_norm_points`;
-    ``groups``: the backbone order that gives colours in the trade-off figures (``frame["backbone"]``), so that
-    a backbone has one colour throughout a report."""
+    the other k values tried as small grey dots, the k its run took from inspect-head's rule (``suggested_k``) as
+    a hollow star; each of ``diagnoses`` (inspect-head on a head as loaded) as a black cross at its norm and
+    suggested k. ``points``: :func:`lsr_eval.report.best_k.head_norm_points`; ``groups``: the backbone order that
+    gives colours in the trade-off figures (``frame["backbone"]``), so that a backbone has one colour throughout a
+    report."""
     fig = _figure()
     ax = fig.add_subplot()
     ok = points[points["head_norm"].notna() & points["best_k"].notna()]
@@ -472,13 +475,25 @@ def head_norm_figure(points: pd.DataFrame, title: str | None = None,
     palette = _colours(len(order))
     colours = [palette[order.index(b)] for b in ok["backbone"]]
     all_k: set[float] = set()
+    norms = list(ok["head_norm"])
     for colour, p in zip(colours, ok.itertuples()):
         others = [k for k in p.ks if k != p.best_k]
         all_k.update(p.ks)
         ax.scatter([p.head_norm] * len(others), others, s=18, color="0.6", zorder=2)
         ax.scatter([p.head_norm], [p.best_k], s=90, color=colour, edgecolor="black", zorder=3,
                    label=f"{p.backbone}: best k={p.best_k:g} ({p.value:.4g})")
-    _log_axis(ax.xaxis, ax.set_xscale, list(ok["head_norm"]))
+        suggested = getattr(p, "suggested_k", math.nan)
+        if not math.isnan(suggested):
+            all_k.add(suggested)
+            ax.scatter([p.head_norm], [suggested], s=220, marker="*", facecolor="none", edgecolor=colour,
+                       linewidth=1.5, zorder=4, label=f"{p.backbone}: suggested k={suggested:g}")
+    for d in diagnoses:
+        all_k.add(d.suggested_k)
+        norms.append(d.head_norm)
+        ax.scatter([d.head_norm], [d.suggested_k], s=40, marker="x", color="black", zorder=5)
+        ax.annotate(f"{d.label}{f' ({d.tied_input} input)' if d.tied_input else ''}", (d.head_norm, d.suggested_k),
+                    textcoords="offset points", xytext=LABEL_OFFSET, fontsize=6)
+    _log_axis(ax.xaxis, ax.set_xscale, norms)
     ax.set_yscale("log", base=2)
     if all_k:
         from matplotlib.ticker import FixedLocator, NullLocator
@@ -488,17 +503,17 @@ def head_norm_figure(points: pd.DataFrame, title: str | None = None,
         ax.set_yticklabels([f"{k:g}" for k in sorted(all_k)])
         lo, hi = min(all_k), max(all_k)
         ax.set_ylim(lo / 1.5, hi * 1.5)
+    if norms:
+        ax.set_xlim(min(norms) / 1.6, max(norms) * 1.6)
     if not ok.empty:
-        lo, hi = ok["head_norm"].min(), ok["head_norm"].max()
-        ax.set_xlim(lo / 1.6, hi * 1.6)
         ax.legend(fontsize=7, loc="best")
-    else:
+    elif not diagnoses:
         ax.text(0.5, 0.5, "no backbone has both a head norm and a best k", transform=ax.transAxes, ha="center")
     ax.set_xlabel("MLM-head norm before rescaling (Frobenius norm of the decoder weight, log scale)")
     criterion = points["criterion"].iloc[0] if len(points) else "?"
-    ax.set_ylabel(f"best rescaling k by {criterion} (log2 scale)")
+    ax.set_ylabel(f"best rescaling k by {criterion} (log2 scale); stars, crosses: suggested k")
     ax.grid(True, which="both", alpha=0.3)
-    ax.set_title(title or "Head norm against the best rescaling k (grey: other k tried)")
+    ax.set_title(title or "Head norm against the best and the suggested k (grey: other k tried; x: inspect-head)")
     sources = [f"{p.backbone}: {p.source}" for p in ok.itertuples()]
     _note(fig, ["head norm from " + "; ".join(sources)] * bool(sources)
           + ([f"not plotted: {'; '.join(skipped)}"] if skipped else []))
