@@ -81,6 +81,9 @@ stage_dev() {
         if [ ! -d "$WORK/train/$run/model" ]; then echo "$run: no final model (not trained): no dev evaluation"; continue; fi
         "${LSR[@]}" splade "$WORK/train/$run/model" "$DEV" --split dev "${EVAL_ARGS[@]}" \
             --out "results/train/$run/dev" --work-dir "$WORK"
+        # metrics and manifest stay with the run; its run file (3.6 MB) and query vectors go to the work folder
+        mkdir -p "$WORK/dev-runs/$run"
+        mv "results/train/$run/dev/run.trec" "results/train/$run/dev/queries" "$WORK/dev-runs/$run/"
     done
 }
 
