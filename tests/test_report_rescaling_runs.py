@@ -128,3 +128,11 @@ def test_bad_dev_metrics_and_diagnosis_name_their_file(tmp_path):
     (broken / "diagnosis.json").write_text(json.dumps({"rows": [], "suggested_k": 2}))
     with pytest.raises(InputError, match=r"inspect-head/x/diagnosis.json"):
         load_results(tmp_path)
+
+
+def test_a_run_whose_head_was_not_rescaled_has_no_k(tmp_path):
+    # lsr-eval records rescale_k 1.0 with rescale_rule "none" when no k was set: not a point of a k study
+    folder = _run(tmp_path, "plain", 1, [2.0, 1.0], rule="none")
+    run = load_training_run(folder)
+    assert run.k is None and not any("no rescaling k" in n for n in run.notes)
+    assert load_training_run(_run(tmp_path, "grid-k1", 1, [2.0, 1.0])).k == 1

@@ -61,6 +61,8 @@ _EMPTY = {"", "nan", "NaN", "null", "None", "NA", "N/A"}
 #: Manifest keys holding a training run's rescaling k and backbone, in order of preference.
 K_KEYS = ("rescale_k", "head_rescale_k", "k")
 BACKBONE_KEYS = ("backbone", "model_name_or_path", "model_name", "model", "base_model")
+#: The ``rescale_rule`` a training manifest records when no k was set (the run has no rescaling k).
+NOT_RESCALED = "none"
 #: A run's evaluation on its dev split (model selection), relative to the run folder.
 DEV_METRICS = Path("dev") / "metrics.json"
 #: inspect-head diagnoses kept with a run, relative to the run folder.
@@ -328,7 +330,8 @@ def _is_number(value: Any) -> bool:
 
 def load_training_run(folder: str | Path) -> TrainingRun:
     """Read ``folder/log.jsonl`` and ``folder/manifest.json``; backbone and k come from the manifest
-    (:data:`BACKBONE_KEYS`, :data:`K_KEYS`, see :func:`find_key`)."""
+    (:data:`BACKBONE_KEYS`, :data:`K_KEYS`, see :func:`find_key`); a run whose manifest says ``rescale_rule: none``
+    has no k."""
     folder = Path(folder)
     log, lines, blank, replaced = read_log(folder / TRAIN_LOG)
     manifest = read_json_file(folder / MANIFEST)
@@ -338,7 +341,9 @@ def load_training_run(folder: str | Path) -> TrainingRun:
     if manifest is None:
         notes.append(f"{folder.name}: no {MANIFEST}, backbone and k unknown")
     else:
-        if k is None:
+        if find_key(manifest, ("rescale_rule",), _is_name) == NOT_RESCALED:
+            k = None  # the head was not rescaled: the run is not a point of a k study (its "k = 1" is a default)
+        elif k is None:
             notes.append(f"{folder.name}: no rescaling k in {MANIFEST} (keys {', '.join(K_KEYS)})")
         if backbone is None:
             notes.append(f"{folder.name}: no backbone in {MANIFEST} (keys {', '.join(BACKBONE_KEYS)})")

@@ -487,12 +487,15 @@ def head_norm_figure(points: pd.DataFrame, title: str | None = None,
             all_k.add(suggested)
             ax.scatter([p.head_norm], [suggested], s=220, marker="*", facecolor="none", edgecolor=colour,
                        linewidth=1.5, zorder=4, label=f"{p.backbone}: suggested k={suggested:g}")
+    placed: list[tuple[float, float]] = []   # labels of crosses at about one place go one under the other
     for d in diagnoses:
         all_k.add(d.suggested_k)
         norms.append(d.head_norm)
         ax.scatter([d.head_norm], [d.suggested_k], s=40, marker="x", color="black", zorder=5)
+        n = sum(k == d.suggested_k and abs(math.log(x / d.head_norm)) < 0.1 for x, k in placed)
+        placed.append((d.head_norm, d.suggested_k))
         ax.annotate(f"{d.label}{f' ({d.tied_input} input)' if d.tied_input else ''}", (d.head_norm, d.suggested_k),
-                    textcoords="offset points", xytext=LABEL_OFFSET, fontsize=6)
+                    textcoords="offset points", xytext=(LABEL_OFFSET[0], LABEL_OFFSET[1] - 8 * n), fontsize=6)
     _log_axis(ax.xaxis, ax.set_xscale, norms)
     ax.set_yscale("log", base=2)
     if all_k:
@@ -511,9 +514,10 @@ def head_norm_figure(points: pd.DataFrame, title: str | None = None,
         ax.text(0.5, 0.5, "no backbone has both a head norm and a best k", transform=ax.transAxes, ha="center")
     ax.set_xlabel("MLM-head norm before rescaling (Frobenius norm of the decoder weight, log scale)")
     criterion = points["criterion"].iloc[0] if len(points) else "?"
-    ax.set_ylabel(f"best rescaling k by {criterion} (log2 scale); stars, crosses: suggested k")
+    ax.set_ylabel(f"best rescaling k by {criterion} (log2 scale)")
     ax.grid(True, which="both", alpha=0.3)
-    ax.set_title(title or "Head norm against the best and the suggested k (grey: other k tried; x: inspect-head)")
+    ax.set_title(title or "Head norm against the best and the suggested k\n(grey: other k tried; star: the k a run "
+                          "took from inspect-head's rule; x: inspect-head's suggestion)", fontsize=10)
     sources = [f"{p.backbone}: {p.source}" for p in ok.itertuples()]
     _note(fig, ["head norm from " + "; ".join(sources)] * bool(sources)
           + ([f"not plotted: {'; '.join(skipped)}"] if skipped else []))
