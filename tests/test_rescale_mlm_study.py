@@ -7,8 +7,11 @@ from __future__ import annotations
 import json
 import subprocess
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
+
+from lsr_eval.models.diagnostics import suggest_k
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "results"
@@ -57,3 +60,17 @@ def test_every_run_was_evaluated_on_dev_before_test_and_dev_picks_a_tested_run()
     chosen = max(dev, key=dev.get)
     systems = {s["name"] for s in test["config"]["systems"]}
     assert set(dev) <= systems and chosen in systems
+
+
+def test_the_committed_diagnoses_are_inspect_heads_outputs():
+    folders = sorted((RESULTS / "train" / "rescale-mlm-minilm-mlm" / "inspect-head").iterdir())
+    assert [f.name for f in folders] == ["head-only", "identity-head", "mlm", "mlm-compensated", "splade-tiny"]
+    for folder in folders:
+        manifest = _manifest(folder / "manifest.json")
+        diagnosis = _manifest(folder / "diagnosis.json")
+        assert manifest["stage"] == "inspect-head" and {"diagnosis.json", "diagnosis.txt"} <= set(manifest["outputs"])
+        assert manifest["experiment"]["tied_input"] == ("compensated" if folder.name == "mlm-compensated"
+                                                        else "divided"), folder.name
+        # the suggestion is the rule's on the committed rows (every committed suggestion lies within them)
+        rows = [SimpleNamespace(**r) for r in diagnosis["rows"]]
+        assert suggest_k(rows) == diagnosis["suggested_k"], folder.name
