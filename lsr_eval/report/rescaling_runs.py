@@ -28,7 +28,7 @@ from lsr_eval.report.formatting import NumberFormat
 from lsr_eval.report.loading import HeadDiagnosis, TrainingRun
 from lsr_eval.report.marks import ABSENT, MISSING, best_cells
 from lsr_eval.report.table import Table
-from lsr_eval.report.tables import datasets_in_order, main_measure
+from lsr_eval.report.tables import _table, datasets_in_order, main_measure
 from lsr_eval.train.stability import WINDOW, stability
 
 #: Effectiveness measures shown per dataset besides its main one, when the rows have them.
@@ -76,11 +76,8 @@ class _Columns:
             self.text[h] += ["n/a"] * (rows - len(self.text[h]))
 
     def table(self, name: str, title: str, labels: pd.DataFrame, notes: list[str]) -> Table:
-        index = pd.RangeIndex(len(labels))
         best = {h: best_cells(self.values[h], self.text[h], self.direction[h]) for h in self.values}
-        return Table(name, title, labels.set_index(index), pd.DataFrame(self.values, index=index, dtype="float64"),
-                     pd.DataFrame(self.text, index=index, dtype=object), notes,
-                     pd.DataFrame(best, index=index, dtype=bool))
+        return _table(name, title, labels, self.values, self.text, notes, best)
 
 
 def runs_table(frame: pd.DataFrame, runs: Mapping[str, TrainingRun] | Iterable[TrainingRun], *,
@@ -100,11 +97,7 @@ def runs_table(frame: pd.DataFrame, runs: Mapping[str, TrainingRun] | Iterable[T
         cols.add(i, "steps", float(len(run.log)), f"{len(run.log):,}")
         c = candidates(run)
         if "rank" in run.log.columns and c is not None and c >= 2:
-            records = [{"step": s, "rank": None if pd.isna(v) else float(v),
-                        "grad_norm": None if pd.isna(g) else float(g)}
-                       for s, v, g in zip(run.log["step"], run.log["rank"],
-                                          run.log["grad_norm"] if "grad_norm" in run.log else [math.nan] * len(run.log))]
-            st = stability(records, c)
+            st = stability(run.log.to_dict("records"), c)   # a NaN (logged null) counts as non-finite there
             cols.add(i, "rank loss, first 10", st.first_rank, f"{st.first_rank:.3g}")
             cols.add(i, "rank loss, last 10", st.last_rank, f"{st.last_rank:.3g}", "min")
             cols.add(i, "diverged", math.nan, yes_no[st.diverged])
