@@ -17,6 +17,8 @@ def pytest_configure(config):
     imports ir_datasets, which fixes its home folder at import time)."""
     import tempfile
 
+    # CUDA absent unless a test simulates it (simulate_cuda), on a GPU host too and in every subprocess
+    os.environ["CUDA_VISIBLE_DEVICES"] = ""
     home = Path(tempfile.mkdtemp(prefix="lsr-eval-irds-"))
     os.environ["IR_DATASETS_HOME"] = str(home)
     if (SHARED / "ir_datasets").is_dir():
@@ -25,9 +27,12 @@ def pytest_configure(config):
         seed_cache(SHARED / "ir_datasets", home)
 
 
-#: The CPUs a ``precision_sensitive`` test runs on: this machine's, and this machine's with native bf16 (the flag
-#: reader made to report avx512_bf16 and amx_bf16), so that a default which depends on the CPU fails here too.
-SIMULATED_CPUS = ("host-cpu", "simulated-bf16-cpu")
+#: The CPUs a ``precision_sensitive`` test runs on, both simulated from this machine's flags: without native bf16
+#: (avx512_bf16 and amx_bf16 removed) and with it (added). Every other test runs on the first, so that the real CPU
+#: decides nothing: a default that depends on the CPU is checked both ways on any host.
+SIMULATED_CPUS = ("no-bf16-cpu", "bf16-cpu")
+#: The flags a native-bf16 CPU reports (AVX-512 BF16 / AMX servers).
+BF16_CPU_FLAGS = frozenset({"avx512f", "avx512_bf16", "amx_bf16", "amx_tile"})
 
 
 def pytest_generate_tests(metafunc):
@@ -36,13 +41,25 @@ def pytest_generate_tests(metafunc):
         metafunc.parametrize("cpu_kind", SIMULATED_CPUS, indirect=True)
 
 
-def simulate_bf16_cpu(monkeypatch) -> frozenset[str]:
-    """Make :func:`lsr_eval.hardware.cpu_flags` report native bf16 (what AVX-512 BF16 / AMX servers report)."""
+def simulate_cpu(monkeypatch, bf16: bool) -> frozenset[str]:
+    """Make :func:`lsr_eval.hardware.cpu_flags` report this CPU with native bf16 (``bf16=True``) or without it;
+    a file named explicitly is still read."""
     from lsr_eval import hardware
 
-    flags = hardware.cpu_flags() | {"avx512f", "avx512_bf16", "amx_bf16", "amx_tile"}
-    monkeypatch.setattr(hardware, "cpu_flags", lambda: flags)
+    real = hardware.cpu_flags
+    host = real()
+    flags = frozenset(host | BF16_CPU_FLAGS) if bf16 else frozenset(host - set(hardware.CPU_BF16_FLAGS))
+
+    def simulated(path: Path = hardware.CPUINFO) -> frozenset[str]:
+        return flags if path == hardware.CPUINFO else real(path)
+
+    monkeypatch.setattr(hardware, "cpu_flags", simulated)
     return flags
+
+
+def simulate_bf16_cpu(monkeypatch) -> frozenset[str]:
+    """A CPU with native bf16 (:func:`simulate_cpu` with ``bf16=True``)."""
+    return simulate_cpu(monkeypatch, bf16=True)
 
 
 def simulate_cuda(monkeypatch, bf16: bool = True, count: int = 1) -> None:
@@ -57,11 +74,10 @@ def simulate_cuda(monkeypatch, bf16: bool = True, count: int = 1) -> None:
 
 @pytest.fixture(autouse=True)
 def cpu_kind(request, monkeypatch) -> str:
-    """``host-cpu``, or ``simulated-bf16-cpu`` for the second run of a ``precision_sensitive`` test (see
-    :data:`SIMULATED_CPUS`); every other test runs on the host's CPU as it is."""
-    kind = getattr(request, "param", "host-cpu")
-    if kind == "simulated-bf16-cpu":
-        simulate_bf16_cpu(monkeypatch)
+    """``no-bf16-cpu`` for every test, or ``bf16-cpu`` for the second run of a ``precision_sensitive`` one (see
+    :data:`SIMULATED_CPUS`)."""
+    kind = getattr(request, "param", "no-bf16-cpu")
+    simulate_cpu(monkeypatch, bf16=kind == "bf16-cpu")
     return kind
 
 

@@ -191,4 +191,4 @@ def test_long_query_key_of_auto_follows_the_cpu(tmp_path, cpu_kind):
     bench.impact_weight_maps(load_model(s), s, [Query("q0", "sparse retrieval")], tmp_path)
     (key_file,) = tmp_path.glob("*.key.json")
     key = json.loads(key_file.read_text())["key"]
-    assert key.get("bf16", False) is (cpu_kind == "simulated-bf16-cpu")
+    assert key.get("bf16", False) is (cpu_kind == "bf16-cpu")

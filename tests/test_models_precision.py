@@ -48,7 +48,7 @@ def test_cpu_flags_of_this_machine_and_a_missing_file(tmp_path):
     assert cpu_flags(f) == frozenset({"fpu", "avx2", "amx_bf16"})
 
 
-@pytest.mark.parametrize("cpu", ["host", "bf16-cpu"])
+@pytest.mark.parametrize("cpu", ["no-bf16-cpu", "bf16-cpu"])
 def test_encoder_default_is_fp32_on_any_cpu_and_bf16_is_an_alias(cpu, monkeypatch):
     if cpu == "bf16-cpu":
         simulate_bf16_cpu(monkeypatch)
@@ -100,3 +100,12 @@ def test_splade_tiny_bf16_within_bf16_tolerance_of_fp32(scifact_dir):
     fp32 = enc.encode(texts, precision="fp32").weights
     diff = (enc.encode(texts, precision="bf16").weights - fp32).abs()
     assert 0 < float(diff.max()) < 2 ** -3 and float(diff.mean()) < 5e-4
+
+
+@pytest.mark.precision_sensitive
+def test_the_simulated_cpu_decides_not_the_host(cpu_kind):
+    """Every test runs on a simulated CPU (tests/conftest.py): ``auto`` follows the simulation on any host."""
+    expected = "bf16" if cpu_kind == "bf16-cpu" else "fp32"
+    assert bool(hardware.native_bf16_flags()) is (cpu_kind == "bf16-cpu")
+    assert resolve_precision("auto", "cpu").name == expected
+    assert hardware.describe()["cpu_bf16_native"] is (cpu_kind == "bf16-cpu")
