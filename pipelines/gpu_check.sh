@@ -35,7 +35,7 @@ device = sys.argv[1]
 if not torch.cuda.is_available():
     build = f"built with CUDA {torch.version.cuda}" if torch.version.cuda else "a CPU-only build"
     sys.exit(f"gpu_check: no GPU: torch {torch.__version__} ({build}) sees no CUDA device. This check needs a GPU "
-             "and a CUDA build of torch (README: GPU); nothing was written.")
+             "and a CUDA build of torch (docs/guide.md, Precision and device); nothing was written.")
 index = int(device.split(":")[1]) if ":" in device else 0
 if index >= torch.cuda.device_count():
     sys.exit(f"gpu_check: {device} does not exist ({torch.cuda.device_count()} CUDA device(s)); nothing was written.")

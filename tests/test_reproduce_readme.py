@@ -1,4 +1,4 @@
-"""Every number of the README's result tables is backed by a committed result: a table follows a
+"""Every number of the result tables of the README and docs/results.md is backed by a committed result: a table follows a
 ``<!-- backed-by: RESULT... -->`` comment naming the committed benchmarks (under results/) it comes from, and each of
 its rows must equal one row of those tables in every numeric cell, to the decimals the README prints, and a
 significance marker it shows must be the committed one. A README number that no committed result backs fails here."""
@@ -14,6 +14,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 README = REPO / "README.md"
+RESULTS_DOC = REPO / "docs" / "results.md"
 MARKER = re.compile(r"<!--\s*backed-by:\s*(.+?)\s*-->")
 #: README column headers that differ from the committed table's column names.
 COLUMNS = {"R@1000 (grade ≥ 2)": "R@1000(rel=2)", "FLOPs": "flops", "query terms": "avg_q_dims",
@@ -68,27 +69,28 @@ def unbacked_rows(text: str, results: Path) -> list[str]:
         for name in names:
             path = results / name / "table.csv"
             if not path.is_file():
-                problems.append(f"README line {line}: {name} is not a committed result ({path} missing)")
+                problems.append(f"line {line}: {name} is not a committed result ({path} missing)")
                 continue
             tables.append(pd.read_csv(path))
         columns = [COLUMNS.get(h, h) for h in header[1:]]
         for t in tables:
             missing = [c for c in columns if c not in t.columns]
             if missing:
-                problems.append(f"README line {line}: {', '.join(missing)} not in the committed tables {names}")
+                problems.append(f"line {line}: {', '.join(missing)} not in the committed tables {names}")
         committed = [r for t in tables for r in t.to_dict("records")]
         for row in body:
             cells = {c: _parse(v) for c, v in zip(columns, row[1:])}
             numbers = {c: v for c, v in cells.items() if v is not None}
             if not any(all(_agrees(v, r.get(c), r.get(f"{c}_sig")) for c, v in numbers.items()) for r in committed):
-                problems.append(f"README line {line}: row {row[0]!r} ({', '.join(row[1:])}) equals no row of "
+                problems.append(f"line {line}: row {row[0]!r} ({', '.join(row[1:])}) equals no row of "
                                 f"{', '.join(names)}")
     return problems
 
 
-def test_readme_tables_are_backed_by_committed_results():
-    text = README.read_text(encoding="utf-8")
-    assert len(backed_tables(text)) >= 3, "the README's result tables lost their backed-by comments"
+@pytest.mark.parametrize("page, tables", [(README, 2), (RESULTS_DOC, 6)], ids=["README", "docs-results"])
+def test_result_tables_are_backed_by_committed_results(page, tables):
+    text = page.read_text(encoding="utf-8")
+    assert len(backed_tables(text)) >= tables, f"{page.name}'s result tables lost their backed-by comments"
     assert unbacked_rows(text, REPO / "results") == []
 
 
@@ -98,7 +100,7 @@ def test_readme_tables_are_backed_by_committed_results():
     ("| 0.6789 † | 0.6457 | 0.9253 | 0.9767 |", "BM25 flat (Pyserini"),        # a significance claim not committed
 ])
 def test_a_number_no_committed_result_backs_fails(change, expected):
-    text = README.read_text(encoding="utf-8")
+    text = RESULTS_DOC.read_text(encoding="utf-8")
     original = "| 0.6789 | 0.6457 | 0.9253 | 0.9767 |"
     assert original in text
     problems = unbacked_rows(text.replace(original, change), REPO / "results")

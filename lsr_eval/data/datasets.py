@@ -332,8 +332,8 @@ class IrdsDataset(Dataset):
                     f"../shared/data/{self.local.folder})")
         if self.irds_id.startswith("beir/"):
             zip_path = irds_home() / "beir" / self.irds_id.split("/")[1] / "source.zip"
-            return f"offline, put the dataset's BEIR zip at {zip_path} (lsr-eval seed-irds, see the README)"
-        return f"offline, seed {irds_home()} with the files ir_datasets downloads (see the README)"
+            return f"offline, put the dataset's BEIR zip at {zip_path} (lsr-eval seed-irds, see docs/guide.md, Offline ir_datasets)"
+        return f"offline, seed {irds_home()} with the files ir_datasets downloads (see docs/guide.md, Offline ir_datasets)"
 
     def _raw_docs(self) -> Iterator[tuple[Document, str]]:
         if not self._ds.has_docs():

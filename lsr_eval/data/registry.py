@@ -1,7 +1,7 @@
 """Named benchmarks: canonical names -> ir_datasets ids, official measures and BM25 conventions.
 
 Names follow the papers' tables; ids are ir_datasets' hierarchical ids (the data are fetched by ir_datasets on
-machines with a network, or read from a seeded cache; see the README). A benchmark may name other splits
+machines with a network, or read from a seeded cache; see docs/guide.md). A benchmark may name other splits
 (``nfcorpus`` -> ``dev``, ``train``), reached as ``load_dataset("nfcorpus", "dev")`` or ``nfcorpus/dev``.
 
 MS MARCO's topics and qrels (``msmarco-dev``, ``dl19``, ``dl20``) are also read from the files TREC and Anserini

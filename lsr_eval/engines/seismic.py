@@ -52,7 +52,7 @@ F16_MAX = 65504
 MAX_TERMS = 1 << 16
 
 #: Default search knobs, chosen for evaluation (accuracy first): measured on SciFact / splade-tiny they find 99.9% of
-#: the exact top 10 and 99.8% of the exact top 1000 (nDCG@10 equal to Anserini's to 4 decimals), where the README's
+#: the exact top 10 and 99.8% of the exact top 1000 (nDCG@10 equal to Anserini's to 4 decimals), where the engines'
 #: quick-start values (query_cut 3, heap_factor 0.8) find 88% of the top 10 and 53% of the top 1000.
 QUERY_CUT = 20
 HEAP_FACTOR = 0.7

@@ -22,7 +22,7 @@ def resolve_device(name: str = DEFAULT_DEVICE, local_rank: int | None = None) ->
     if not torch.cuda.is_available():
         raise ConfigError(f"device={name!r}: CUDA is not available (torch {torch.__version__}, "
                           f"{'built with CUDA ' + torch.version.cuda if torch.version.cuda else 'a CPU build'}); "
-                          "use --device cpu, or install a CUDA build of torch (README: GPU)")
+                          "use --device cpu, or install a CUDA build of torch (docs/guide.md, Precision and device)")
     if name in ("auto", "cuda"):
         index = int(os.environ.get("LOCAL_RANK", 0)) if local_rank is None else local_rank
     else:
