@@ -58,6 +58,18 @@ def test_benchmark_table_and_resume(tmp_path, capsys):
     assert splade["flops"] > 0 and splade["avg_q_dims"] <= 8 and splade["avg_d_dims"] <= 20
     assert splade["latency_p50_ms"] > 0 and table.iloc[0]["latency_p50_ms"] > 0
     assert {"nDCG@10_sig", "baseline"} <= set(table.columns)
+    # the console shows the report's table: systems x the benchmark's measures, marks explained in its notes
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    header = next(line for line in lines if line.split()[:1] == ["system"])
+    assert header.split()[-3:] == ["nDCG@10", "RR@10", "R@1000"], header
+    column = header.split().index("nDCG@10") - len(header.split())   # from the right: fusions have no engine
+    shown = {line.split()[0]: line.split()[column] for line in lines[lines.index(header) + 1:] if line.split()[:1]
+             and line.split()[0] in ("bm25", "splade", "rrf", "wsum")}
+    assert {s: float(v.rstrip("*†↓°")) for s, v in shown.items()} == pytest.approx(
+        dict(zip(table["system"], table["nDCG@10"].round(4))), abs=1e-9)
+    assert "latency" not in header and "flops" not in header and "NaN" not in out
+    assert "paired t-test" in out and "baseline bm25" in out   # the notes name the test, from the manifest
     wsum = json.loads((tmp_path / "results" / "runs" / "wsum" / "tiny" / "manifest.json").read_text())
     assert wsum["tuning"]["counts"] and wsum["tuning"]["params"]["weights"]
     # tuning runs were made on the train split, apart from the reported ones, and runs stay in the work folder

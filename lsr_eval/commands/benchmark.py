@@ -32,12 +32,8 @@ def run(args: argparse.Namespace) -> int:
 
         cfg = dataclasses.replace(cfg, out=args.out)
     table = run_benchmark(cfg, work_dir(args.work_dir), threads=args.threads, device=args.device)
-    import pandas as pd
-
-    cols = [c for c in table.columns if not c.endswith("_p") and c not in ("model", "k", "baseline")]
-    with pd.option_context("display.width", 200, "display.max_columns", 30, "display.float_format", "{:.4f}".format):
-        print(table[cols].to_string(index=False))
-    print(f"table: {cfg.out}/table.csv")
+    print(console_tables(cfg.out, cfg.name))
+    print(f"full table: {cfg.out}/table.csv")
     problems = failed_rows(table)
     if problems:
         print(f"lsr-eval benchmark: {len(problems)} of {len(table)} rows did not complete:", file=sys.stderr)
@@ -45,6 +41,16 @@ def run(args: argparse.Namespace) -> int:
             print(f"  {line}", file=sys.stderr)
         return 1
     return 0
+
+
+def console_tables(folder, name: str) -> str:
+    """The benchmark's results in ``folder`` as the report shows them: systems x the benchmark's measures, with
+    significance marks and why a cell is empty (the full table, every column, is the CSV)."""
+    from lsr_eval.report.loading import load_benchmark
+    from lsr_eval.report.tables import BEST_NOTE, benchmark_tables
+
+    tables = benchmark_tables(load_benchmark(folder, name).table, name=name)
+    return "\n".join(t.to_text().replace(BEST_NOTE, "*: the best number of its column") for t in tables)
 
 
 def failed_rows(table) -> list[str]:

@@ -108,6 +108,20 @@ class Table:
             lines.extend(f"- {_markdown_escape(n)}" for n in self.notes)
         return "\n".join(lines) + "\n"
 
+    def to_text(self) -> str:
+        """Title, the table in aligned columns (labels left, values right) and the notes: for a console. The best
+        cells carry a trailing ``*`` (text has no bold)."""
+        frame = self._shown(lambda t: f"{t}*")
+        n_labels = self.labels.shape[1]
+        rows = [self.columns] + [[str(c) for c in row] for row in frame.itertuples(index=False)]
+        widths = [max(len(r[j]) for r in rows) for j in range(len(self.columns))]
+        lines = [self.title]
+        for r in rows:
+            lines.append("  ".join(c.ljust(w) if j < n_labels else c.rjust(w)
+                                   for j, (c, w) in enumerate(zip(r, widths))).rstrip())
+        lines.extend(f"  {n}" for n in self.notes)
+        return "\n".join(lines) + "\n"
+
     def to_latex(self) -> str:
         """A ``table`` float with a booktabs ``tabular`` (needs ``\\usepackage{booktabs}``) and the notes below."""
         n_labels = self.labels.shape[1]
