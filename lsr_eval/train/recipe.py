@@ -57,7 +57,7 @@ def rescale_at_init(mlm: nn.Module, tokenizer, k, *, scale_bias: bool, max_lengt
                     tied_input: str = "divided") -> tuple[float, str, dict | None]:
     """Divide the head of ``mlm`` by ``k`` (number, ``suggested`` or None); returns (k, rule, the suggestion's
     statistics or None)."""
-    from lsr_eval.models.diagnostics import measure_suggested_k
+    from lsr_eval.models.diagnostics import identity_warning, measure_suggested_k
     from lsr_eval.models.rescale import rescale_head
 
     if k is None:
@@ -73,8 +73,12 @@ def rescale_at_init(mlm: nn.Module, tokenizer, k, *, scale_bias: bool, max_lengt
         pick = {r.k: r for r in rows}
         measured = {"at_k1": asdict(pick[1.0]), "at_suggested": asdict(pick[k])}
         rule = "suggested"
-        log.info("suggested k = %g (at k=1: mean max logit %.2f, mean score %.1f; at k=%g: %.2f, %.1f)", k,
+        log.info("suggested k = %g (at k=1: mean max logit %.2f, cross-text score %.1f; at k=%g: %.2f, %.1f)", k,
                  pick[1.0].mean_max_logit, pick[1.0].mean_score, k, pick[k].mean_max_logit, pick[k].mean_score)
+        warning = identity_warning(rows, k)
+        if warning:
+            measured["warning"] = warning
+            log.warning("suggested k: %s", warning)
     if k != 1.0 or rule == "config":
         rescale_head(mlm, float(k), scale_bias=scale_bias, tied_input=tied_input)
     return float(k), rule, measured
