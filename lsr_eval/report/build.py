@@ -36,7 +36,7 @@ from lsr_eval.report.formatting import NumberFormat
 from lsr_eval.report.html import FigureFiles, Section, render_html
 from lsr_eval.report.linking import link_training
 from lsr_eval.report.loading import Results, load_results
-from lsr_eval.report.rescaling_runs import diagnoses_table, runs_table
+from lsr_eval.report.rescaling_runs import candidates, diagnoses_table, runs_table
 from lsr_eval.report.plots import (COSTS, has_tradeoff, head_norm_figure, read_tradeoff, rescaling_figure,
                                    save_figure, tradeoff_figure, training_figure)
 from lsr_eval.report.loading import measure_columns
@@ -177,8 +177,9 @@ def write_report(results: str | Path | Results, out: str | Path, *, fmt: NumberF
                 resc.figures.append(figure(rescaling_figure(frame, d), f"rescaling-{d}",
                                            f"{main_measure(frame, d)} against the rescaling k on {d}"))
         if any("rank" in r.log.columns for r in rescaled):
-            resc.figures.append(figure(training_figure(rescaled, "rank", smooth), "rank-loss-by-k",
-                                       "ranking loss against the training step, by backbone and k"))
+            resc.figures.append(figure(training_figure(rescaled, "rank", smooth, chance=candidates),
+                                       "rank-loss-by-k", "ranking loss against the training step, by backbone and "
+                                                         "k, with the loss of uniform scores"))
         if rescaled:
             try:
                 points = head_norm_points(rt, results.training, best_k_by)
