@@ -80,3 +80,17 @@ def test_bad_seed_inputs_are_refused():
         seed_t_test({1: 1.0}, {1: 2.0})
     with pytest.raises(InputError, match="pair="):
         seed_t_test({1: 1.0, 2: 2.0}, {1: 1.0, 2: 2.0}, pair="blocked")
+
+
+def test_seed_block_randomisation_by_hand():
+    from lsr_eval.significance import seed_block_randomisation_test
+
+    # seed 1: differences 1, 2; seed 2: 1, -1 (baseline 0): T = |1 + 2 + 1 - 1| = 3 over 4 cells, 16 sign vectors.
+    # The 2 gives +-2, the three 1s give -3, -1, 1, 3 in 1, 3, 3, 1 ways: +2 -> -1, 1, 3, 5; -2 -> -5, -3, -1, 1.
+    # |sum| >= 3: 3 (3 ways) and 5 (1) with +2, -5 (1) and -3 (3) with -2: 8 of 16, p = 0.5; mean difference 3/4.
+    r = seed_block_randomisation_test({1: [0.0, 0.0], 2: [0.0, 0.0]}, {2: [1.0, -1.0], 1: [1.0, 2.0]})
+    assert (r.mean_difference, r.p_value, r.queries) == (0.75, 0.5, 4)
+    with pytest.raises(InputError, match="same seeds"):
+        seed_block_randomisation_test({1: [0.0]}, {2: [0.0]})
+    with pytest.raises(InputError, match="same queries"):
+        seed_block_randomisation_test({1: [0.0, 1.0]}, {1: [0.0]})
