@@ -157,5 +157,6 @@ def diagnoses_table(diagnoses: Mapping[str, HeadDiagnosis], *, name: str = "head
     notes = ["the head as loaded (k = 1), lsr-eval inspect-head on its default texts: Frobenius norm of the decoder "
              "weight, mean over texts of the largest logit, cross-text score (the mean SPLADE score between two "
              "different texts; not a self-score), fraction of the vocabulary active; the rule bounds magnitudes "
-             "only (a k at which the encoder input no longer tells texts apart can pass it)"] + [f"suggested k: {r}" for r in rules]
+             "only (a k at which the encoder input no longer tells texts apart can pass it)"]
+    notes += [f"suggested k: {r}" for r in rules]
     return cols.table(name, "MLM-head diagnoses: head norm and the suggested k", labels, notes)
