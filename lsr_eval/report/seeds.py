@@ -11,7 +11,6 @@ needs two seeds with a value to be aggregated; rows that are not ok or have no v
 from __future__ import annotations
 
 import math
-import re
 from typing import Mapping
 
 import pandas as pd
@@ -19,16 +18,10 @@ import pandas as pd
 from lsr_eval.report.formatting import NumberFormat
 from lsr_eval.report.loading import TrainingRun
 from lsr_eval.report.table import Table
+from lsr_eval.train.config import seed_of, seed_suffix
 
-#: ``<arm>-s<seed>``: a system trained with one seed of a fanned-out config.
-SEED_NAME = re.compile(r"^(?P<arm>.+)-s(?P<seed>\d+)$")
+__all__ = ["seed_arms", "seed_of", "seeds_figure", "seeds_table"]
 SEED_COLUMNS = ("mean", "sd", "95% low", "95% high")
-
-
-def seed_of(system: str) -> tuple[str, int] | None:
-    """``(arm, seed)`` of a system named ``<arm>-s<seed>``, else None."""
-    m = SEED_NAME.match(system)
-    return (m["arm"], int(m["seed"])) if m else None
 
 
 def _manifest_seed(run: TrainingRun | None) -> int | None:
@@ -58,7 +51,7 @@ def seed_arms(frame: pd.DataFrame, dataset: str, measure: str,
         else:
             arms.setdefault(arm, {})[seed] = float(value)
     for arm in [a for a, seeds in arms.items() if len(seeds) < 2]:
-        notes.append(f"{arm}: one seed with a value ({', '.join(f'-s{s}' for s in arms.pop(arm))}); not aggregated")
+        notes.append(f"{arm}: one seed with a value ({', '.join(seed_suffix(s) for s in arms.pop(arm))}); not aggregated")
     return arms, notes
 
 
@@ -86,7 +79,7 @@ def seeds_table(frame: pd.DataFrame, dataset: str, measure: str, *, name: str,
         s = seed_summary(list(by_seed.values()))
         add(arm, str(s.seeds), (s.mean, s.sd, s.low, s.high))
         for seed in sorted(by_seed):
-            add(f"  {arm}-s{seed}", f"seed {seed}", (by_seed[seed], math.nan, math.nan, math.nan))
+            add(f"  {arm}{seed_suffix(seed)}", f"seed {seed}", (by_seed[seed], math.nan, math.nan, math.nan))
     notes = [f"{measure} ({fmt.effectiveness_unit}) over training seeds: per arm the mean, the sample sd and the "
              f"95% interval mean -+ t(0.975, n-1) sd / sqrt(n) (n seeds), its seeds' rows below it; a system's seed "
              f"is its name's -s<seed> suffix"] + notes

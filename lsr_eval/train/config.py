@@ -20,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
+import re
 import types
 import typing
 from dataclasses import dataclass, field
@@ -502,9 +503,19 @@ def _coerce(value: Any, tp: Any, source: str, key: str) -> Any:
 SEED_SUFFIX = "-s{seed}"
 
 
+#: A run name ending in its seed's suffix: ``<arm>-s<seed>``.
+SEED_NAME = re.compile(r"^(?P<arm>.+)-s(?P<seed>\d+)$")
+
+
 def seed_suffix(seed: int) -> str:
     """``-s<seed>``: what a fanned-out config appends to its run's name and folders."""
     return SEED_SUFFIX.format(seed=seed)
+
+
+def seed_of(name: str) -> tuple[str, int] | None:
+    """``(arm, seed)`` of a run named ``<arm>-s<seed>`` (:func:`seed_suffix`), else None."""
+    m = SEED_NAME.match(name)
+    return (m["arm"], int(m["seed"])) if m else None
 
 
 def _fan_out(data: dict[str, Any], source: str) -> list[dict[str, Any]]:
