@@ -9,8 +9,10 @@ import torch
 
 from lsr_eval.cli import main
 from lsr_eval.errors import ConfigError
-from lsr_eval.models.diagnostics import (HEALTHY_MAX_LOGIT, HEALTHY_MEAN_SCORE, SAMPLE_TEXTS, SUGGEST_KS, KStats,
-                                        _mean_pair_score, activation_stats, inspect_head, suggest_k)
+from lsr_eval.models.diagnostics import (HEALTHY_MAX_LOGIT, HEALTHY_MEAN_SCORE, MAX_INPUT_TOKEN_COSINE, SAMPLE_TEXTS,
+                                        SUGGEST_KS, KStats, _mean_cross_text_score, activation_stats,
+                                        format_diagnosis, identity_warning, input_token_cosine, inspect_head,
+                                        suggest_k)
 from lsr_eval.models.encoder import SpladeEncoder
 from lsr_eval.models.loading import load_mlm
 from tiny_models import tiny_model
@@ -49,11 +51,45 @@ def test_suggest_k_rejects_nan():
         suggest_k([])
 
 
-def test_mean_pair_score_by_hand():
+def test_mean_cross_text_score_by_hand():
     w = torch.tensor([[1.0, 0.0, 2.0], [0.5, 1.0, 0.0], [0.0, 3.0, 1.0]], dtype=torch.float64)
     # pairs: (0,1) 0.5, (0,2) 2.0, (1,2) 3.0 -> each counted twice over 6 ordered pairs: mean 5.5 / 3
-    assert _mean_pair_score(w) == pytest.approx(5.5 / 3)
-    assert _mean_pair_score(w[:1]) == 0.0
+    assert _mean_cross_text_score(w) == pytest.approx(5.5 / 3)
+    assert _mean_cross_text_score(w[:1]) == 0.0
+
+
+def test_input_token_cosine_by_hand():
+    # three texts, 3 positions, 2-dim inputs; real positions: a all, b the first two, c the first and third
+    a = torch.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+    b = torch.tensor([[1.0, 0.0], [1.0, 0.0], [5.0, 5.0]])
+    c = torch.tensor([[0.0, 2.0], [9.0, 9.0], [-1.0, -1.0]])
+    real = [torch.tensor([True, True, True]), torch.tensor([True, True, False]), torch.tensor([True, False, True])]
+    # (a,b): t0 cos 1, t1 cos 0 (t2 padded in b); (a,c): t0 cos 0, t2 cos -1; (b,c): t0 cos 0 (t1 not real in c,
+    # t2 not real in b): sum 1 + 0 + 0 - 1 + 0 = 0 over 5 positions
+    assert input_token_cosine([a, b, c], real) == pytest.approx(0.0)
+    assert input_token_cosine([a, b], real[:2]) == pytest.approx(0.5)      # (1 + 0) / 2
+    assert input_token_cosine([a], real[:1]) != input_token_cosine([a], real[:1])   # no pair: NaN
+
+
+def test_identity_warning_flags_a_k_whose_input_lost_token_identity():
+    rows = [KStats(k, 1, 1, 1, 1, 0.1, 1, 1, cos) for k, cos in ((1.0, 0.1), (8.0, 0.9), (16.0, 0.3))]
+    assert "k=8" in identity_warning(rows, 8) and "0.900" in identity_warning(rows, 8)
+    assert identity_warning(rows, 16) == "" and identity_warning(rows, 1) == ""
+    assert identity_warning([KStats(1.0, 1, 1, 1, 1, 0.1, 1, 1)], 1) == ""      # not measured: nothing to flag
+    assert MAX_INPUT_TOKEN_COSINE == 0.5
+
+
+def test_divided_tied_head_loses_input_token_identity_and_compensated_keeps_it():
+    mlm, tokenizer, _ = load_mlm(str(tiny_model("bert", tied=True)))
+    texts = list(SAMPLE_TEXTS[:4])
+    divided, _ = activation_stats(mlm, tokenizer, texts, [1.0, 1e4], max_length=32)
+    compensated, _ = activation_stats(mlm, tokenizer, texts, [1.0, 1e4], max_length=32, tied_input="compensated")
+    assert divided[0].input_token_cosine == pytest.approx(compensated[0].input_token_cosine)   # k = 1: the same
+    assert compensated[1].input_token_cosine == pytest.approx(compensated[0].input_token_cosine, abs=1e-6)
+    # divided by 10^4 the word embeddings vanish: every text's input at a position is its position embedding
+    assert divided[1].input_token_cosine > 0.99 > divided[0].input_token_cosine
+    d = inspect_head(str(tiny_model("bert", tied=True)), ks=[1, 64], texts=texts, max_length=32)
+    assert "input cos" in format_diagnosis(d) and "bounds magnitudes only" in format_diagnosis(d)
 
 
 def _head_with_logit_scale(tmp_path, target: float):

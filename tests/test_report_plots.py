@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import struct
 from pathlib import Path
 
@@ -182,7 +183,7 @@ def test_head_norm_figure(frame, results, tmp_path):
     assert legend(ax) == ["sentence-transformers/all-MiniLM-L6-v2: best k=4 (0.3456)",
                           "jhu-clsp/ettin-encoder-17m: best k=16 (0.3587)"]
     assert [t.get_text() for t in ax.get_yticklabels()] == ["1", "4", "16"]
-    check_files(save_figure(fig, tmp_path, "head-norm"))
+    check_files(save_figure(fig, tmp_path, "head-norm"), size=(1200, 975))   # 8 x 6.5 in: the legend below
 
 
 def test_rescaling_figure(frame, tmp_path):
@@ -225,3 +226,43 @@ def test_a_family_keeps_its_colour_across_figures(frame):
     minilm = next(v for k, v in by_label.items() if "splade-minilm-k4" in k)
     ettin = next(v for k, v in by_label.items() if "splade-ettin-k16" in k)
     assert minilm == colour["splade-minilm-k4"] and ettin == colour["splade-ettin-k16"] and minilm != ettin
+
+
+def test_rank_loss_panel_draws_the_loss_of_uniform_scores_and_mlm_losses_are_labelled(tmp_path):
+    from lsr_eval.report.loading import TrainingRun
+
+    def run(name, k, losses, stage="train"):
+        log = pd.DataFrame({"step": range(1, len(losses) + 1), "loss": losses, "rank": losses})
+        return TrainingRun(name=name, path=tmp_path / name, log=log, manifest={"stage": stage}, backbone="m", k=k)
+
+    ax = training_figure([run("a", 1.0, [9.0, 5.0]), run("b", 16.0, [3.0, 2.8])], "rank", smooth=1,
+                         chance=lambda r: 16).axes[0]
+    (uniform,) = [line for line in ax.lines if line.get_label().startswith("uniform scores")]
+    assert list(uniform.get_ydata()) == [pytest.approx(math.log(16))] * 2   # ln 16 = 2.77, across the panel
+    assert uniform.get_label() == "uniform scores: ln 16 = 2.77"
+    mlm = training_figure([run("mlm", None, [7.0, 6.0], stage="middle-train")], "loss", smooth=1).axes[0]
+    assert "masked LM" in mlm.get_ylabel() and "ranking" not in mlm.get_ylabel()
+    assert legend(mlm) == ["mlm (masked LM)"]
+    splade = training_figure([run("a", 1.0, [9.0, 5.0])], "loss", smooth=1).axes[0]
+    assert "ranking + sparsity" in splade.get_ylabel()
+    long = training_figure([TrainingRun("x", tmp_path, pd.DataFrame({"step": [1], "loss": [1.0]}), None,
+                                        "work/train/rescale-mlm-minilm-mlm/model (input compensated)", 2.0)],
+                           "loss").axes[0]
+    assert "\n" in long.get_title()                       # wrapped, not cut at the panel's edge
+
+
+def test_head_norm_markers_at_one_place_sit_side_by_side():
+    points = pd.DataFrame([{"backbone": "m (input compensated)", "head_norm": 190.0, "best_k": 16.0, "ks": [16.0],
+                            "value": 0.3, "suggested_k": 16.0, "source": "s", "criterion": "dev nDCG@10"}])
+    from lsr_eval.report.loading import HeadDiagnosis
+
+    diag = HeadDiagnosis("run/mlm-compensated", "m", "compensated", 190.0, 12.0, 1000.0, 0.5, 16.0, "rule")
+    fig = head_norm_figure(points, diagnoses=[diag])
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    FigureCanvasAgg(fig).draw()
+    ax = fig.axes[0]
+    xs = [c.get_offset_transform().transform(c.get_offsets())[0][0] for c in ax.collections if len(c.get_offsets())]
+    assert len(xs) == 3 and len({round(x) for x in xs}) == 3    # best k, suggested star, cross: none hidden
+    legend_box = ax.get_legend().get_window_extent()
+    assert legend_box.y1 <= ax.get_window_extent().y0             # the legend sits below the axes

@@ -5,25 +5,25 @@ run was evaluated on dev before test, and the run dev selects is in the test ben
 from __future__ import annotations
 
 import json
-import subprocess
+import re
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
 from lsr_eval.models.diagnostics import suggest_k
+from study_registration import descends, full_history, registration_commit
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "results"
 GRID = ("k1", "k2", "k4", "k8", "k16", "suggested-compensated")
-#: The pre-registration: what must not change after the test evaluation.
+#: The MLM backbone's configs (stage 1: the head alone; stage 2: every parameter).
+MLM_CONFIGS = ["pipelines/train/rescale-mlm-minilm-head.yaml", "pipelines/train/rescale-mlm-minilm-mlm.yaml"]
+#: The pre-registration: what must not change after the test evaluation (the stability criteria included).
 REGISTERED = ["pipelines/train/rescale-mlm-minilm-base.yaml", "pipelines/benchmarks/scifact-rescale-mlm.yaml",
-              *(f"pipelines/train/rescale-mlm-minilm-{r}.yaml" for r in GRID)]
+              *(f"pipelines/train/rescale-mlm-minilm-{r}.yaml" for r in GRID), *MLM_CONFIGS,
+              "lsr_eval/train/stability.py"]
 TEST = RESULTS / "benchmarks" / "scifact-rescale-mlm" / "manifest.json"
-
-
-def _git(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(["git", "-C", str(REPO), *args], capture_output=True, text=True)
 
 
 def _manifest(path: Path) -> dict:
@@ -38,16 +38,20 @@ def test_the_mlm_head_beats_the_identity_head_on_held_out_text():
 
 
 def test_the_grid_was_registered_before_its_test_evaluation():
-    if _git("rev-parse", "--is-shallow-repository").stdout.strip() != "false":
+    if not full_history():
         pytest.skip("no full git history here")
-    registered = _git("log", "-1", "--format=%H", "--", *REGISTERED).stdout.strip()
+    registered = registration_commit(REGISTERED)
     assert registered, "the grid's configs are not in the history"
     test_commit = _manifest(TEST)["commit"]
-    assert _git("merge-base", "--is-ancestor", registered, test_commit).returncode == 0, \
+    assert descends(test_commit, registered), \
         f"the grid's configs changed ({registered}) after its test evaluation ran at {test_commit}"
     for run in GRID:
         train = _manifest(RESULTS / "train" / f"rescale-mlm-minilm-{run}" / "manifest.json")
-        assert _git("merge-base", "--is-ancestor", registered, train["commit"]).returncode == 0, run
+        assert descends(train["commit"], registered), run
+    for config in MLM_CONFIGS:                           # each backbone stage's config precedes its training
+        run = Path(config).stem
+        manifest = _manifest(RESULTS / "train" / run / "manifest.json")
+        assert descends(manifest["commit"], registration_commit([config])), run
 
 
 def test_every_run_was_evaluated_on_dev_before_test_and_dev_picks_a_tested_run():
@@ -57,9 +61,29 @@ def test_every_run_was_evaluated_on_dev_before_test_and_dev_picks_a_tested_run()
         folder = RESULTS / "train" / f"rescale-mlm-minilm-{run}" / "dev"
         assert _manifest(folder / "manifest.json")["created"] < test["created"], run
         dev[f"rescale-mlm-minilm-{run}"] = _manifest(folder / "metrics.json")["nDCG@10"]
-    chosen = max(dev, key=dev.get)
+    best = max(dev.values())
+    chosen = [run for run, v in dev.items() if v == best]
+    assert len(chosen) == 1, f"dev does not single out a run: {chosen}"
     systems = {s["name"] for s in test["config"]["systems"]}
-    assert set(dev) <= systems and chosen in systems
+    assert set(dev) <= systems and chosen[0] in systems
+    # the record names the same run as chosen: the bold dev nDCG@10 of docs/training.md's grid table
+    assert _marked_on_dev(REPO / "docs" / "training.md") == (chosen[0], round(best, 4))
+
+
+def _marked_on_dev(doc: Path) -> tuple[str, float]:
+    """(run, value) of the grid table's row whose dev nDCG@10 cell is bold (the run the study reports chosen)."""
+    header, marked = None, []
+    for line in doc.read_text(encoding="utf-8").splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if cells[0] == "run" and "dev nDCG@10" in cells:
+            header = cells.index("dev nDCG@10")
+        elif header is not None and cells[0].startswith("`rescale-mlm-minilm-"):
+            if cells[header].startswith("**"):
+                marked.append((cells[0].strip("`"), float(cells[header].strip("*"))))
+        elif header is not None and not line.startswith("|"):
+            header = None
+    assert len(marked) == 1, f"{doc}: expected one bold dev nDCG@10 in the grid table, found {marked}"
+    return marked[0]
 
 
 def test_the_committed_diagnoses_are_inspect_heads_outputs():

@@ -11,7 +11,8 @@ import yaml
 
 from lsr_eval.cli import main
 from lsr_eval.errors import ConfigError
-from lsr_eval.train.config import MiddleTrainConfig, SpladeTrainConfig, load_config, read_yaml, result_keys
+from lsr_eval.train.config import (MiddleTrainConfig, SpladeTrainConfig, load_config, load_configs, read_yaml,
+                                   result_keys)
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -132,10 +133,13 @@ def test_shipped_configs_validate():
     names = sorted(p.name for p in folder.glob("*.yaml") if not p.name.endswith("base.yaml"))
     assert len(names) >= 35 + 6 + 2 + 2
     for name in names:
-        cls = MiddleTrainConfig if "mlm" in read_yaml(folder / name) else SpladeTrainConfig   # middle training
-        cfg = load_config(folder / name, cls=cls)
-        assert cfg.name == name[:-len(".yaml")]
-        assert cfg.output.dir == f"results/train/{cfg.name}" or name == "scifact-minilm-rescale.yaml"
+        raw = read_yaml(folder / name)
+        cls = MiddleTrainConfig if "mlm" in raw else SpladeTrainConfig   # middle training
+        configs = load_configs(folder / name, cls=cls)
+        tails = [f"-s{s}" for s in raw["seeds"]] if "seeds" in raw else [""]
+        assert [c.name for c in configs] == [name[:-len(".yaml")] + t for t in tails]
+        for cfg in configs:
+            assert cfg.output.dir == f"results/train/{cfg.name}" or name == "scifact-minilm-rescale.yaml"
     v_small = load_config(folder / "efficient-splade-V-small.yaml")
     assert (v_small.regularizer.query, v_small.regularizer.lambda_q) == ("l1", 5e-3)
     assert (v_small.regularizer.document, v_small.regularizer.lambda_d) == ("flops", 5e-3)
@@ -154,3 +158,38 @@ def test_training_commands_do_not_import_torch_when_loaded():
             "print('torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
+
+
+def test_seeds_fan_out_into_one_run_per_seed(tmp_path):
+    path = write(tmp_path, {**MINIMAL, "name": "x", "seeds": [1, 2, 3]})
+    configs = load_configs(path)
+    assert [c.train.seed for c in configs] == [1, 2, 3]
+    assert [c.name for c in configs] == ["x-s1", "x-s2", "x-s3"]
+    assert [c.output.dir for c in configs] == ["results/train/x-s1", "results/train/x-s2", "results/train/x-s3"]
+    assert [c.output.model_dir for c in configs] == ["work/train/x-s1", "work/train/x-s2", "work/train/x-s3"]
+    assert all(c.train.steps == 10 for c in configs)            # everything else is the config's
+    with pytest.raises(ConfigError, match="lists 3 seeds"):
+        load_config(path)                                       # one run asked, three given
+    one = load_config(path, ["seeds=[2]"])                       # --set seeds=[2]: that seed's run only
+    assert (one.name, one.train.seed, one.output.dir) == ("x-s2", 2, "results/train/x-s2")
+
+
+def test_a_single_seed_is_unchanged(tmp_path):
+    (cfg,) = load_configs(write(tmp_path, {**with_(MINIMAL, "train", seed=7), "name": "x"}))
+    assert (cfg.name, cfg.train.seed, cfg.output.dir, cfg.output.model_dir) == \
+        ("x", 7, "results/train/x", "work/train/x")
+
+
+@pytest.mark.parametrize("seeds, message", [
+    ([], "non-empty list"), ([1, "2"], "non-empty list"), ([1, 1], "listed twice"), (3, "non-empty list"),
+    ([True], "non-empty list"), ([-1], "non-empty list"),
+])
+def test_bad_seeds_are_named(tmp_path, seeds, message):
+    with pytest.raises(ConfigError, match=rf"c.yaml: 'seeds'.*{message}"):
+        load_configs(write(tmp_path, {**MINIMAL, "seeds": seeds}))
+
+
+def test_train_check_prints_every_seed(tmp_path, capsys):
+    assert main(["train", str(write(tmp_path, {**MINIMAL, "name": "x", "seeds": [4, 5]})), "--check"]) == 0
+    printed = list(yaml.safe_load_all(capsys.readouterr().out))
+    assert [(d["name"], d["train"]["seed"]) for d in printed] == [("x-s4", 4), ("x-s5", 5)]

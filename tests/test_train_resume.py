@@ -54,3 +54,28 @@ def test_stop_and_resume_matches_uninterrupted_run(tmp_path):
     assert train(split, resume=True).status == "already done"
     with pytest.raises(OutputExistsError, match="a finished run"):
         train(split)
+
+
+def test_seeds_train_one_run_each_with_its_own_manifest_and_resume(tmp_path, capsys):
+    import json
+
+    import yaml
+
+    from lsr_eval.cli import main
+
+    cfg = tiny_config(tmp_path, "fan", steps=2)
+    cfg.update(name="fan", seeds=[3, 4])
+    path = tmp_path / "fan.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    assert main(["train", str(path), "--stop-after", "1"]) == 0
+    assert main(["train", str(path), "--resume"]) == 0      # each seed's run continues from its own checkpoint
+    out = capsys.readouterr().out
+    assert "fan-s3: done: step 2" in out and "fan-s4: done: step 2" in out
+    for seed in (3, 4):
+        manifest = json.loads((tmp_path / "results" / f"fan-s{seed}" / "manifest.json").read_text())
+        assert manifest["config"]["train"]["seed"] == seed and manifest["experiment"]["name"] == f"fan-s{seed}"
+        assert manifest["timings"]["resumed_from"].endswith("step-00000001")
+        assert [r["step"] for r in read_log(tmp_path / "results" / f"fan-s{seed}" / "log.jsonl")] == [1, 2]
+        assert (tmp_path / "work" / f"fan-s{seed}" / "model").is_dir()
+    logs = [read_log(tmp_path / "results" / f"fan-s{s}" / "log.jsonl") for s in (3, 4)]
+    assert logs[0][0]["loss"] != logs[1][0]["loss"]             # another seed, another run

@@ -22,20 +22,20 @@ def add_training_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--check", action="store_true", help="validate the config, print it, and exit")
 
 
-def load(args: argparse.Namespace, cls):
-    """The validated config, or None after printing it with ``--check``."""
+def load(args: argparse.Namespace, cls) -> list:
+    """The validated configs, one per seed of a ``seeds`` list (none after printing them with ``--check``)."""
     from lsr_eval.errors import ConfigError
-    from lsr_eval.train.config import load_config
+    from lsr_eval.train.config import load_configs
 
     if args.stop_after is not None and args.stop_after < 1:
         raise ConfigError(f"--stop-after {args.stop_after}: expected a step >= 1")
-    cfg = load_config(args.config, args.overrides, cls)
+    configs = load_configs(args.config, args.overrides, cls)
     if args.check:
         import yaml
 
-        print(yaml.safe_dump(cfg.to_dict(), sort_keys=False), end="")
-        return None
-    return cfg
+        print(yaml.safe_dump_all([cfg.to_dict() for cfg in configs], sort_keys=False), end="")
+        return []
+    return configs
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -43,14 +43,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def execute(args: argparse.Namespace, cls, fn) -> int:
-    """Load and validate the config as ``cls``, run ``fn`` (train or middle_train), print one line (rank 0)."""
-    cfg = load(args, cls)
-    if cfg is None:
-        return 0
-    result = fn(cfg, resume=args.resume, overwrite=args.overwrite, stop_after=args.stop_after)
-    if os.environ.get("RANK", "0") == "0":  # one line under torchrun
-        print(f"{result.status}: step {result.step}; log {result.log_file}"
-              + (f"; model {result.final_model}" if result.final_model else ""))
+    """Load and validate the config as ``cls`` (every seed's before any is trained), run ``fn`` (train or
+    middle_train) on each seed's in turn, print one line per run (rank 0)."""
+    for cfg in load(args, cls):
+        result = fn(cfg, resume=args.resume, overwrite=args.overwrite, stop_after=args.stop_after)
+        if os.environ.get("RANK", "0") == "0":  # one line under torchrun
+            print(f"{cfg.name or cfg.output.dir}: {result.status}: step {result.step}; log {result.log_file}"
+                  + (f"; model {result.final_model}" if result.final_model else ""))
     return 0
 
 

@@ -10,14 +10,21 @@ over sample texts, with special tokens left out of the vocabulary:
 * ``expected_flops`` = sum_j p_j^2, p_j = fraction of texts in which term j is active: the expected number of
   posting-list matches of a query-document pair drawn from the sample (Paria et al., "Minimizing FLOPs to Learn
   Efficient Sparse Representations", ICLR 2020);
-* ``mean_score`` = mean over pairs of distinct texts a != b of the SPLADE score sum_j w_aj w_bj,
-  w = log(1 + ReLU(max_t z_t)): the scale of the first in-batch scores InfoNCE sees.
+* ``mean_score`` (the cross-text score) = mean over pairs of DIFFERENT texts a != b of the SPLADE score
+  sum_j w_aj w_bj, w = log(1 + ReLU(max_t z_t)): the scale of the first in-batch scores InfoNCE sees (not a
+  self-score: a text is never scored against itself);
+* ``input_token_cosine`` (token identity of the encoder input) = mean over pairs of different texts a != b and
+  positions t real in both (special tokens left out) of cos(e_at, e_bt), e the output of the embedding module
+  (word + position (+ type) embeddings, after the embedding LayerNorm): near 1 when the word embeddings, divided
+  with a tied head, drown under the position embeddings and every text enters the encoder alike.
 
 Suggested k (:func:`suggest_k`): the smallest power of two k in [1, 64], measured with the head really divided,
 with ``mean_max_logit <= HEALTHY_MAX_LOGIT`` and ``mean_score <= HEALTHY_MEAN_SCORE``: the largest logit must be in
 the range a pretrained BERT head starts in, and the first in-batch scores small enough that InfoNCE's softmax is
 not saturated (a head that activates every term with small logits fails the second test only).
-Justification and evidence: docs/models.md.
+The rule bounds magnitudes only: an encoder whose input no longer tells texts apart satisfies it too (a tied BERT
+head divided the paper's way). :func:`identity_warning` flags a suggested k whose ``input_token_cosine`` exceeds
+:data:`MAX_INPUT_TOKEN_COSINE`. Justification and evidence: docs/models.md.
 """
 
 from __future__ import annotations
@@ -38,6 +45,8 @@ from lsr_eval.models.rescale import input_scale, set_input_scale
 HEALTHY_MAX_LOGIT = 24.0
 #: Upper edge of the mean SPLADE score between two different sample texts at initialisation (docs/models.md).
 HEALTHY_MEAN_SCORE = 300.0
+#: Above this same-position input cosine between different texts, the encoder input has lost token identity.
+MAX_INPUT_TOKEN_COSINE = 0.5
 #: The factors the rule measures (powers of two keep the division exact); the largest is suggested when none passes.
 SUGGEST_KS = (1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0)
 DEFAULT_KS = (1, 2, 4, 8, 16)
@@ -70,7 +79,8 @@ class KStats:
     mean_active: float
     active_fraction: float
     expected_flops: float
-    mean_score: float
+    mean_score: float  #: the cross-text score (between different texts)
+    input_token_cosine: float = math.nan  #: NaN where not measured (no embedding module found, older diagnoses)
 
 
 @dataclass
@@ -93,6 +103,7 @@ class HeadDiagnosis:
     suggested_k: int
     rule: str = field(default=f"smallest power of two k in [1, 64] with mean max logit <= {HEALTHY_MAX_LOGIT:g} "
                               f"and mean score <= {HEALTHY_MEAN_SCORE:g}")
+    warning: str = ""   #: :func:`identity_warning` of the suggested k ("" when none)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -156,6 +167,12 @@ def activation_stats(model, tokenizer, texts: Sequence[str], ks: Sequence[float]
     device = weight.device
     scale0 = input_scale(model)
     compensate = tied_input == "compensated" and tied(model)
+    special = torch.tensor(sorted(tokenizer.all_special_ids), dtype=torch.long)
+    embeddings = getattr(getattr(model, "base_model", None), "embeddings", None)
+    seen: list[torch.Tensor] = []
+    hook = (embeddings.register_forward_hook(lambda _m, _i, out: seen.append(out[0] if isinstance(out, tuple)
+                                                                                else out))
+            if isinstance(embeddings, torch.nn.Module) else None)
     model.eval()
     rows = []
     try:
@@ -165,11 +182,15 @@ def activation_stats(model, tokenizer, texts: Sequence[str], ks: Sequence[float]
                 set_input_scale(model, scale0 * k)
             if b0 is not None:
                 bias.copy_(b0 / k if scale_bias else b0)
-            max_logits, active, vectors = [], [], []
+            max_logits, active, vectors, inputs, real = [], [], [], [], []
             counts = torch.zeros(n_terms, dtype=torch.float64)
             for b in batches:
                 mask = b["attention_mask"].to(device)
+                seen.clear()
                 logits = model(input_ids=b["input_ids"].to(device), attention_mask=mask).logits.float().cpu()
+                if seen:
+                    inputs += list(seen[0].float().cpu())
+                    real += list(b["attention_mask"].bool() & ~torch.isin(b["input_ids"], special))
                 pooled = logits.masked_fill(~mask.cpu().bool().unsqueeze(-1), float("-inf")).amax(1)[:, keep]
                 max_logits.append(pooled.amax(1))
                 on = pooled > 0
@@ -180,8 +201,11 @@ def activation_stats(model, tokenizer, texts: Sequence[str], ks: Sequence[float]
             mean_active = float(torch.cat(active).mean())
             rows.append(KStats(float(k), float(w0.float().norm()) / k, float(w0.float().norm(dim=1).mean()) / k,
                                float(torch.cat(max_logits).mean()), mean_active, mean_active / n_terms,
-                               float((p ** 2).sum()), _mean_pair_score(torch.cat(vectors))))
+                               float((p ** 2).sum()), _mean_cross_text_score(torch.cat(vectors)),
+                               input_token_cosine(inputs, real) if inputs else math.nan))
     finally:
+        if hook is not None:
+            hook.remove()
         weight.copy_(w0)
         if compensate:
             set_input_scale(model, scale0)
@@ -190,13 +214,42 @@ def activation_stats(model, tokenizer, texts: Sequence[str], ks: Sequence[float]
     return rows, n_tokens
 
 
-def _mean_pair_score(w: torch.Tensor) -> float:
-    """Mean of w_a . w_b over ordered pairs of distinct rows (0.0 for a single row)."""
+def _mean_cross_text_score(w: torch.Tensor) -> float:
+    """Mean of w_a . w_b over ordered pairs of distinct rows, i.e. between different texts (0.0 for a single
+    row)."""
     n = w.shape[0]
     if n < 2:
         return 0.0
     total = w.sum(0)
     return float(((total @ total) - (w * w).sum()) / (n * (n - 1)))
+
+
+def input_token_cosine(inputs: Sequence[torch.Tensor], real: Sequence[torch.Tensor]) -> float:
+    """Mean over pairs of different texts a != b and positions t real in both (``real[a][t]``) of the cosine of
+    their input vectors ``inputs[a][t]`` (L x H each, padded); NaN when no pair shares a real position."""
+    total, count = 0.0, 0
+    for a in range(len(inputs)):
+        for b in range(a + 1, len(inputs)):
+            n = min(len(inputs[a]), len(inputs[b]))
+            both = real[a][:n] & real[b][:n]
+            if both.any():
+                cos = torch.nn.functional.cosine_similarity(inputs[a][:n][both].double(),
+                                                            inputs[b][:n][both].double(), dim=-1)
+                total += float(cos.sum())
+                count += int(both.sum())
+    return total / count if count else math.nan
+
+
+def identity_warning(rows: Sequence[KStats], k: float, max_cosine: float = MAX_INPUT_TOKEN_COSINE) -> str:
+    """A warning when, at ``k``, the encoder input no longer tells texts apart (``input_token_cosine`` above
+    ``max_cosine``, or above that of k = 1 when k = 1 already exceeds it); "" otherwise or when not measured."""
+    by_k = {r.k: getattr(r, "input_token_cosine", math.nan) for r in rows}
+    at_k, at_1 = by_k.get(float(k), math.nan), by_k.get(1.0, math.nan)
+    if math.isnan(at_k) or at_k <= max_cosine or (not math.isnan(at_1) and at_k <= at_1):
+        return ""
+    return (f"at k={k:g} the encoder input no longer tells texts apart: same-position input cosine between "
+            f"different texts {at_k:.3f} (k=1: {at_1:.3f}; limit {max_cosine:g}); the rule bounds magnitudes only, "
+            f"so this k may collapse training: prefer tied_input=compensated or a smaller k")
 
 
 def inspect_head(model: str | os.PathLike, ks: Sequence[float] = DEFAULT_KS, texts: Sequence[str] | None = None,
@@ -215,13 +268,14 @@ def inspect_head(model: str | os.PathLike, ks: Sequence[float] = DEFAULT_KS, tex
     wanted = {float(k) for k in ks}
     at_1 = next(r for r in rows if r.k == 1.0)   # SUGGEST_KS holds 1; asked-for k < 1 sort before it
     record = getattr(mlm.config, "lsr_eval", None) or {}
+    chosen = suggest_k([r for r in rows if r.k in SUGGEST_KS])
     return HeadDiagnosis(
         model=os.fspath(model), family=head_parts(mlm).family, architecture=type(mlm).__name__,
         vocab_size=int(mlm.get_output_embeddings().weight.shape[0]), tied=tied(mlm), head_init=report.to_dict(),
         rescale_k_applied=float(record.get("head_rescale_k", 1.0)), n_texts=len(texts), n_tokens=n_tokens,
         max_length=max_length, rows=[r for r in rows if r.k in wanted],
         baseline_max_logit=at_1.mean_max_logit, baseline_mean_score=at_1.mean_score,
-        suggested_k=suggest_k([r for r in rows if r.k in SUGGEST_KS]))
+        suggested_k=chosen, warning=identity_warning(rows, chosen))
 
 
 def format_diagnosis(d: HeadDiagnosis) -> str:
@@ -247,11 +301,17 @@ def format_diagnosis(d: HeadDiagnosis) -> str:
         lines.append(f"already rescaled: k={d.rescale_k_applied:g}")
     lines += [f"sample:  {d.n_texts} texts, {d.n_tokens} tokens (max_length {d.max_length})", "",
               f"{'k':>5} {'||W||_F':>10} {'mean||W_j||':>12} {'mean max logit':>15} {'active/text':>12} "
-              f"{'active %':>9} {'E[FLOPs]':>10} {'mean score':>11}"]
+              f"{'active %':>9} {'E[FLOPs]':>10} {'cross-text score':>16} {'input cos':>9}"]
     for r in d.rows:
         lines.append(f"{r.k:>5g} {r.frobenius:>10.2f} {r.mean_row_norm:>12.4f} {r.mean_max_logit:>15.2f} "
                      f"{r.mean_active:>12.1f} {100 * r.active_fraction:>9.2f} {r.expected_flops:>10.1f} "
-                     f"{r.mean_score:>11.1f}")
+                     f"{r.mean_score:>16.1f} {r.input_token_cosine:>9.3f}")
     lines += ["", f"suggested k: {d.suggested_k}  ({d.rule}; at k=1: mean max logit {d.baseline_max_logit:.2f}, "
-                  f"mean score {d.baseline_mean_score:.1f})"]
+                  f"cross-text score {d.baseline_mean_score:.1f})",
+              "cross-text score: mean SPLADE score between different sample texts; input cos: mean cosine of "
+              "same-position encoder inputs (after the embedding LayerNorm) between different texts",
+              f"limit: the rule bounds magnitudes only; a k whose input cos exceeds {MAX_INPUT_TOKEN_COSINE:g} is "
+              f"flagged (the encoder no longer tells texts apart)"]
+    if d.warning:
+        lines.append(f"WARNING: {d.warning}")
     return "\n".join(lines)

@@ -4,10 +4,11 @@ Layout of the output folder::
 
     tables/benchmark-<name>.* (one dataset) or tables/benchmark-<name>-<measure>.* (several: the BEIR papers' shape),
     tables/efficiency-<dataset>.*, tables/rescaling-runs.*, tables/rescaling.*, tables/head-diagnoses.*,
-    tables/benchmarks.*, tables/training.*
+    tables/benchmarks.*, tables/training.*, tables/seeds-<name>-<dataset>-<measure>.* (systems that differ only in
+    their training seed: mean, sd, 95% interval per arm, its seeds below; :mod:`lsr_eval.report.seeds`)
     plots/flops-<dataset>.*, plots/latency-<dataset>.* (+ .json: the points, labels and front drawn, read back
     from the figure), plots/training-<key>.*, plots/head-norm-best-k.*,
-    plots/rescaling-<dataset>.*, plots/rank-loss-by-k.*
+    plots/rescaling-<dataset>.*, plots/rank-loss-by-k.*, plots/seeds-<name>-<dataset>-<measure>.* (the intervals)
     index.html, manifest.json
 
 A table or figure is made only where the results hold what it needs: the rescaling-runs table, the ranking-loss
@@ -35,15 +36,16 @@ from lsr_eval.report.formatting import NumberFormat
 from lsr_eval.report.html import FigureFiles, Section, render_html
 from lsr_eval.report.linking import link_training
 from lsr_eval.report.loading import Results, load_results
-from lsr_eval.report.rescaling_runs import diagnoses_table, runs_table
+from lsr_eval.report.rescaling_runs import candidates, diagnoses_table, runs_table
 from lsr_eval.report.plots import (COSTS, has_tradeoff, head_norm_figure, read_tradeoff, rescaling_figure,
                                    save_figure, tradeoff_figure, training_figure)
 from lsr_eval.report.loading import measure_columns
+from lsr_eval.report.seeds import seeds_figure, seeds_table
 from lsr_eval.report.summary import benchmarks_table, training_table
 from lsr_eval.report.table import Table
 from lsr_eval.report.tables import (RESCALING_COLUMNS, benchmark_tables, check_measures, datasets_in_order,
                                     dataset_measures, efficiency_datasets, efficiency_table, group_column,
-                                    main_measure, rescaling_table)
+                                    main_measure, rescaling_table, _slug)
 
 #: Logged quantities drawn against the training step, when some log has them.
 TRAINING_CURVES = ("loss", "active_dims_q", "active_dims_d")
@@ -131,6 +133,15 @@ def write_report(results: str | Path | Results, out: str | Path, *, fmt: NumberF
         else:
             s.tables += [table(t) for t in benchmark_tables(rows, name=f"benchmark-{name}", measures=measures,
                                                             fmt=fmt, label=name)]
+            linked = link_training(rows, results.training)
+            for d in dict.fromkeys(rows["dataset"]):
+                for m in (dataset_measures(rows, d, measures) if measures is not None else [main_measure(rows, d)]):
+                    st = m and seeds_table(linked, d, m, name=f"seeds-{name}-{_slug(d)}-{_slug(m)}",
+                                           runs=results.training, fmt=fmt)
+                    if st:
+                        s.tables.append(table(st))
+                        s.figures.append(figure(seeds_figure(st), st.name, f"{m} on {d}: mean and 95% interval "
+                                                                          "over training seeds, by arm"))
         sections.append(s)
 
     eff_datasets = efficiency_datasets(frame)
@@ -166,8 +177,9 @@ def write_report(results: str | Path | Results, out: str | Path, *, fmt: NumberF
                 resc.figures.append(figure(rescaling_figure(frame, d), f"rescaling-{d}",
                                            f"{main_measure(frame, d)} against the rescaling k on {d}"))
         if any("rank" in r.log.columns for r in rescaled):
-            resc.figures.append(figure(training_figure(rescaled, "rank", smooth), "rank-loss-by-k",
-                                       "ranking loss against the training step, by backbone and k"))
+            resc.figures.append(figure(training_figure(rescaled, "rank", smooth, chance=candidates),
+                                       "rank-loss-by-k", "ranking loss against the training step, by backbone and "
+                                                         "k, with the loss of uniform scores"))
         if rescaled:
             try:
                 points = head_norm_points(rt, results.training, best_k_by)

@@ -375,7 +375,7 @@ class HeadDiagnosis:
     tied_input: str | None  #: from its manifest: how the suggestion treated a tied input
     head_norm: float        #: Frobenius norm of the decoder weight at k = 1
     mean_max_logit: float   #: at k = 1
-    mean_score: float       #: at k = 1: mean self dot product of the texts' vectors
+    mean_score: float       #: at k = 1: the cross-text score, mean dot product between different texts
     active_fraction: float  #: at k = 1
     suggested_k: float
     rule: str

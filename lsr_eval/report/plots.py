@@ -19,7 +19,7 @@ import math
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
 import pandas as pd
 
@@ -52,7 +52,7 @@ COSTS = {
 
 #: Axis labels of the training quantities a figure may show (key -> label with unit).
 TRAINING_LABELS = {
-    "loss": "training loss (ranking + sparsity regularisation)",
+    "loss": "loss: ranking + sparsity",
     "rank": "ranking loss",
     "flops_d": "document FLOPs regulariser",
     "active_dims_q": "active query dimensions (terms)",
@@ -65,6 +65,8 @@ TRAINING_LABELS = {
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">")
 #: Characters per line of the note under the axes.
 NOTE_WRAP = 110
+#: Characters per line of a panel title (a long backbone path wraps instead of being cut).
+TITLE_WRAP = 48
 #: Points a training curve keeps after the automatic moving average (see :func:`auto_smooth`).
 SMOOTH_POINTS = 50
 #: Ratio max/min of a log axis's values below which its minor ticks 2, 3, 5 are labelled (2 and 5 below the second).
@@ -397,11 +399,31 @@ def auto_smooth(runs: Iterable[TrainingRun]) -> int:
     return max(1, longest // SMOOTH_POINTS)
 
 
+def _stage(run: TrainingRun) -> str:
+    return str((run.manifest or {}).get("stage", "train"))
+
+
+def _panel_label(key: str, runs: Sequence[TrainingRun]) -> str:
+    """The y label of a panel: a ``loss`` is the objective of its runs' stage (SPLADE ranking + sparsity, or the
+    masked-LM loss of middle training)."""
+    if key != "loss":
+        return TRAINING_LABELS.get(key, key)
+    stages = {_stage(r) for r in runs}
+    if stages == {"middle-train"}:
+        return "loss: masked LM (+ FLOPS)"
+    if "middle-train" in stages:
+        return "training loss (each panel: its runs' objective)"
+    return TRAINING_LABELS["loss"]
+
+
 def training_figure(runs: Iterable[TrainingRun], key: str = "loss", smooth: int | None = None,
-                    title: str | None = None) -> "Figure":
+                    title: str | None = None,
+                    chance: Callable[[TrainingRun], int | None] | None = None) -> "Figure":
     """``key`` of each run's log against the step: one panel per backbone, colour by log2 k (viridis), the raw
     values faint and their moving average over ``smooth`` logged steps solid (``smooth=1``: raw only; None:
-    :func:`auto_smooth`)."""
+    :func:`auto_smooth`). ``chance(run)``: the number of candidates a query's loss is over; each panel then draws
+    ln(candidates), the ranking loss of uniform scores (a run lying on it has collapsed). The y label follows the
+    runs' stage (a middle-training loss is the masked-LM loss)."""
     runs = list(runs)
     if smooth is None:
         smooth = auto_smooth(runs)
@@ -432,7 +454,8 @@ def training_figure(runs: Iterable[TrainingRun], key: str = "loss", smooth: int 
             colour = cmap(norm(math.log2(r.k)) * 0.9) if r.k is not None else "0.5"
             style = LINE_STYLES[seen.get(r.k, 0) % len(LINE_STYLES)]   # runs sharing a k: one style each
             seen[r.k] = seen.get(r.k, 0) + 1
-            label = f"k={r.k:g}" if r.k is not None else f"{r.name} (k unknown)"
+            label = (f"k={r.k:g}" if r.k is not None
+                     else f"{r.name} (masked LM)" if _stage(r) == "middle-train" else f"{r.name} (k unknown)")
             if r.k is not None and ks.count(r.k) > 1:  # several runs with this k: name them
                 label += f" ({r.name})"
             if smooth > 1:
@@ -441,17 +464,21 @@ def training_figure(runs: Iterable[TrainingRun], key: str = "loss", smooth: int 
                         label=label, linestyle=style)
             else:
                 ax.plot(r.log["step"], y, color=colour, linewidth=1.4, label=label, linestyle=style)
+        for c in sorted({c for c in (chance(r) if chance else None for r in mine) if c and c >= 2}):
+            ax.axhline(math.log(c), color="crimson", linestyle=":", linewidth=1.2, zorder=1,
+                       label=f"uniform scores: ln {c} = {math.log(c):.2f}")
+            values.append(math.log(c))
         if values and min(values) > 0 and max(values) / min(values) > LOG_Y_ABOVE:
             ax.set_yscale("log")
-        ax.set_title(backbone, fontsize=9)
+        ax.set_title(textwrap.fill(backbone, TITLE_WRAP), fontsize=9)
         ax.set_xlabel("training step")
-        ax.set_ylabel(TRAINING_LABELS.get(key, key))
+        ax.set_ylabel(_panel_label(key, mine))
         ax.grid(True, alpha=0.3)
         if ax.lines:
             ax.legend(fontsize=7, title="rescaling", title_fontsize=7)
     for ax in axes[len(backbones):]:
         ax.set_visible(False)
-    what = TRAINING_LABELS.get(key, key)
+    what = _panel_label(key, drawn)
     what += f" (moving average over {smooth} logged steps)" if smooth > 1 else ""
     fig.suptitle(title or f"{what[0].upper()}{what[1:]} by rescaling k", fontsize=11)
     _note(fig, [f"not plotted: {'; '.join(skipped)}"] if skipped else [])
@@ -466,8 +493,15 @@ def head_norm_figure(points: pd.DataFrame, title: str | None = None,
     suggested k. ``points``: :func:`lsr_eval.report.best_k.head_norm_points`; ``groups``: the backbone order that
     gives colours in the trade-off figures (``frame["backbone"]``), so that a backbone has one colour throughout a
     report."""
-    fig = _figure()
+    from matplotlib.transforms import offset_copy
+
+    fig = _figure((FIG_SIZE[0], FIG_SIZE[1] + 1.5))
     ax = fig.add_subplot()
+
+    def shifted(dx: float):
+        """Data coordinates moved ``dx`` points sideways: markers at one (norm, k) sit side by side, none hidden."""
+        return offset_copy(ax.transData, fig=fig, x=dx, y=0, units="points")
+
     ok = points[points["head_norm"].notna() & points["best_k"].notna()]
     skipped = [f"{p.backbone} ({'no best k' if math.isnan(p.best_k) else p.source})"
                for p in points.itertuples() if p.Index not in ok.index]
@@ -476,26 +510,40 @@ def head_norm_figure(points: pd.DataFrame, title: str | None = None,
     colours = [palette[order.index(b)] for b in ok["backbone"]]
     all_k: set[float] = set()
     norms = list(ok["head_norm"])
+    # backbones at about one norm (within 10%) go side by side, 22 points apart; a backbone's suggested k sits
+    # 9 points right of its best k, inspect-head's crosses stack leftwards from the backbones
+    slots: list[float] = []
+
+    def slot(norm: float) -> int:
+        n = sum(abs(math.log(x / norm)) < 0.1 for x in slots)
+        slots.append(norm)
+        return n
+
     for colour, p in zip(colours, ok.itertuples()):
+        dx = 22.0 * slot(p.head_norm)
         others = [k for k in p.ks if k != p.best_k]
         all_k.update(p.ks)
-        ax.scatter([p.head_norm] * len(others), others, s=18, color="0.6", zorder=2)
-        ax.scatter([p.head_norm], [p.best_k], s=90, color=colour, edgecolor="black", zorder=3,
+        ax.scatter([p.head_norm] * len(others), others, s=18, color="0.6", zorder=2, transform=shifted(dx))
+        ax.scatter([p.head_norm], [p.best_k], s=90, color=colour, edgecolor="black", zorder=3, transform=shifted(dx),
                    label=f"{p.backbone}: best k={p.best_k:g} ({p.value:.4g})")
         suggested = getattr(p, "suggested_k", math.nan)
         if not math.isnan(suggested):
             all_k.add(suggested)
-            ax.scatter([p.head_norm], [suggested], s=220, marker="*", facecolor="none", edgecolor=colour,
-                       linewidth=1.5, zorder=4, label=f"{p.backbone}: suggested k={suggested:g}")
-    placed: list[tuple[float, float]] = []   # labels of crosses at about one place go one under the other
+            ax.scatter([p.head_norm], [suggested], s=160, marker="*", facecolor="none", edgecolor=colour,
+                       linewidth=1.5, zorder=4, transform=shifted(dx + 9),
+                       label=f"{p.backbone}: suggested k={suggested:g}")
+    placed: list[tuple[float, float]] = []   # crosses at about one place go side by side, labels one under the other
     for d in diagnoses:
         all_k.add(d.suggested_k)
         norms.append(d.head_norm)
-        ax.scatter([d.head_norm], [d.suggested_k], s=40, marker="x", color="black", zorder=5)
         n = sum(k == d.suggested_k and abs(math.log(x / d.head_norm)) < 0.1 for x, k in placed)
         placed.append((d.head_norm, d.suggested_k))
-        ax.annotate(f"{d.label}{f' ({d.tied_input} input)' if d.tied_input else ''}", (d.head_norm, d.suggested_k),
-                    textcoords="offset points", xytext=(LABEL_OFFSET[0], LABEL_OFFSET[1] - 8 * n), fontsize=6)
+        ax.scatter([d.head_norm], [d.suggested_k], s=40, marker="x", color="black", zorder=5,
+                   transform=shifted(-12.0 - 10.0 * n))
+        name = d.label.rsplit("/", 1)[-1]
+        ax.annotate(f"x{'' if n == 0 else n + 1} {name}{f' ({d.tied_input} input)' if d.tied_input else ''}",
+                    (d.head_norm, d.suggested_k), textcoords="offset points", ha="right",
+                    xytext=(-18.0 - 10.0 * n - 4, LABEL_OFFSET[1] + 9 * n), fontsize=6)
     _log_axis(ax.xaxis, ax.set_xscale, norms)
     ax.set_yscale("log", base=2)
     if all_k:
@@ -507,9 +555,9 @@ def head_norm_figure(points: pd.DataFrame, title: str | None = None,
         lo, hi = min(all_k), max(all_k)
         ax.set_ylim(lo / 1.5, hi * 1.5)
     if norms:
-        ax.set_xlim(min(norms) / 1.6, max(norms) * 1.6)
-    if not ok.empty:
-        ax.legend(fontsize=7, loc="best")
+        ax.set_xlim(min(norms) / 1.3, max(norms) * 1.3)
+    if not ok.empty:   # below the axes: it hides no marker
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=1, frameon=False)
     elif not diagnoses:
         ax.text(0.5, 0.5, "no backbone has both a head norm and a best k", transform=ax.transAxes, ha="center")
     ax.set_xlabel("MLM-head norm before rescaling (Frobenius norm of the decoder weight, log scale)")

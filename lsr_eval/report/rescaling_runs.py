@@ -13,7 +13,7 @@ inspect-head diagnoses behind the suggested k.
   :func:`lsr_eval.report.linking.link_training`), its main measure, R@1000 where present, FLOPs and document
   dimensions where the benchmark measured efficiency.
 
-:func:`diagnoses_table`: each inspect-head diagnosis at k = 1 (head norm, mean max logit, mean score, active
+:func:`diagnoses_table`: each inspect-head diagnosis at k = 1 (head norm, mean max logit, cross-text score, active
 fraction) and the k its rule suggests.
 """
 
@@ -148,13 +148,15 @@ def diagnoses_table(diagnoses: Mapping[str, HeadDiagnosis], *, name: str = "head
     for i, d in enumerate(items):
         cols.add(i, "head norm", d.head_norm, f"{d.head_norm:.1f}")
         cols.add(i, "mean max logit", d.mean_max_logit, f"{d.mean_max_logit:.2f}")
-        cols.add(i, "mean score", d.mean_score, f"{d.mean_score:,.1f}")
+        cols.add(i, "cross-text score", d.mean_score, f"{d.mean_score:,.1f}")
         cols.add(i, "active fraction", d.active_fraction, f"{d.active_fraction:.3f}")
         cols.add(i, "suggested k", d.suggested_k, f"{d.suggested_k:g}")
     labels = pd.DataFrame({"diagnosis": [d.label for d in items], "model": [d.model for d in items],
                            "tied input": [d.tied_input or "" for d in items]})
     rules = sorted({d.rule for d in items if d.rule})
     notes = ["the head as loaded (k = 1), lsr-eval inspect-head on its default texts: Frobenius norm of the decoder "
-             "weight, mean over tokens of the largest logit, mean self dot product of a text's vector, fraction of "
-             "the vocabulary active"] + [f"suggested k: {r}" for r in rules]
+             "weight, mean over texts of the largest logit, cross-text score (the mean SPLADE score between two "
+             "different texts; not a self-score), fraction of the vocabulary active; the rule bounds magnitudes "
+             "only (a k at which the encoder input no longer tells texts apart can pass it)"]
+    notes += [f"suggested k: {r}" for r in rules]
     return cols.table(name, "MLM-head diagnoses: head norm and the suggested k", labels, notes)

@@ -9,6 +9,10 @@ names the file and the dotted key (``model.rescale_k``), raised before any model
 the including file winning. Command-line overrides (``--set train.steps=100``) are applied the same way, their
 values parsed as YAML. Floats may be written ``5e-3`` (YAML 1.1 reads that as a string; numeric strings are
 accepted where a float is expected).
+
+``seeds: [1, 2, 3]`` (top level) fans a config out into one run per seed (:func:`load_configs`): run ``s`` has
+``train.seed: s`` and its name, ``output.dir`` and ``output.model_dir`` suffixed ``-s<s>``, so each seed has its own
+model folder, log and manifest. ``seeds`` wins over ``train.seed``; ``--set seeds=[2]`` selects one seed.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
+import re
 import types
 import typing
 from dataclasses import dataclass, field
@@ -494,11 +499,69 @@ def _coerce(value: Any, tp: Any, source: str, key: str) -> Any:
     raise TypeError(f"config field {key}: unsupported type {tp!r}")  # a bug in this module, not bad input
 
 
+#: Suffix of a seed's run in a fanned-out config (``name``, ``output.dir``, ``output.model_dir``).
+SEED_SUFFIX = "-s{seed}"
+
+
+#: A run name ending in its seed's suffix: ``<arm>-s<seed>``.
+SEED_NAME = re.compile(r"^(?P<arm>.+)-s(?P<seed>\d+)$")
+
+
+def seed_suffix(seed: int) -> str:
+    """``-s<seed>``: what a fanned-out config appends to its run's name and folders."""
+    return SEED_SUFFIX.format(seed=seed)
+
+
+def seed_of(name: str) -> tuple[str, int] | None:
+    """``(arm, seed)`` of a run named ``<arm>-s<seed>`` (:func:`seed_suffix`), else None."""
+    m = SEED_NAME.match(name)
+    return (m["arm"], int(m["seed"])) if m else None
+
+
+def _fan_out(data: dict[str, Any], source: str) -> list[dict[str, Any]]:
+    """The raw mapping once per seed of its ``seeds`` list (once, unchanged, without the key)."""
+    if "seeds" not in data:
+        return [data]
+    data = dict(data)
+    seeds = data.pop("seeds")
+    if (not isinstance(seeds, list) or not seeds
+            or any(isinstance(s, bool) or not isinstance(s, int) or s < 0 for s in seeds)):
+        raise ConfigError(f"{source}: 'seeds'={seeds!r}: expected a non-empty list of integers >= 0")
+    if len(set(seeds)) != len(seeds):
+        raise ConfigError(f"{source}: 'seeds'={seeds!r}: a seed is listed twice")
+    out = []
+    for seed in seeds:
+        tail = seed_suffix(seed)
+        output = data.get("output")
+        if not isinstance(output, Mapping) or not all(isinstance(output.get(k), str) for k in ("dir", "model_dir")):
+            raise ConfigError(f"{source}: 'seeds' needs output.dir and output.model_dir (each seed's run is put "
+                              f"under them, suffixed {tail})")
+        one = merge(data, {"train": {"seed": seed},
+                           "output": {"dir": output["dir"].rstrip("/") + tail,
+                                      "model_dir": output["model_dir"].rstrip("/") + tail}})
+        if isinstance(data.get("name"), str):
+            one["name"] = data["name"] + tail
+        out.append(one)
+    return out
+
+
+def load_configs(path: str | os.PathLike, overrides: list[str] | None = None,
+                 cls: type[C] = SpladeTrainConfig) -> list[C]:  # type: ignore[assignment]
+    """Read, merge (``base``, ``overrides``) and validate a config file into ``cls``: one config per seed of its
+    ``seeds`` list, in that order, or the one config when it has no ``seeds``."""
+    data = apply_overrides(read_yaml(path), list(overrides or []))
+    return [from_dict(cls, one, str(path)) for one in _fan_out(data, str(path))]
+
+
 def load_config(path: str | os.PathLike, overrides: list[str] | None = None,
                 cls: type[C] = SpladeTrainConfig) -> C:  # type: ignore[assignment]
-    """Read, merge (``base``, ``overrides``) and validate a config file into ``cls``."""
-    data = apply_overrides(read_yaml(path), list(overrides or []))
-    return from_dict(cls, data, str(path))
+    """Read, merge (``base``, ``overrides``) and validate a config file of ONE run into ``cls`` (a ``seeds`` list
+    of one seed is that seed's run; of several, an error: use :func:`load_configs`)."""
+    configs = load_configs(path, overrides, cls)
+    if len(configs) > 1:
+        raise ConfigError(f"{path}: 'seeds' lists {len(configs)} seeds (one run each); select one with "
+                          f"--set seeds=[N]")
+    return configs[0]
 
 
 def flatten(d: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:

@@ -16,6 +16,7 @@ random BERT on the document encoder's vocabulary and tokenizer.
 from __future__ import annotations
 
 import logging
+import math
 import os
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -53,11 +54,16 @@ def head_norm(mlm: nn.Module) -> float:
     return float(mlm.get_output_embeddings().weight.detach().float().norm())
 
 
+def _finite(stats: dict) -> dict:
+    """``stats`` with NaN (a statistic not measured) as None: manifests are strict JSON."""
+    return {key: None if isinstance(v, float) and math.isnan(v) else v for key, v in stats.items()}
+
+
 def rescale_at_init(mlm: nn.Module, tokenizer, k, *, scale_bias: bool, max_length: int,
                     tied_input: str = "divided") -> tuple[float, str, dict | None]:
     """Divide the head of ``mlm`` by ``k`` (number, ``suggested`` or None); returns (k, rule, the suggestion's
     statistics or None)."""
-    from lsr_eval.models.diagnostics import measure_suggested_k
+    from lsr_eval.models.diagnostics import identity_warning, measure_suggested_k
     from lsr_eval.models.rescale import rescale_head
 
     if k is None:
@@ -71,10 +77,14 @@ def rescale_at_init(mlm: nn.Module, tokenizer, k, *, scale_bias: bool, max_lengt
         mlm.train(was_training)
         k = float(chosen)
         pick = {r.k: r for r in rows}
-        measured = {"at_k1": asdict(pick[1.0]), "at_suggested": asdict(pick[k])}
+        measured = {"at_k1": _finite(asdict(pick[1.0])), "at_suggested": _finite(asdict(pick[k]))}
         rule = "suggested"
-        log.info("suggested k = %g (at k=1: mean max logit %.2f, mean score %.1f; at k=%g: %.2f, %.1f)", k,
+        log.info("suggested k = %g (at k=1: mean max logit %.2f, cross-text score %.1f; at k=%g: %.2f, %.1f)", k,
                  pick[1.0].mean_max_logit, pick[1.0].mean_score, k, pick[k].mean_max_logit, pick[k].mean_score)
+        warning = identity_warning(rows, k)
+        if warning:
+            measured["warning"] = warning
+            log.warning("suggested k: %s", warning)
     if k != 1.0 or rule == "config":
         rescale_head(mlm, float(k), scale_bias=scale_bias, tied_input=tied_input)
     return float(k), rule, measured
