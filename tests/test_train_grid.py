@@ -59,10 +59,17 @@ def test_grid_skips_a_finished_run_and_resumes_a_killed_one(tmp_path, monkeypatc
     assert [(r.name, r.status) for r in runs] == [("done", "done"), ("killed", "partial"), ("new", "new")]
     assert [r.steps_done for r in runs] == [3, 2, 0]
 
+    broken = tiny_config(tmp_path, "broken", **settings)
+    broken["data"]["dataset"] = str(tmp_path / "no-such-dataset")       # fails when it starts, not when planned
+    broken_cfg = tmp_path / "broken.yaml"
+    broken_cfg.write_text(yaml.safe_dump(broken))
     done_log = (tmp_path / "results" / "done" / "log.jsonl").read_text()
-    assert main(["grid", str(done_cfg), str(killed_cfg), "--set", "train.num_threads=1"]) == 0
-    out = capsys.readouterr().out
-    assert "done: done before, skipped" in out and "killed: resuming" in out and "all 2 runs done" in out
+    assert main(["grid", str(done_cfg), str(broken_cfg), str(killed_cfg), "--set", "train.num_threads=1"]) == 1
+    captured = capsys.readouterr()
+    out = captured.out
+    assert "done: done before, skipped" in out and "killed: resuming" in out
+    assert "broken: failed (exit 2); continuing with the next run" in out      # the next run still trained
+    assert "1 of 3 runs are not done: broken" in captured.err
     assert (tmp_path / "results" / "done" / "log.jsonl").read_text() == done_log       # not trained again
     manifest = json.loads((tmp_path / "results" / "killed" / "manifest.json").read_text())
     assert manifest["status"] == "done" and manifest["timings"]["resumed_from"].endswith("step-00000002")
@@ -147,15 +154,19 @@ def test_estimate_is_steps_times_step_time_times_processes(tmp_path):
 
 
 def test_estimate_reads_the_measured_step_time_of_a_started_run(tmp_path):
-    cfg = _write(tmp_path, "a", steps=4, train={"checkpoint_every": 1, "bf16": False, "seed": 5, "progress": False})
-    _train(tmp_path, "a", steps=4, stop_after=2, train={"checkpoint_every": 1, "bf16": False, "seed": 5,
-                                                        "progress": False})
+    train = {"checkpoint_every": 1, "bf16": False, "seed": 5, "progress": False}
+    cfg = _write(tmp_path, "a", steps=4, train=train)
+    same_shape = _write(tmp_path, "b", steps=10, train=train, regularizer={"lambda_d": 0.05})   # another lambda
+    other_shape = _write(tmp_path, "c", steps=10, batch_size=2, train=train)
+    _train(tmp_path, "a", steps=4, stop_after=2, train=train)
     times = sorted(r["step_time"] for r in read_log(tmp_path / "results" / "a" / "log.jsonl"))
-    (row,) = grid.estimate_cost(grid.plan([cfg]), step_s=99.0, processes=8)
-    assert row.step_s == pytest.approx((times[0] + times[1]) / 2)         # median of the two logged steps
-    assert row.processes == 1                                               # the measured run's process count
-    assert row.source.startswith("measured: ") and row.steps_left == 2
-    assert row.gpu_hours == pytest.approx(4 * row.step_s / 3600)
+    a, b, c = grid.estimate_cost(grid.plan([cfg, same_shape, other_shape]), step_s=99.0, processes=8)
+    assert a.step_s == pytest.approx((times[0] + times[1]) / 2)           # median of the two logged steps
+    assert a.processes == 1                                                 # the measured run's process count
+    assert a.source.startswith("measured: ") and a.steps_left == 2
+    assert a.gpu_hours == pytest.approx(4 * a.step_s / 3600)
+    assert (b.step_s, b.processes, b.steps_left) == (a.step_s, 1, 10) and b.source.endswith("(a, same shape)")
+    assert (c.step_s, c.processes, c.source) == (99.0, 8, "given (--step-time)")   # another batch size
 
 
 def test_the_paper_grids_load_and_are_estimated(tmp_path, monkeypatch, capsys):

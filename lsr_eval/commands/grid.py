@@ -13,7 +13,8 @@ HELP = ("train a list of training configs: run after run on this node (torchrun 
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("configs", nargs="+", metavar="CONFIG", help="training YAML files (e.g. pipelines/train/rescale-*.yaml)")
+    p.add_argument("configs", nargs="+", metavar="CONFIG",
+                   help="training YAML files (e.g. pipelines/train/rescale-*.yaml)")
     p.add_argument("--launcher", choices=("local", "torchrun", "slurm"), default="local",
                    help="local: one run after the other on this node (torchrun when --nproc > 1); torchrun: always "
                         "under torchrun; slurm: one sbatch array task per pending run (default: local)")
@@ -101,7 +102,8 @@ def run(args: argparse.Namespace) -> int:
         print(script.read_text(encoding="utf-8"), end="")
         return 0
     job, rc = grid.submit(script, wait=args.wait)
-    print(f"submitted job {job}: {len(pending)} array tasks ({script}); task logs: {folder}/{args.job_name}-{job}_*.out")
+    print(f"submitted job {job}: {len(pending)} array tasks ({script}); "
+          f"task logs: {folder}/{args.job_name}-{job}_*.out")
     if not args.wait:
         return 0
     if rc:

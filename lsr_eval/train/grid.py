@@ -39,6 +39,7 @@ class GridRun:
     status: Status
     step_s: float | None = None          # median logged step time of this run, if it has a log
     world_size: int | None = None        # processes of the logged run
+    shape: tuple = ()                     # what a step's time depends on: encoders, batch, lengths, negatives
 
     @property
     def steps_done(self) -> int:
@@ -104,8 +105,16 @@ def plan(configs: list[str | os.PathLike], overrides: list[str] | None = None) -
                             output_dir=out, model_dir=model_dir, steps=cfg.train.steps,
                             batch_size=cfg.train.batch_size, status=status,
                             step_s=_median_step_time(out / "log.jsonl"),
-                            world_size=(manifest or {}).get("world_size")))
+                            world_size=(manifest or {}).get("world_size"), shape=_shape(cfg)))
     return runs
+
+
+def _shape(cfg) -> tuple:
+    """The settings a step's time depends on (runs that differ only in k, lambdas or seeds share it)."""
+    query = cfg.model.query
+    return (cfg.model.path, None if query is None else (query.path, str(query.build)), cfg.train.batch_size,
+            cfg.train.grad_accum, cfg.model.max_length_q, cfg.model.max_length_d, cfg.data.n_negatives,
+            cfg.train.bf16)
 
 
 def find_torchrun() -> str:
@@ -255,16 +264,20 @@ class CostRow:
 
 
 def estimate_cost(runs: list[GridRun], *, step_s: float | None = None, processes: int = 1) -> list[CostRow]:
-    """GPU-hours per run, an estimate: the config's steps times a measured step time (the run's own
-    ``log.jsonl`` median, with the process count it ran with, else ``step_s`` on ``processes`` devices)."""
+    """GPU-hours per run, an estimate: the config's steps times a measured step time: the run's own ``log.jsonl``
+    median with the process count it ran with, else that of a run of the grid with the same shape (backbone,
+    batch, lengths, negatives: e.g. another k of the same backbone), else ``step_s`` on ``processes`` devices."""
     if step_s is not None and not step_s > 0:
         raise ConfigError(f"--step-time {step_s}: expected seconds > 0")
+    measured = {run.shape: run for run in runs if run.step_s is not None}
     rows = []
     for run in runs:
         left = max(run.steps - run.steps_done, 0)
-        if run.step_s is not None:
-            rows.append(CostRow(run.name, run.steps, left, run.step_s, f"measured: {run.output_dir / 'log.jsonl'}",
-                                run.world_size or processes))
+        twin = run if run.step_s is not None else measured.get(run.shape)
+        if twin is not None:
+            where = (f"measured: {twin.output_dir / 'log.jsonl'}"
+                     + ("" if twin is run else f" ({twin.name}, same shape)"))
+            rows.append(CostRow(run.name, run.steps, left, twin.step_s, where, twin.world_size or processes))
         else:
             rows.append(CostRow(run.name, run.steps, left, step_s, "given (--step-time)" if step_s else "unknown",
                                 processes))
