@@ -178,3 +178,25 @@ def test_the_paper_grids_load_and_are_estimated(tmp_path, monkeypatch, capsys):
     runs = grid.plan(PAPER_GRIDS)
     total = sum(r.steps for r in runs) * 0.5 * 4 / 3600
     assert f"total (estimate): {total:.3f} GPU-h" in out
+
+
+def test_the_rescaling_benchmark_evaluates_every_model_the_grid_trains():
+    from lsr_eval.benchmark.config import load_config
+    from lsr_eval.train.config import load_config as load_train
+
+    bench = load_config(REPO / "pipelines" / "benchmarks" / "paper-rescaling.yaml")
+    assert [(d.spec, d.measures) for d in bench.datasets] == [
+        ("msmarco-dev", ("RR@10", "R@1000")), ("dl19", ("nDCG@10", "R@1000(rel=2)")), ("beir-13", ("nDCG@10",))]
+    assert bench.efficiency is not None                                      # FLOPs
+    splade = {s.name: s.params for s in bench.systems if s.kind == "splade"}
+    assert [s.name for s in bench.systems if s.kind == "bm25"] == ["bm25"]
+    grid_configs = [p for p in PAPER_GRIDS if p.name.startswith("rescale-")]
+    assert len(grid_configs) == 35 == len(splade)
+    for path in grid_configs:                  # one system per run, named as the run, on its final model
+        cfg = load_train(path)
+        params = splade[cfg.name]
+        assert params["model"] == f"{cfg.output.model_dir}/model"
+        assert (params["max_length_q"], params["max_length_d"]) == (cfg.model.max_length_q, cfg.model.max_length_d)
+        assert params.get("trust_remote_code", False) == cfg.model.trust_remote_code
+    script = (REPO / "pipelines" / "paper_rescaling.sh").read_text()
+    assert "pipelines/benchmarks/paper-rescaling.yaml" in script and " grid " in script
