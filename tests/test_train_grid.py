@@ -200,3 +200,26 @@ def test_the_rescaling_benchmark_evaluates_every_model_the_grid_trains():
         assert params.get("trust_remote_code", False) == cfg.model.trust_remote_code
     script = (REPO / "pipelines" / "paper_rescaling.sh").read_text()
     assert "pipelines/benchmarks/paper-rescaling.yaml" in script and " grid " in script
+
+
+def test_the_efficiency_benchmark_has_naver_pairs_the_six_trained_models_and_their_fusions():
+    from lsr_eval.benchmark.config import load_config
+    from lsr_eval.train.config import load_config as load_train
+
+    bench = load_config(REPO / "pipelines" / "benchmarks" / "paper-efficient-splade.yaml")
+    assert [(d.spec, d.measures) for d in bench.datasets] == [
+        ("msmarco-dev", ("RR@10", "R@1000")), ("beir-13", ("nDCG@10",))]
+    assert (bench.efficiency.hits, bench.efficiency.latency_queries) == (1000, 1000)
+    splade = {s.name: s.params for s in bench.systems if s.kind == "splade"}
+    for size in ("V-large", "VI-BT-large"):
+        params = splade[f"naver-efficient-splade-{size}"]
+        assert (params["model"], params["query_model"]) == (f"naver/efficient-splade-{size}-doc",
+                                                            f"naver/efficient-splade-{size}-query")
+    trained = [p for p in PAPER_GRIDS if p.name.startswith("efficient-splade-")]
+    assert len(trained) == 6
+    for path in trained:
+        cfg = load_train(path)
+        assert splade[cfg.name]["model"] == f"{cfg.output.model_dir}/model"
+    assert all(p["engine"] == "pisa" and p["precision"] == "fp32" for p in splade.values())
+    assert sorted(f.runs for f in bench.fusion) == sorted(("bm25", name) for name in splade)
+    assert all(f.method == "rrf" and not f.tune for f in bench.fusion)
