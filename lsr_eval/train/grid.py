@@ -68,44 +68,53 @@ def _median_step_time(log_file: Path) -> float | None:
     return float(statistics.median(times)) if times else None
 
 
+def runs_of_config(path: Path, overrides: list[str]) -> list[tuple[Any, list[str]]]:
+    """The runs one config file stands for, each as (validated config, the ``--set`` overrides that select it).
+
+    Today one file is one run. This is where a file that fans out into several runs (one per seed, say) becomes
+    several entries, each with the override that makes ``lsr-eval train`` pick that run alone; the rest of the
+    grid (plan, array tasks, skipping, resuming) works per entry."""
+    from lsr_eval.train.config import SpladeTrainConfig, load_config
+
+    return [(load_config(path, overrides, SpladeTrainConfig), list(overrides))]
+
+
 def plan(configs: list[str | os.PathLike], overrides: list[str] | None = None) -> list[GridRun]:
     """Load and validate every config (with ``overrides``) and say where each run stands.
 
-    One config file is one run. Two runs writing the same output folder are refused (they would overwrite
-    each other).
+    Two runs writing the same output folder are refused (they would overwrite each other).
     """
     from lsr_eval.manifest import read_manifest
-    from lsr_eval.train.config import SpladeTrainConfig, load_config, result_keys
+    from lsr_eval.train.config import result_keys
     from lsr_eval.train.trainer import FINAL_MODEL
 
     if not configs:
         raise ConfigError("no training config given: name one or more YAML files (e.g. pipelines/train/rescale-*.yaml)")
-    overrides = list(overrides or [])
     runs: list[GridRun] = []
     seen: dict[Path, Path] = {}
     for path in map(Path, configs):
         if not path.is_file():
             raise InputError(f"{path}: no such training config")
-        cfg = load_config(path, overrides, SpladeTrainConfig)
-        out, model_dir = Path(cfg.output.dir), Path(cfg.output.model_dir)
-        key = out.resolve()
-        if key in seen:
-            raise ConfigError(f"{path} and {seen[key]} both write {out}: give each run its own output.dir")
-        seen[key] = path
-        manifest = read_manifest(out) if out.is_dir() else None
-        same = manifest is not None and manifest.get("experiment", {}).get("config") == json.loads(
-            json.dumps(dict(sorted(result_keys(cfg.to_dict()).items())), default=str))
-        if same and manifest.get("status") == "done" and (model_dir / FINAL_MODEL).exists():
-            status: Status = "done"
-        elif (out / "log.jsonl").exists() or (model_dir / "checkpoints").is_dir():
-            status = "partial"
-        else:
-            status = "new"
-        runs.append(GridRun(config=path.resolve(), overrides=overrides, name=cfg.name or path.stem,
-                            output_dir=out, model_dir=model_dir, steps=cfg.train.steps,
-                            batch_size=cfg.train.batch_size, status=status,
-                            step_s=_median_step_time(out / "log.jsonl"),
-                            world_size=(manifest or {}).get("world_size"), shape=_shape(cfg)))
+        for cfg, run_overrides in runs_of_config(path, list(overrides or [])):
+            out, model_dir = Path(cfg.output.dir), Path(cfg.output.model_dir)
+            key = out.resolve()
+            if key in seen:
+                raise ConfigError(f"{path} and {seen[key]} both write {out}: give each run its own output.dir")
+            seen[key] = path
+            manifest = read_manifest(out) if out.is_dir() else None
+            same = manifest is not None and manifest.get("experiment", {}).get("config") == json.loads(
+                json.dumps(dict(sorted(result_keys(cfg.to_dict()).items())), default=str))
+            if same and manifest.get("status") == "done" and (model_dir / FINAL_MODEL).exists():
+                status: Status = "done"
+            elif (out / "log.jsonl").exists() or (model_dir / "checkpoints").is_dir():
+                status = "partial"
+            else:
+                status = "new"
+            runs.append(GridRun(config=path.resolve(), overrides=run_overrides, name=cfg.name or path.stem,
+                                output_dir=out, model_dir=model_dir, steps=cfg.train.steps,
+                                batch_size=cfg.train.batch_size, status=status,
+                                step_s=_median_step_time(out / "log.jsonl"),
+                                world_size=(manifest or {}).get("world_size"), shape=_shape(cfg)))
     return runs
 
 
