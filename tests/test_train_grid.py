@@ -223,3 +223,14 @@ def test_the_efficiency_benchmark_has_naver_pairs_the_six_trained_models_and_the
     assert all(p["engine"] == "pisa" and p["precision"] == "fp32" for p in splade.values())
     assert sorted(f.runs for f in bench.fusion) == sorted(("bm25", name) for name in splade)
     assert all(f.method == "rrf" and not f.tune for f in bench.fusion)
+
+
+def test_a_config_with_seeds_is_one_run_per_seed(tmp_path, capsys):
+    path = tmp_path / "arm.yaml"
+    path.write_text(yaml.safe_dump({**tiny_config(tmp_path, "arm", dropout=0.0), "seeds": [1, 2]}))
+    runs = grid.plan([path])
+    assert [r.output_dir.name[-3:] for r in runs] == ["-s1", "-s2"] and runs[0].model_dir != runs[1].model_dir
+    assert [r.overrides for r in runs] == [["seeds=[1]"], ["seeds=[2]"]]
+    assert main(["grid", str(path), "--dry-run"]) == 0
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("  ")]
+    assert len(lines) == 2 and "seeds=[1]" in lines[0] and "seeds=[2]" in lines[1]

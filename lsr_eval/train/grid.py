@@ -69,14 +69,15 @@ def _median_step_time(log_file: Path) -> float | None:
 
 
 def runs_of_config(path: Path, overrides: list[str]) -> list[tuple[Any, list[str]]]:
-    """The runs one config file stands for, each as (validated config, the ``--set`` overrides that select it).
+    """The runs one config file stands for, each as (validated config, the ``--set`` overrides that select it): one,
+    or one per seed of a ``seeds:`` list, selected by ``seeds=[N]`` (the grid's plan, array tasks, skipping and
+    resuming work per entry)."""
+    from lsr_eval.train.config import SpladeTrainConfig, load_configs
 
-    Today one file is one run. This is where a file that fans out into several runs (one per seed, say) becomes
-    several entries, each with the override that makes ``lsr-eval train`` pick that run alone; the rest of the
-    grid (plan, array tasks, skipping, resuming) works per entry."""
-    from lsr_eval.train.config import SpladeTrainConfig, load_config
-
-    return [(load_config(path, overrides, SpladeTrainConfig), list(overrides))]
+    configs = load_configs(path, overrides, SpladeTrainConfig)
+    if len(configs) == 1:
+        return [(configs[0], list(overrides))]
+    return [(c, [*overrides, f"seeds=[{c.train.seed}]"]) for c in configs]
 
 
 def plan(configs: list[str | os.PathLike], overrides: list[str] | None = None) -> list[GridRun]:
