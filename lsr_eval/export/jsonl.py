@@ -62,7 +62,12 @@ class AtomicLines:
         os.replace(self.tmp, self.path)
 
     def abort(self) -> None:
-        if self._f is not self._raw:
-            self._f.close()
-        self._raw.close()
-        self.tmp.unlink(missing_ok=True)
+        """Drop the temporary file (even when closing it fails again, as on a full disk)."""
+        try:
+            if self._f is not self._raw:
+                self._f.close()
+            self._raw.close()
+        except OSError:
+            pass  # the error being handled is the one to report
+        finally:
+            self.tmp.unlink(missing_ok=True)
