@@ -243,8 +243,9 @@ def read_shard(path: Path) -> Shard:
     """A whole shard."""
     with _ShardFile(path) as z:
         shape = tuple(int(x) for x in z["shape"])
+        data, indices, indptr = z["data"], z["indices"], z["indptr"]
         try:
-            weights = sp.csr_matrix((z["data"], z["indices"], z["indptr"]), shape=shape)
+            weights = sp.csr_matrix((data, indices, indptr), shape=shape)
         except ValueError as e:  # CRCs agree but the arrays do not fit together
             raise z.error(e) from None
         return Shard(z.ids(), weights, z["n_tokens"], z["truncated"], z.seconds())
