@@ -64,32 +64,50 @@ def test_a_resumed_encoding_on_a_full_disk_names_the_shard_and_its_size_and_resu
     assert [r["shards_verified"] for r in manifest["parameters"]["runs"]] == [1]
 
 
-def test_a_full_work_folder_at_the_index_is_one_line_and_a_rerun_with_room_gives_the_same_metrics(
+def test_a_full_work_folder_at_the_export_and_the_index_is_one_line_and_a_rerun_with_room_gives_the_same_metrics(
         disk, tmp_path, tiny_beir, capsys):
     splade_tiny_dir()
     work = disk.root / "work"
 
-    def splade(out: Path) -> int:
-        return main(["splade", "splade-tiny", str(tiny_beir), "--out", str(out), "--work-dir", str(work)])
+    def splade(out: str) -> int:
+        return main(["splade", "splade-tiny", str(tiny_beir), "--out", str(tmp_path / out), "--work-dir", str(work)])
 
-    assert splade(tmp_path / "first") == 0
+    assert splade("first") == 0
     metrics = json.loads((tmp_path / "first" / "metrics.json").read_text())
+    (collection_slot,) = (work / "collections").iterdir()
     (index_slot,) = (work / "indexes").iterdir()
+    manifest_bytes = len((collection_slot / "manifest.json").read_bytes())
+
+    # two pages: the reused encoding rewrites its manifest in them, the export's file takes one, its manifest fails
+    shutil.rmtree(collection_slot)
     shutil.rmtree(index_slot)
-    # two pages: the reused encoding rewrites its manifest (4 KiB), then nothing is left for Lucene's files
     disk.fill(leave=2 * 4096)
     capsys.readouterr()
-    assert splade(tmp_path / "second") == 2
+    assert splade("second") == 2
     line = error_line(capsys.readouterr().err, "splade")
-    assert line.startswith(f"lsr-eval splade: error: {index_slot}: no space left on its disk while building this "
-                           "cache entry (it needs ")
+    assert line.startswith(f"lsr-eval splade: error: {collection_slot}: no space left on its disk while writing "
+                           f"manifest.json (it needs about {format_bytes(manifest_bytes)}, ")
     assert line.endswith("and rerun: nothing partial was kept")
-    assert not index_slot.exists()               # the partial index is removed (its space given back)
+    assert not collection_slot.exists()          # the partial collection is removed (its space given back)
     assert not (tmp_path / "second").exists()
 
+    # the export fits, Lucene's files do not: Anserini logs the IOException and counts every document indexed
     disk.empty()
-    assert splade(tmp_path / "second") == 0
-    assert json.loads((tmp_path / "second" / "metrics.json").read_text()) == metrics
+    assert splade("second") == 0
+    shutil.rmtree(index_slot)
+    shutil.rmtree(tmp_path / "second")
+    disk.fill(leave=2 * 4096)
+    capsys.readouterr()
+    assert splade("second") == 2
+    line = error_line(capsys.readouterr().err, "splade")
+    assert line.startswith(f"lsr-eval splade: error: {index_slot / 'index'}: Anserini counted 5 documents indexed, "
+                           "but the index "), line
+    assert "free on its disk); free space or fix the cause, and rerun" in line
+    assert not (index_slot / "manifest.json").exists()     # not published: the next build removes it
+
+    disk.empty()
+    assert splade("third") == 0
+    assert json.loads((tmp_path / "third" / "metrics.json").read_text()) == metrics
 
 
 def test_a_run_file_on_a_full_disk_names_its_folder_and_estimated_size(disk, tmp_path, capsys):
