@@ -138,3 +138,30 @@ def test_a_relayed_java_disk_fault_counts_and_a_guarded_write_passes_its_own_err
         with on_disk_full(tmp_path, "building", needed=lambda: 1 / 0):  # not asked: the inner error is kept
             raise inner
     assert e.value is inner
+
+
+def test_an_export_on_a_full_disk_names_its_folder_and_leaves_no_partial_file(disk, tmp_path, capsys):
+    from lsr_eval.data.types import Document
+    from lsr_eval.encode import HashingEncoder, encode_corpus
+
+    vectors = tmp_path / "vectors"
+    encode_corpus([Document(f"d{i}", " ".join(f"w{i * 7 + j}" for j in range(60))) for i in range(400)],
+                  HashingEncoder(vocab_size=4096), vectors, {"toy": 1}, progress=False)
+    out = disk.root / "collection"
+    disk.fill(leave=4096)
+    capsys.readouterr()
+    assert main(["export", str(vectors), "--out", str(out)]) == 2
+    line = error_line(capsys.readouterr().err, "export")
+    assert re.match(rf"lsr-eval export: error: {re.escape(str(out / 'docs'))}: no space left on its disk while "
+                    r"writing docs-00000\.jsonl \(it needs more than [\d.]+ KiB, [\d.]+ KiB free there\)", line), line
+    assert line.endswith("and rerun: nothing partial was kept")
+    assert not out.exists() or not [p for p in out.rglob("*") if p.is_file()]
+
+
+def test_the_last_resort_names_the_fault_of_an_unguarded_write(disk):
+    disk.fill(leave=0)
+    with pytest.raises(DiskFullError, match=r"^a folder this command writes to: no space left on its disk while "
+                                            r"running `lsr-eval x` \(it needs more space\); .* and rerun$"):
+        with on_disk_full(None, "running `lsr-eval x`", clean=False):
+            with open(disk.root / "f", "wb", buffering=0) as f:
+                f.write(b"x" * 8192)

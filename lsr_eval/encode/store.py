@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import logging
 import os
 import re
 import uuid
@@ -37,8 +36,6 @@ import numpy as np
 import scipy.sparse as sp
 
 from lsr_eval.errors import ConfigError, InputError, OutputExistsError, on_disk_full
-
-log = logging.getLogger(__name__)
 
 FORMAT = "lsr-eval-sparse-vectors/1"
 SPEC = "encoding.json"
