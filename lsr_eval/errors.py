@@ -52,9 +52,10 @@ def _chain(e: BaseException | None) -> Iterator[BaseException]:
 
 def is_disk_full(e: BaseException | None) -> bool:
     """Whether ``e``, or an exception it was raised from or while handling, is a full disk: an ``OSError`` with
-    ENOSPC/EDQUOT, or one of our errors relaying it (a Java ``IOException: No space left on device``)."""
+    ENOSPC/EDQUOT, or an error relaying one in its text (Java's ``IOException: No space left on device``, a native
+    engine's ``RuntimeError``)."""
     return any(isinstance(x, DiskFullError) or (isinstance(x, OSError) and x.errno in DISK_FULL_ERRNOS)
-               or (isinstance(x, LsrEvalError) and DISK_FULL_TEXT in str(x)) for x in _chain(e))
+               or DISK_FULL_TEXT in str(x) for x in _chain(e))
 
 
 def format_bytes(n: int) -> str:

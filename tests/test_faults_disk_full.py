@@ -133,6 +133,8 @@ def test_a_run_file_on_a_full_disk_names_its_folder_and_estimated_size(disk, tmp
 def test_a_relayed_java_disk_fault_counts_and_a_guarded_write_passes_its_own_error_through(tmp_path):
     assert is_disk_full(JavaError("IndexCollection: java.io.IOException: No space left on device"))
     assert not is_disk_full(JavaError("IndexCollection: java.io.IOException: Permission denied"))
+    assert is_disk_full(RuntimeError("Seismic failed while building x: No space left on device (os error 28)"))
+    assert not is_disk_full(OSError(13, "Permission denied"))
     inner = DiskFullError("the shard's own line")
     with pytest.raises(DiskFullError) as e:
         with on_disk_full(tmp_path, "building", needed=lambda: 1 / 0):  # not asked: the inner error is kept
