@@ -130,6 +130,7 @@ def _check_committed(index_dir: str | os.PathLike, indexed: int) -> None:
     logs an ``IOException`` at its commit (a full disk) and still returns its counters."""
     from jnius import JavaException
 
+    directory = None
     try:
         directory = autoclass("org.apache.lucene.store.FSDirectory").open(autoclass("java.io.File")(
             str(index_dir)).toPath())
@@ -139,12 +140,15 @@ def _check_committed(index_dir: str | os.PathLike, indexed: int) -> None:
     else:
         held, why = int(reader.numDocs()), ""
         reader.close()
-        directory.close()
+    finally:
+        if directory is not None:
+            directory.close()
     if held != indexed:
         free = free_bytes(index_dir)
+        written = folder_bytes(index_dir) if os.path.isdir(index_dir) else 0
         found = f"holds {held}" if held is not None else f"cannot be read ({why[:120]})"
         raise JavaError(f"{index_dir}: Anserini counted {indexed} documents indexed, but the index {found}: writing it "
-                        f"failed after {format_bytes(folder_bytes(index_dir))} (see Anserini's ERROR line above; "
+                        f"failed after {format_bytes(written)} (see Anserini's ERROR line above; "
                         f"{format_bytes(free) if free is not None else 'unknown space'} free on its disk); free space "
                         "or fix the cause, and rerun")
 
