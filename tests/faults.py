@@ -13,7 +13,7 @@ from typing import Iterator
 
 import pytest
 
-#: A tqdm progress bar line ("encode rank 0/1: 100%|████| 5/5 [...]"), the only other thing commands print to stderr.
+#: A tqdm progress bar ("encode rank 0/1: 100%|████| 5/5 [...]"): the only other output on stderr in process.
 PROGRESS = re.compile(r"^.*: +\d+%\|.*\|")
 PAGE = 4096  # tmpfs allocates whole pages
 

@@ -3,9 +3,10 @@
 The input is a deterministic stream of documents; shard ``k`` covers stream positions ``[k*S, (k+1)*S)``.
 Each shard is written atomically, so after a crash a rerun with the same arguments skips the shards that exist
 (checking that they are whole and that their stored ids equal the input's ids at those positions) and encodes the
-rest: no document is lost or duplicated; a shard damaged since it was written is encoded again (the log says so). Under torchrun (``RANK``/``WORLD_SIZE`` set) or with explicit ``rank``/``world_size``, rank
-``r`` encodes the shards with ``k % world_size == r``; every rank reads the whole stream (reading text costs
-little next to encoding) and checks ids for duplicates. When ``world_size == 1`` the folder is finalised at the
+rest: no document is lost or duplicated; a shard damaged since it was written is encoded again (the log says so).
+Under torchrun (``RANK``/``WORLD_SIZE`` set) or with explicit ``rank``/``world_size``, rank ``r`` encodes the
+shards with ``k % world_size == r``; every rank reads the whole stream (reading text costs little next to encoding)
+and checks ids for duplicates. When ``world_size == 1`` the folder is finalised at the
 end; otherwise rank 0 calls :func:`~lsr_eval.encode.finalize.finalize_encoding` after a barrier::
 
     summary = encode_corpus(docs, encoder, out, experiment)       # every rank

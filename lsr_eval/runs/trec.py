@@ -94,9 +94,9 @@ def read_run(path: str | os.PathLike) -> Run:
     except UnicodeDecodeError as e:
         raise InputError(f"{p}:{lineno + 1}: not UTF-8 text ({e.reason})") from None
     if not run:
-        raise InputError(f"{p}: no result line ({'empty file' if lineno == 0 else f'{lineno} blank or # lines'}): "
-                         "a run without results is refused (it would score 0 on every query); rerun the retrieval that wrote it, "
-                         "or leave it out")
+        found = "empty file" if lineno == 0 else f"{lineno} blank or # lines"
+        raise InputError(f"{p}: no result line ({found}): a run without results is refused (it would score 0 on "
+                         "every query); rerun the retrieval that wrote it, or leave it out")
     return run
 
 
