@@ -10,7 +10,7 @@ import sys
 from types import ModuleType
 
 from lsr_eval import __version__
-from lsr_eval.errors import LsrEvalError
+from lsr_eval.errors import LsrEvalError, on_disk_full
 
 
 def _command_modules() -> list[ModuleType]:
@@ -37,7 +37,8 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s", datefmt="%H:%M:%S")
     try:
-        return int(args._run(args) or 0)
+        with on_disk_full(None, f"running `lsr-eval {args.command}`", clean=False):  # a write no stage guarded
+            return int(args._run(args) or 0)
     except LsrEvalError as e:
         print(f"lsr-eval {args.command}: error: {e}", file=sys.stderr)
         return 2

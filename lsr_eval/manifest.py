@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from lsr_eval import __version__
-from lsr_eval.errors import LsrEvalError, OutputExistsError
+from lsr_eval.errors import LsrEvalError, OutputExistsError, on_disk_full
 
 MANIFEST = "manifest.json"
 
@@ -235,10 +235,12 @@ def update_manifest(folder: str | os.PathLike, **sections: Any) -> dict[str, Any
 
 def _write_json(path: Path, doc: Mapping[str, Any]) -> None:
     tmp = path.with_suffix(".json.tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(_canonical(doc), f, indent=2)
-        f.write("\n")
-    os.replace(tmp, path)
+    text = json.dumps(_canonical(doc), indent=2) + "\n"
+    with on_disk_full(path.parent, f"writing {path.name}", len(text.encode("utf-8")),
+                      cleanup=lambda: tmp.unlink(missing_ok=True)):
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
 
 
 def completed(folder: str | os.PathLike, experiment: Mapping[str, Any]) -> dict[str, Any] | None:

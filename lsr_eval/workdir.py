@@ -7,6 +7,10 @@ build in progress and then reuses it, instead of removing the half-built folder 
 ``IndexWriter`` on it (``LockObtainFailedException``). A slot is published by its manifest, written last and
 atomically (``os.replace``): a slot without one is a build in progress (locked) or left by a killed process
 (unlocked, removed by the next build). The kernel releases the lock of a process that dies.
+
+A full disk while a slot is built is one :class:`~lsr_eval.errors.DiskFullError` naming the slot and what it had
+written; a slot built by :func:`cached` is then removed at once (freeing the space), one built in place keeps only its
+whole files (an encoding's shards, for the rerun to resume from). A slot whose manifest cannot be read is built again.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
 
-from lsr_eval.errors import LsrEvalError
+from lsr_eval.errors import InputError, LsrEvalError, on_disk_full
 from lsr_eval.manifest import read_manifest
 
 try:
@@ -56,10 +60,35 @@ def lock_path(slot: Path) -> Path:
     return slot.parent.parent / LOCKS_DIR / slot.parent.name / f"{slot.name}{LOCK_SUFFIX}"
 
 
+def folder_bytes(folder: str | os.PathLike) -> int:
+    """Total size of the regular files under ``folder`` (recursively), e.g. a Lucene index."""
+    path = Path(folder)
+    if not path.is_dir():
+        raise InputError(f"{path}: not a folder")
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file() and not f.is_symlink())
+
+
 @contextmanager
-def slot_lock(slot: str | os.PathLike) -> Iterator[None]:
-    """Hold the exclusive lock of ``slot`` among processes (blocking; says once on the log that it waits)."""
+def slot_lock(slot: str | os.PathLike, remove_partial: bool = False) -> Iterator[None]:
+    """Hold the exclusive lock of ``slot`` among processes (blocking; says once on the log that it waits). A full
+    disk inside is one :class:`~lsr_eval.errors.DiskFullError` naming the slot; ``remove_partial`` then removes the
+    slot (a build that cannot resume)."""
     slot = Path(slot)
+
+    def written() -> int | None:
+        return (folder_bytes(slot) if slot.is_dir() else 0) or None
+
+    def remove() -> None:
+        shutil.rmtree(slot, ignore_errors=True)
+
+    with _exclusive(slot), on_disk_full(slot, "building this cache entry", written, at_least=True,
+                                        cleanup=remove if remove_partial else None):
+        yield
+
+
+@contextmanager
+def _exclusive(slot: Path) -> Iterator[None]:
+    """The ``flock`` of :func:`slot_lock`."""
     if fcntl is None:
         yield
         return
@@ -82,8 +111,16 @@ def _same(manifest: Mapping[str, Any] | None, key: Mapping[str, Any]) -> bool:
     return manifest is not None and manifest.get("experiment") == json.loads(json.dumps(key, default=str))
 
 
-def _complete(slot: Path, key: Mapping[str, Any]) -> dict[str, Any] | None:
-    manifest = read_manifest(slot) if slot.exists() else None
+def _complete(slot: Path, key: Mapping[str, Any], say: bool = False) -> dict[str, Any] | None:
+    """The manifest of ``slot`` if it records ``key``; None for a slot to build (``say``: log an unreadable one)."""
+    if not slot.exists():
+        return None
+    try:
+        manifest = read_manifest(slot)
+    except ValueError as e:  # invalid JSON or not UTF-8: a damaged cache entry
+        if say:
+            log.warning("%s: its manifest is unreadable (%s): building this cache entry again", slot, e)
+        return None
     return manifest if _same(manifest, key) else None
 
 
@@ -98,8 +135,8 @@ def cached(slot: Path, key: Mapping[str, Any], build: Callable[[], Any] | None =
     manifest = _complete(slot, key)
     if manifest is not None:
         return manifest
-    with slot_lock(slot):
-        manifest = _complete(slot, key)  # made while this process waited for the lock
+    with slot_lock(slot, remove_partial=True):
+        manifest = _complete(slot, key, say=True)  # made while this process waited for the lock
         if manifest is not None:
             return manifest
         if slot.exists():

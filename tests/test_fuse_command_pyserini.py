@@ -98,7 +98,7 @@ def test_fusing_an_empty_run_or_other_queries_is_an_error(files, tmp_path, capsy
     other = tmp_path / "other.trec"
     write_run({"z1": {"d1": 1.0}}, other)
     assert main(["fuse", files["a"], str(empty), "--out", str(tmp_path / "e")]) == 2
-    assert f"fusion input {empty} holds no document" in capsys.readouterr().err
+    assert f"{empty}: no result line (empty file)" in capsys.readouterr().err  # refused where runs are read
     assert main(["fuse", files["a"], str(other), "--out", str(tmp_path / "o")]) == 2
     assert f"fusion input {files['a']} shares no query with {other}" in capsys.readouterr().err
     assert not (tmp_path / "e").exists() and not (tmp_path / "o").exists()

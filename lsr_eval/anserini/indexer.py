@@ -28,7 +28,8 @@ from typing import Iterable, Literal, get_args
 
 from lsr_eval.anserini.collections import CONTENTS, MULTIFIELD, empty_documents
 from lsr_eval.anserini.jvm import autoclass, java_errors
-from lsr_eval.errors import ConfigError, JavaError
+from lsr_eval.errors import ConfigError, JavaError, format_bytes, free_bytes
+from lsr_eval.workdir import folder_bytes
 
 log = logging.getLogger(__name__)
 
@@ -107,6 +108,7 @@ def build_index(collection_dir: str | os.PathLike, index_dir: str | os.PathLike,
     if memory_buffer_mb:
         argv += ["-memoryBuffer", str(memory_buffer_mb)]
     counts = run_index_collection(argv)
+    _check_committed(index_dir, counts.indexed)
     if counts.empty:
         empty = list(empty_documents(collection_dir))
         if len(empty) != counts.empty:
@@ -121,6 +123,34 @@ def build_index(collection_dir: str | os.PathLike, index_dir: str | os.PathLike,
     log.info("indexed %d documents (%d empty appended) into %s in %.1fs", counts.total_indexed,
              counts.empty_appended, index_dir, counts.seconds)
     return counts
+
+
+def _check_committed(index_dir: str | os.PathLike, indexed: int) -> None:
+    """Refuse an index whose last commit does not hold the ``indexed`` documents Anserini counted: ``IndexCollection``
+    logs an ``IOException`` at its commit (a full disk) and still returns its counters."""
+    from jnius import JavaException
+
+    directory = None
+    try:
+        directory = autoclass("org.apache.lucene.store.FSDirectory").open(autoclass("java.io.File")(
+            str(index_dir)).toPath())
+        reader = autoclass("org.apache.lucene.index.DirectoryReader").open(directory)
+    except JavaException as e:
+        held, why = None, f"{getattr(e, 'classname', None) or 'java exception'}: {getattr(e, 'innermessage', e)}"
+    else:
+        held, why = int(reader.numDocs()), ""
+        reader.close()
+    finally:
+        if directory is not None:
+            directory.close()
+    if held != indexed:
+        free = free_bytes(index_dir)
+        written = folder_bytes(index_dir) if os.path.isdir(index_dir) else 0
+        found = f"holds {held}" if held is not None else f"cannot be read ({why[:120]})"
+        raise JavaError(f"{index_dir}: Anserini counted {indexed} documents indexed, but the index {found}: writing it "
+                        f"failed after {format_bytes(written)} (see Anserini's ERROR line above; "
+                        f"{format_bytes(free) if free is not None else 'unknown space'} free on its disk); free space "
+                        "or fix the cause, and rerun")
 
 
 def _append_empty(index_dir: str | os.PathLike, kind: IndexKind, docs: list[dict]) -> int:

@@ -58,7 +58,8 @@ def read_qrels(path: str | os.PathLike) -> Qrels:
     Two formats, told apart by the first content line: a BEIR TSV file starts with the header
     ``query-id<TAB>corpus-id<TAB>score`` and has three tab-separated fields a line; otherwise the file is TREC qrels,
     ``qid iter docid grade`` separated by whitespace (``iter`` is ignored). Grades are integers; zero and negative
-    grades are kept (trec_eval treats them as non-relevant judged documents). A repeated (qid, docid) pair is an error.
+    grades are kept (trec_eval treats them as non-relevant judged documents). A repeated (qid, docid) pair is an error,
+    and so is a file without a judgment (every run would score 0 against it).
     """
     qrels: Qrels = {}
     beir: bool | None = None
@@ -90,7 +91,8 @@ def read_qrels(path: str | os.PathLike) -> Qrels:
         judged[docid] = _grade(grade, where)
         n += 1
     if n == 0:
-        raise InputError(f"{path}: no judgments")
+        raise InputError(f"{path}: no judgments (the file is empty, or holds only a header, blank or # lines): "
+                         "nothing to evaluate against; give a qrels file with 'qid iter docid grade' lines")
     return qrels
 
 

@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import os
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import Any
 
 from lsr_eval.efficiency.flops import TermCounts
 from lsr_eval.efficiency.stats import percentile
-from lsr_eval.errors import InputError
+from lsr_eval.workdir import folder_bytes  # noqa: F401  (re-exported: its users import it from here)
 
 
 @dataclass(frozen=True)
@@ -34,14 +33,6 @@ class PostingStats:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-
-def folder_bytes(folder: str | os.PathLike) -> int:
-    """Total size of the regular files under ``folder`` (recursively), e.g. a Lucene index."""
-    path = Path(folder)
-    if not path.is_dir():
-        raise InputError(f"{path}: not a folder")
-    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file() and not f.is_symlink())
 
 
 def posting_stats(documents: TermCounts, index_dir: str | os.PathLike | None = None) -> PostingStats:

@@ -2,10 +2,11 @@
 
 The input is a deterministic stream of documents; shard ``k`` covers stream positions ``[k*S, (k+1)*S)``.
 Each shard is written atomically, so after a crash a rerun with the same arguments skips the shards that exist
-(checking that their stored ids equal the input's ids at those positions) and encodes the rest: no document is
-lost or duplicated. Under torchrun (``RANK``/``WORLD_SIZE`` set) or with explicit ``rank``/``world_size``, rank
-``r`` encodes the shards with ``k % world_size == r``; every rank reads the whole stream (reading text costs
-little next to encoding) and checks ids for duplicates. When ``world_size == 1`` the folder is finalised at the
+(checking that they are whole and that their stored ids equal the input's ids at those positions) and encodes the
+rest: no document is lost or duplicated; a shard damaged since it was written is encoded again (the log says so).
+Under torchrun (``RANK``/``WORLD_SIZE`` set) or with explicit ``rank``/``world_size``, rank ``r`` encodes the
+shards with ``k % world_size == r``; every rank reads the whole stream (reading text costs little next to encoding)
+and checks ids for duplicates. When ``world_size == 1`` the folder is finalised at the
 end; otherwise rank 0 calls :func:`~lsr_eval.encode.finalize.finalize_encoding` after a barrier::
 
     summary = encode_corpus(docs, encoder, out, experiment)       # every rank
@@ -18,6 +19,7 @@ Inside a shard, windows of ``window_batches x batch_size`` documents are encoded
 
 from __future__ import annotations
 
+import logging
 import math
 import os
 import time
@@ -35,6 +37,8 @@ from lsr_eval.encode.batching import check_batching, check_finite, chunked, clea
 from lsr_eval.encode.finalize import finalize_encoding
 from lsr_eval.encode.protocol import SparseVectors, TextEncoder
 from lsr_eval.errors import ConfigError, InputError
+
+log = logging.getLogger(__name__)
 
 #: documents per shard: the work a crash can lose, and ~8 bytes x active dims of memory per document.
 DEFAULT_SHARD_SIZE = 50_000
@@ -117,6 +121,16 @@ def _encode_shard(docs: Iterable[Document], encoder: TextEncoder, batch_size: in
                        time.perf_counter() - start)
 
 
+def _whole(path: Path) -> bool:
+    """Whether the completed shard at ``path`` is whole; a damaged one is removed (and logged) to be encoded again."""
+    problem = store.shard_problem(path)
+    if problem is None:
+        return True
+    log.warning("%s fails its check (%s): removed, encoding it again", path, problem)
+    path.unlink()
+    return False
+
+
 def _verify(path: Path, docs: Iterable[Document], first_position: int) -> int:
     """Check that a completed shard holds exactly the ids of its input range; returns how many documents."""
     stored = store.read_shard_ids(path)
@@ -176,7 +190,7 @@ def encode_corpus(documents: Iterable[Document], encoder: TextEncoder, folder: s
                 n = sum(1 for _ in chunk)
                 others += n > 0
                 bar.update(n)
-            elif shard_path.exists():
+            elif shard_path.exists() and _whole(shard_path):
                 n = _verify(shard_path, chunk, k * shard_size)
                 verified += 1
                 bar.update(n)

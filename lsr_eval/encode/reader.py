@@ -21,7 +21,10 @@ read_vocab = store.read_vocab
 def read_encoding_manifest(folder: str | os.PathLike) -> dict[str, Any]:
     """The manifest of a finalised encoding; refuses an unfinished one (its shards may be incomplete)."""
     path = Path(folder)
-    manifest = read_manifest(path)
+    try:
+        manifest = read_manifest(path)
+    except ValueError as e:  # invalid JSON or not UTF-8
+        raise InputError(f"{path / MANIFEST}: unreadable ({e}); {store.damaged(path)}") from None
     if manifest is None or manifest.get("stage") != STAGE:
         raise InputError(f"{path / MANIFEST}: no finalised encoding here (missing, or written by another stage); "
                          "finish the encoding or run finalize_encoding")

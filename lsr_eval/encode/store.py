@@ -14,7 +14,9 @@ A shard is an uncompressed ``.npz`` (no pickles): CSR ``data`` (float32), ``indi
 ``indptr`` (int64), ``shape``; ``doc_ids`` (UTF-8 JSON list as uint8); ``n_tokens`` (int32 real tokens per doc),
 ``truncated`` (bool). 8 bytes per posting. Shards written before the time moved out hold a ``seconds`` member; it is
 still read.
-Files are written to a unique temporary name, fsynced, then renamed, so a shard is either whole or absent.
+Files are written to a unique temporary name, fsynced, then renamed, so a shard is either whole or absent; a full
+disk raises :class:`~lsr_eval.errors.DiskFullError` naming the folder and the file's size. A shard is checked whole
+(every member's CRC-32) before a resumed run trusts it; a read that finds one damaged names the folder to remove.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ import json
 import os
 import re
 import uuid
+import zipfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
@@ -31,7 +35,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 import scipy.sparse as sp
 
-from lsr_eval.errors import ConfigError, InputError, OutputExistsError
+from lsr_eval.errors import ConfigError, InputError, OutputExistsError, on_disk_full
 
 FORMAT = "lsr-eval-sparse-vectors/1"
 SPEC = "encoding.json"
@@ -65,30 +69,40 @@ def canonical(obj: Any) -> Any:
         raise ConfigError(f"not JSON-serialisable: {e}") from e
 
 
-def atomic_write(path: Path, write: Callable[[Any], None], binary: bool = True) -> None:
-    """Write ``path`` via a unique temporary file, fsync, rename: readers never see a partial file."""
+def atomic_write(path: Path, write: Callable[[Any], None], binary: bool = True, size: int | None = None) -> None:
+    """Write ``path`` via a unique temporary file, fsync, rename: readers never see a partial file. A full disk is
+    one :class:`~lsr_eval.errors.DiskFullError` naming the folder and ``size`` (the bytes the file needs, if known)."""
     tmp = path.with_name(f"{path.name}{TMP_MARK}{os.getpid()}-{uuid.uuid4().hex[:8]}")
-    try:
-        with open(tmp, "wb" if binary else "w", **({} if binary else {"encoding": "utf-8"})) as f:
-            write(f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
+    with on_disk_full(path.parent, f"writing {path.name}", size):  # after the cleanup below: the free space is true
+        try:
+            with open(tmp, "wb" if binary else "w", **({} if binary else {"encoding": "utf-8"})) as f:
+                write(f)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, path)
+        finally:
+            if tmp.exists():
+                tmp.unlink()
 
 
 def write_json(path: Path, obj: Any) -> None:
-    atomic_write(path, lambda f: json.dump(obj, f, ensure_ascii=False, indent=1), binary=False)
+    data = json.dumps(obj, ensure_ascii=False, indent=1).encode("utf-8")
+    atomic_write(path, lambda f: f.write(data), size=len(data))
 
 
 def read_json(path: Path) -> Any:
+    """A JSON file of an encoded folder; a damaged one is refused, naming the folder to remove."""
     try:
         with open(path, encoding="utf-8") as f:
             return json.load(f)
-    except json.JSONDecodeError as e:
-        raise InputError(f"{path}: invalid JSON at line {e.lineno}: {e.msg}") from e
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        what = f"invalid JSON at line {e.lineno}: {e.msg}" if isinstance(e, json.JSONDecodeError) else "not UTF-8"
+        raise InputError(f"{path}: {what}; {damaged(path.parent)}") from None
+
+
+def damaged(folder: Path) -> str:
+    """What to do about a damaged file of the encoded folder ``folder`` (the end of an error message)."""
+    return f"the encoded folder {folder} is damaged: remove that folder and rerun, which encodes it again"
 
 
 def vocab_sha256(vocab: Sequence[str]) -> str:
@@ -138,44 +152,100 @@ def write_shard(path: Path, shard: Shard) -> None:
     }
     if shard.seconds is not None:     # first: a shard present has its time
         write_json(shard_time_path(path), {"seconds": shard.seconds})
-    atomic_write(path, lambda f: np.savez(f, **arrays))
+    # an uncompressed zip: the arrays' bytes plus a header per member (npy ~128 B, zip ~100 B with the name)
+    size = sum(a.nbytes + NPZ_MEMBER_OVERHEAD for a in arrays.values())
+    atomic_write(path, lambda f: np.savez(f, **arrays), size=size)
 
 
-def _open_npz(path: Path) -> Any:
+#: Bytes an ``.npz`` member adds to its array's: the npy header and the zip entries, rounded up (a size estimate).
+NPZ_MEMBER_OVERHEAD = 256
+#: Members every shard holds.
+SHARD_MEMBERS = frozenset({"data", "indices", "indptr", "shape", "doc_ids", "n_tokens", "truncated"})
+#: What reading a damaged ``.npz`` raises: a bad CRC or zip structure, a bad npy header, a truncated or unreadable
+#: member, a missing member, undecodable ids.
+_DAMAGE = (zipfile.BadZipFile, zlib.error, OSError, EOFError, ValueError, KeyError)
+
+
+class _ShardFile:
+    """An open shard whose reads turn damage into one :class:`InputError` naming the shard and its folder."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        try:
+            self.z = np.load(path, allow_pickle=False)
+        except _DAMAGE as e:
+            raise self.error(e) from None
+
+    def error(self, e: BaseException) -> InputError:
+        if isinstance(e, (FileNotFoundError, PermissionError)):
+            return InputError(f"{self.path}: {e.strerror}")
+        return InputError(f"{self.path}: fails its check ({type(e).__name__}: {e}); {damaged(self.path.parent)}")
+
+    def __enter__(self) -> "_ShardFile":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.z.close()
+
+    def __getitem__(self, name: str) -> Any:
+        try:
+            return self.z[name]
+        except _DAMAGE as e:
+            raise self.error(e) from None
+
+    def ids(self) -> list[str]:
+        try:
+            return _ids_from(self["doc_ids"])
+        except (UnicodeDecodeError, json.JSONDecodeError) as e:
+            raise self.error(e) from None
+
+    def seconds(self) -> float | None:
+        """The shard's encoding time: its time file, else (older shards) its ``seconds`` member, else None."""
+        side = shard_time_path(self.path)
+        if side.is_file():
+            return float(read_json(side)["seconds"])
+        seconds = float(self["seconds"]) if "seconds" in self.z.files else 0.0
+        return seconds or None     # older shards written from vectors in memory held 0.0: no time
+
+
+def shard_problem(path: Path) -> str | None:
+    """Why the shard at ``path`` cannot be trusted (not a zip, a member missing, a member whose bytes fail its
+    CRC-32), or None when it is whole. Reads every byte once (the price of trusting a cached shard)."""
     try:
-        return np.load(path, allow_pickle=False)
-    except (OSError, ValueError) as e:
-        raise InputError(f"{path}: unreadable shard ({e})") from e
+        with zipfile.ZipFile(path) as zf:
+            names = {n[:-len(".npy")] for n in zf.namelist() if n.endswith(".npy")}
+            missing = sorted(SHARD_MEMBERS - names)
+            if missing:
+                return f"member(s) {', '.join(missing)} missing"
+            bad = zf.testzip()
+            return f"bad CRC-32 for {bad!r}" if bad is not None else None
+    except _DAMAGE as e:
+        return f"{type(e).__name__}: {e}"
 
 
 def read_shard_ids(path: Path) -> list[str]:
     """Document ids of a shard (reads only that member)."""
-    with _open_npz(path) as z:
-        return _ids_from(z["doc_ids"])
+    with _ShardFile(path) as z:
+        return z.ids()
 
 
 def read_shard_stats(path: Path) -> dict[str, Any]:
     """Ids, row pointers, token counts, truncation flags and time of a shard, without the weights."""
-    with _open_npz(path) as z:
-        return {"doc_ids": _ids_from(z["doc_ids"]), "indptr": z["indptr"], "n_tokens": z["n_tokens"],
-                "truncated": z["truncated"], "seconds": _seconds(path, z)}
+    with _ShardFile(path) as z:
+        return {"doc_ids": z.ids(), "indptr": z["indptr"], "n_tokens": z["n_tokens"],
+                "truncated": z["truncated"], "seconds": z.seconds()}
 
 
 def read_shard(path: Path) -> Shard:
     """A whole shard."""
-    with _open_npz(path) as z:
+    with _ShardFile(path) as z:
         shape = tuple(int(x) for x in z["shape"])
-        weights = sp.csr_matrix((z["data"], z["indices"], z["indptr"]), shape=shape)
-        return Shard(_ids_from(z["doc_ids"]), weights, z["n_tokens"], z["truncated"], _seconds(path, z))
-
-
-def _seconds(path: Path, z: Any) -> float | None:
-    """A shard's encoding time: its time file, else (older shards) its ``seconds`` member, else None."""
-    side = shard_time_path(path)
-    if side.is_file():
-        return float(read_json(side)["seconds"])
-    seconds = float(z["seconds"]) if "seconds" in z.files else 0.0
-    return seconds or None         # older shards written from vectors in memory held 0.0: no time
+        data, indices, indptr = z["data"], z["indices"], z["indptr"]
+        try:
+            weights = sp.csr_matrix((data, indices, indptr), shape=shape)
+        except ValueError as e:  # CRCs agree but the arrays do not fit together
+            raise z.error(e) from None
+        return Shard(z.ids(), weights, z["n_tokens"], z["truncated"], z.seconds())
 
 
 def list_shards(folder: Path) -> dict[int, Path]:

@@ -24,13 +24,14 @@ import math
 import os
 import warnings
 from itertools import repeat
+from pathlib import Path
 from dataclasses import dataclass
 from typing import Iterable, Literal, Mapping, overload
 
 import numpy as np
 
 from lsr_eval.data.types import Qrels, Run
-from lsr_eval.errors import InputError
+from lsr_eval.errors import InputError, on_disk_full
 from lsr_eval.evaluation.measures import DEFAULT_MEASURES, FAMILIES, Measure, parse_measures
 from lsr_eval.runs.trec import hits_arrays, trec_order
 
@@ -142,6 +143,8 @@ METRICS_FILE = "metrics.json"
 
 def write_metrics(folder: str | os.PathLike, metrics: Mapping[str, float]) -> None:
     """``folder/metrics.json``: the metrics, keyed by canonical measure name, indented."""
-    with open(os.path.join(folder, METRICS_FILE), "w", encoding="utf-8") as f:
-        json.dump(dict(metrics), f, indent=2)
-        f.write("\n")
+    path = Path(folder) / METRICS_FILE
+    text = json.dumps(dict(metrics), indent=2) + "\n"
+    with on_disk_full(folder, f"writing {METRICS_FILE}", len(text), cleanup=lambda: path.unlink(missing_ok=True)):
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)

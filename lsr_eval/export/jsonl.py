@@ -8,6 +8,8 @@ import os
 from pathlib import Path
 from typing import Any, BinaryIO, Callable
 
+from lsr_eval.errors import on_disk_full
+
 #: gzip level for compressed outputs: 1 is ~3x faster than 9 for a few % more bytes.
 GZIP_LEVEL = 1
 TMP_MARK = ".tmp-"
@@ -48,21 +50,34 @@ class AtomicLines:
                                           mtime=0) if compress else self._raw  # type: ignore[assignment]
         self.lines = 0
 
+    def _disk_full(self):
+        """A full disk as one line naming the folder and what the file had taken (the temporary file removed)."""
+        return on_disk_full(self.path.parent, f"writing {self.path.name}",
+                            lambda: self.tmp.stat().st_size if self.tmp.exists() else None, at_least=True,
+                            cleanup=self.abort)
+
     def write_lines(self, lines: list[bytes]) -> None:
         if lines:
-            self._f.write(b"\n".join(lines) + b"\n")
+            with self._disk_full():
+                self._f.write(b"\n".join(lines) + b"\n")
             self.lines += len(lines)
 
     def close(self) -> None:
-        if self._f is not self._raw:
-            self._f.close()
-        self._raw.flush()
-        os.fsync(self._raw.fileno())
-        self._raw.close()
-        os.replace(self.tmp, self.path)
+        with self._disk_full():
+            if self._f is not self._raw:
+                self._f.close()
+            self._raw.flush()
+            os.fsync(self._raw.fileno())
+            self._raw.close()
+            os.replace(self.tmp, self.path)
 
     def abort(self) -> None:
-        if self._f is not self._raw:
-            self._f.close()
-        self._raw.close()
-        self.tmp.unlink(missing_ok=True)
+        """Drop the temporary file (even when closing it fails again, as on a full disk)."""
+        try:
+            if self._f is not self._raw:
+                self._f.close()
+            self._raw.close()
+        except OSError:
+            pass  # the error being handled is the one to report
+        finally:
+            self.tmp.unlink(missing_ok=True)

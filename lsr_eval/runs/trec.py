@@ -14,10 +14,13 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from lsr_eval.data.types import Run
-from lsr_eval.errors import ConfigError, InputError
+from lsr_eval.errors import ConfigError, InputError, on_disk_full
 
 #: Number of whitespace-separated fields on a run line.
 RUN_FIELDS = 6
+#: Bytes of a run line besides its query id, document id and tag: `` Q0 ``, the rank, a float's ``repr`` (up to 24
+#: characters), spaces and the line end (an upper estimate).
+RUN_LINE_OVERHEAD = 34
 
 
 def trec_order(docids: Sequence[str], scores: np.ndarray) -> np.ndarray:
@@ -57,7 +60,8 @@ def read_run(path: str | os.PathLike) -> Run:
     """Read a TREC run as ``{qid: {docid: score}}`` (queries in file order).
 
     Blank and ``#`` lines are skipped (as trec_eval). Errors name the file and line for: a line without exactly six
-    fields, a score that is not a number or is NaN, and a (qid, docid) pair seen before.
+    fields, a score that is not a number or is NaN, and a (qid, docid) pair seen before. A file without a result
+    line is refused (trec_eval would score it 0 on every query, hiding a retrieval that failed).
     """
     p = Path(path)
     if not p.is_file():
@@ -89,6 +93,10 @@ def read_run(path: str | os.PathLike) -> Run:
                     raise InputError(f"{p}:{lineno}: duplicate document {docid!r} for query {qid!r}")
     except UnicodeDecodeError as e:
         raise InputError(f"{p}:{lineno + 1}: not UTF-8 text ({e.reason})") from None
+    if not run:
+        found = "empty file" if lineno == 0 else f"{lineno} blank or # lines"
+        raise InputError(f"{p}: no result line ({found}): a run without results is refused (it would score 0 on "
+                         "every query); rerun the retrieval that wrote it, or leave it out")
     return run
 
 
@@ -105,7 +113,8 @@ def write_run(run: Run, path: str | os.PathLike, tag: str = "lsr-eval", depth: i
     Queries keep their order in ``run``; within a query, lines are in trec_eval order (score descending, docid
     descending) with ranks from 1, cut to the first ``depth`` documents when given. Scores are written with ``repr``
     so that reading the file back gives the same floats (and hence the same ranking). Queries without documents
-    write no line. The file is written under a temporary name and renamed, so an error leaves no partial run.
+    write no line. The file is written under a temporary name and renamed, so an error leaves no partial run; a full
+    disk is one :class:`~lsr_eval.errors.DiskFullError` naming the folder and the run's estimated size.
     """
     _check_tokens([tag], "run tag")
     if depth is not None and depth < 1:
@@ -115,17 +124,26 @@ def write_run(run: Run, path: str | os.PathLike, tag: str = "lsr-eval", depth: i
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     n = 0
-    try:
-        with tmp.open("w", encoding="utf-8", newline="\n") as f:
-            for qid, hits in run.items():
-                docids, scores = hits_arrays(qid, hits)
-                _check_tokens(docids, f"query {qid!r}: document id")
-                order = trec_order(docids, scores)[:depth].tolist()
-                f.writelines(f"{qid} Q0 {docids[i]} {rank} {s!r} {tag}\n"
-                             for rank, (i, s) in enumerate(zip(order, scores[order].tolist()), start=1))
-                n += len(order)
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+    with on_disk_full(path.parent, f"writing the run {path.name}", lambda: _run_bytes(run, tag, depth)):
+        try:
+            with tmp.open("w", encoding="utf-8", newline="\n") as f:
+                for qid, hits in run.items():
+                    docids, scores = hits_arrays(qid, hits)
+                    _check_tokens(docids, f"query {qid!r}: document id")
+                    order = trec_order(docids, scores)[:depth].tolist()
+                    f.writelines(f"{qid} Q0 {docids[i]} {rank} {s!r} {tag}\n"
+                                 for rank, (i, s) in enumerate(zip(order, scores[order].tolist()), start=1))
+                    n += len(order)
+            os.replace(tmp, path)
+        finally:
+            tmp.unlink(missing_ok=True)
     return n
 
+
+def _run_bytes(run: Run, tag: str, depth: int | None) -> int:
+    """About the bytes of ``run`` as a TREC file (for the message of a full disk)."""
+    total = 0
+    for qid, hits in run.items():
+        docids = list(hits)[:depth]
+        total += len(docids) * (len(qid) + len(tag) + RUN_LINE_OVERHEAD) + sum(map(len, docids))
+    return total
