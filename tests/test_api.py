@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import ast
 import csv
-import json
 import os
 import re
 import subprocess

@@ -57,3 +57,14 @@ def test_equal_to_ranx_with_ties_and_odd_queries():
     run["q0"] = {}
     del run["q1"]
     _assert_same(qrels, run)
+
+
+def test_blocks_of_queries_give_the_same_values(monkeypatch):
+    import lsr_eval.evaluation.evaluate as module
+
+    qrels = read_qrels(shared_path("msmarco-passage", "qrels.dl19-passage.txt"))
+    run = read_run(shared_path("msmarco-passage", "runs", "dl19.tas-b.top100.trec"))
+    whole = evaluate(qrels, run, MEASURES, per_query=True)
+    monkeypatch.setattr(module, "BLOCK_QUERIES", 5)  # 43 queries: 9 blocks, the last one of 3
+    assert evaluate(qrels, run, MEASURES, per_query=True) == whole
+    _assert_same(qrels, run)

@@ -1,5 +1,6 @@
 """The fusions of :mod:`lsr_eval.fusion.native` give ranx's fused runs float for float (documents in trec_eval
-order, where ranx leaves tied ones in no defined order): on the published DL19 runs (two and three of them, one with a query removed) and on runs full of ties."""
+order, where ranx leaves tied ones in no defined order): on the published DL19 runs (two and three of them, one
+with a query removed) and on runs full of ties."""
 
 from __future__ import annotations
 

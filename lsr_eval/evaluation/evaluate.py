@@ -11,7 +11,7 @@
    taken in rank order as both do. nDCG is Järvelin & Kekäläinen's (gain = grade, discount log2(rank + 1)) and drops
    grades < 1, as trec_eval's ``ndcg_cut`` counts only gains > 0 (negative grades are judged non-relevant in both).
 
-All queries are evaluated at once: one matrix of retrieved grades (rows padded with zeros), one of ideal grades.
+Queries are evaluated in blocks: one matrix of retrieved grades (rows padded with zeros), one of ideal grades.
 """
 
 from __future__ import annotations
@@ -28,10 +28,13 @@ import numpy as np
 
 from lsr_eval.data.types import Qrels, Run
 from lsr_eval.errors import InputError
-from lsr_eval.evaluation.measures import DEFAULT_MEASURES, FAMILIES, Measure, parse_measures
+from lsr_eval.evaluation.measures import DEFAULT_MEASURES, Measure, parse_measures
 from lsr_eval.runs.trec import hits_arrays, trec_order
 
 log = logging.getLogger(__name__)
+
+#: Queries evaluated together (one matrix of grades each): bounds memory on large query sets.
+BLOCK_QUERIES = 2048
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,10 +143,14 @@ def evaluate(qrels: Qrels, run: Run, measures: Iterable[str | Measure] = DEFAULT
         log.info("%d of %d judged queries have no results: they count 0", counts.judged_without_results,
                  counts.judged)
     qids = list(qrels)
-    graded = [_grades(qrels[qid], qid, run.get(qid) or {}) for qid in qids]
-    grades, ideal = _padded([g for g, _ in graded]), _padded([i for _, i in graded])
-    lengths = np.array([len(g) for g, _ in graded], dtype=np.float64)
-    values = {m.name: _per_query(grades, ideal, lengths, m) for m in parsed}
+    blocks: dict[str, list[np.ndarray]] = {m.name: [] for m in parsed}
+    for start in range(0, len(qids), BLOCK_QUERIES):  # memory bounded by a block's matrices
+        graded = [_grades(qrels[qid], qid, run.get(qid) or {}) for qid in qids[start:start + BLOCK_QUERIES]]
+        grades, ideal = _padded([g for g, _ in graded]), _padded([i for _, i in graded])
+        lengths = np.array([len(g) for g, _ in graded], dtype=np.float64)
+        for m in parsed:
+            blocks[m.name].append(_per_query(grades, ideal, lengths, m))
+    values = {name: np.concatenate(parts) for name, parts in blocks.items()}
     table = {m.name: dict(zip(qids, values[m.name].tolist())) for m in parsed}
     return table if per_query else mean_scores(table)
 
