@@ -125,3 +125,25 @@ def test_docs_api_snippet_runs_as_written(tmp_path, monkeypatch, capsys):
     assert list(table.index) == ["bm25", "splade-tiny", "rrf"]
     assert table.loc["bm25", "nDCG@10"] == pytest.approx(_committed_bm25_scifact()["nDCG@10"], abs=1e-9)
     assert "nDCG@10" in capsys.readouterr().out
+
+
+def test_run_benchmark_table_equals_evaluate(tiny_beir, tmp_path):
+    import yaml
+
+    import lsr_eval
+    from lsr_eval.runs.trec import write_run
+
+    runs = {"a": {"q1": {"d1": 3.0, "d2": 1.0}, "q2": {"d2": 2.0, "d3": 1.0}, "q3": {"d4": 1.0, "d3": 0.5}},
+            "b": {"q1": {"d4": 2.0, "d1": 1.0}, "q2": {"d1": 1.0}, "q3": {"d3": 4.0}}}
+    for name, run in runs.items():
+        write_run(run, tmp_path / f"{name}.trec", tag=name)
+    cfg = {"name": "api-tiny", "out": str(tmp_path / "out"), "datasets": [{"spec": str(tiny_beir)}],
+           "systems": [{"name": n, "kind": "run", "path": str(tmp_path / f"{n}.trec")} for n in runs],
+           "fusion": [{"name": "rrf", "method": "rrf", "runs": ["a", "b"]}]}
+    (tmp_path / "bench.yaml").write_text(yaml.safe_dump(cfg))
+    table = lsr_eval.run_benchmark(tmp_path / "bench.yaml", work=tmp_path / "work").set_index("system")
+    ds = lsr_eval.load_dataset(str(tiny_beir))
+    expected = lsr_eval.evaluate(ds, {**runs, "rrf": lsr_eval.fuse(list(runs.values()))})
+    for system in ("a", "b", "rrf"):
+        assert table.loc[system, list(expected.columns)].tolist() == expected.loc[system].tolist(), system
+    assert (tmp_path / "out" / "table.csv").is_file()
