@@ -4,7 +4,7 @@ Data flow (one sub-package per stage; a stage imports only from earlier ones, ch
 
     data (text) -> models/encode (sparse vectors) -> export (JSON-vector collection)
     -> searching/anserini/engines (index, search) -> runs -> evaluation / significance / fusion / efficiency
-    -> experiments -> benchmark -> report
+    -> experiments -> benchmark -> report -> api (the Python API) -> commands (the CLI)
 
 Below them all: errors, defaults, hardware, manifest and workdir (the cache folder). Training (``train``) is a side
 branch that produces checkpoints for ``models``.
@@ -12,3 +12,11 @@ Nothing is done at import time: the JVM, torch and ranx are imported lazily.
 """
 
 __version__ = "0.1.0"
+
+from lsr_eval._lazy import lazy_getattr  # noqa: E402
+
+#: The Python API at the package root (:mod:`lsr_eval.api`), imported on first use: ``import lsr_eval`` stays light.
+#: (``run_benchmark``, not ``benchmark``: that name is the :mod:`lsr_eval.benchmark` package.)
+_API = ("load_dataset", "Splade", "Index", "bm25", "evaluate", "fuse", "run_benchmark")
+__all__ = ["__version__", *_API]
+__getattr__ = lazy_getattr(__name__, {name: "api" for name in _API})

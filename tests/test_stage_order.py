@@ -31,6 +31,7 @@ STAGES: list[set[str]] = [
     {"benchmark"},
     {"report"},
     {"reproduce"},
+    {"api"},
     {"commands"},
     {"cli"},
 ]

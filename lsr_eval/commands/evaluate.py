@@ -53,15 +53,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def _load_qrels(spec: str, split: str | None) -> tuple[Qrels, tuple[str, ...] | None]:
     """Resolve QRELS: a qrels file (TREC or BEIR TSV), or a dataset (registry name, ``irds:<id>``, BEIR folder);
     returns the qrels and, for a dataset, its official measures."""
-    from lsr_eval.data.datasets import load_dataset
-    from lsr_eval.data.trec_files import read_qrels
+    from lsr_eval.api.runs import read_qrels_spec
 
-    if Path(spec).is_file():
-        if split is not None:
-            raise ConfigError(f"--split applies to dataset names, but QRELS {spec!r} is read as a qrels file")
-        return read_qrels(spec), None
-    dataset = load_dataset(spec, split)
-    return dataset.qrels(), dataset.measures
+    if split is not None and Path(spec).is_file():
+        raise ConfigError(f"--split applies to dataset names, but QRELS {spec!r} is read as a qrels file")
+    qrels, measures, _ = read_qrels_spec(spec, split)
+    return qrels, measures
 
 
 def _table(header: list[str], rows: list[list[str]]) -> str:

@@ -88,16 +88,12 @@ def _depth(text: str) -> int | None:
 
 def resolve_qrels(spec: str, split: str | None, option: str) -> tuple[dict, dict[str, Any], tuple[str, ...] | None]:
     """Qrels from a qrels file or a dataset spec: (qrels, description for the manifest, the dataset's measures)."""
-    from lsr_eval.data.datasets import load_dataset
-    from lsr_eval.data.trec_files import read_qrels
+    from lsr_eval.api.runs import read_qrels_spec
 
-    path = Path(spec)
-    if path.is_file():
-        if split is not None:
-            raise ConfigError(f"{option} {spec!r} is a qrels file: its split option applies to BEIR folders only")
-        return read_qrels(path), {"qrels_file": str(path.resolve())}, None
-    dataset = load_dataset(spec, split)
-    return dataset.qrels(), {"dataset": dataset.describe()}, tuple(dataset.measures)
+    if split is not None and Path(spec).is_file():
+        raise ConfigError(f"{option} {spec!r} is a qrels file: its split option applies to BEIR folders only")
+    qrels, measures, described = read_qrels_spec(spec, split)
+    return qrels, described, measures
 
 
 def _params(args: argparse.Namespace) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""Evaluation: named measures (ir_measures style) computed with ranx, identical to ``trec_eval -c``."""
+"""Evaluation: named measures (ir_measures style), identical to ``trec_eval -c``."""
 
 from lsr_eval.evaluation.evaluate import QueryCounts, count_queries, evaluate, mean_scores, write_metrics
 from lsr_eval.evaluation.measures import DEFAULT_MEASURES, FAMILIES, Family, Measure, parse_measure, parse_measures

@@ -1,19 +1,17 @@
-"""Evaluate a run against qrels with ranx, giving the values ``trec_eval -c -m ...`` prints.
-
-ranx alone differs from trec_eval in three ways, fixed here before its metrics are called:
+"""Evaluate a run against qrels, giving the values ``trec_eval -c -m ...`` prints (numpy, no compilation).
 
 1. Ranking. trec_eval sorts a query's documents by score descending and breaks ties by docid descending
-   (``comp_sim_docno`` in ``form_res_rels.c``); ranx sorts by score only. Each query is ranked here in trec_eval order
-   (:func:`lsr_eval.runs.trec.trec_order`) and ranx gets the strictly decreasing synthetic scores n, n-1, ..., 1.
+   (``comp_sim_docno`` in ``form_res_rels.c``); each query is ranked here in that order
+   (:func:`lsr_eval.runs.trec.trec_order`).
 2. Query set (``-c``). The mean is over every query of the qrels (``num_q_rels`` in ``meas_avg.c``), including
    queries whose judgments are all <= 0 (they score 0 on every measure, in trec_eval as here); a judged query
    without results scores 0; run queries absent from the qrels are ignored (and counted, see :func:`count_queries`).
-3. Document ids. ranx hashes string ids; here they become per-query integers: the judged documents 0..m-1 in
-   grade-descending order (ranx computes the ideal DCG from the qrels array in its given order), every retrieved
-   document without a judgment -1.
+3. Formulas. Each family computes what its ranx metric computes (named in
+   :data:`~lsr_eval.evaluation.measures.FAMILIES`, checked against ranx and trec_eval in the tests), with sums
+   taken in rank order as both do. nDCG is Järvelin & Kekäläinen's (gain = grade, discount log2(rank + 1)) and drops
+   grades < 1, as trec_eval's ``ndcg_cut`` counts only gains > 0 (negative grades are judged non-relevant in both).
 
-Gains: ranx's ``ndcg`` is Järvelin & Kekäläinen's (gain = grade, discount log2(rank + 1)) and drops grades < 1, as
-trec_eval's ``ndcg_cut`` counts only gains > 0 (negative grades are judged non-relevant in both).
+Queries are evaluated in blocks: one matrix of retrieved grades (rows padded with zeros), one of ideal grades.
 """
 
 from __future__ import annotations
@@ -22,7 +20,6 @@ import json
 import logging
 import math
 import os
-import warnings
 from itertools import repeat
 from pathlib import Path
 from dataclasses import dataclass
@@ -32,10 +29,13 @@ import numpy as np
 
 from lsr_eval.data.types import Qrels, Run
 from lsr_eval.errors import InputError, on_disk_full
-from lsr_eval.evaluation.measures import DEFAULT_MEASURES, FAMILIES, Measure, parse_measures
+from lsr_eval.evaluation.measures import DEFAULT_MEASURES, Measure, parse_measures
 from lsr_eval.runs.trec import hits_arrays, trec_order
 
 log = logging.getLogger(__name__)
+
+#: Queries evaluated together (one matrix of grades each): bounds memory on large query sets.
+BLOCK_QUERIES = 2048
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,41 +59,58 @@ def count_queries(qrels: Qrels, run: Run) -> QueryCounts:
     )
 
 
-def _qrels_array(judgments: Mapping[str, int]) -> tuple[np.ndarray, dict[str, int]]:
-    """ranx qrels array ``[[doc index, grade], ...]`` in grade-descending order, and docid -> doc index."""
-    ordered = sorted(judgments.items(), key=lambda kv: kv[1], reverse=True)
-    arr = np.empty((len(ordered), 2), dtype=np.float64)
-    arr[:, 0] = np.arange(len(ordered))
-    arr[:, 1] = [grade for _, grade in ordered]
-    return arr, {docid: i for i, (docid, _) in enumerate(ordered)}
-
-
-def _run_array(qid: str, hits: Mapping[str, float], index: Mapping[str, int]) -> np.ndarray:
-    """ranx run array ``[[doc index or -1, n - rank + 1], ...]`` in trec_eval order (see module doc)."""
-    n = len(hits)
+def _grades(judgments: Mapping[str, int], qid: str, hits: Mapping[str, float]) -> tuple[np.ndarray, np.ndarray]:
+    """The grade of each retrieved document in trec_eval order (0 when unjudged), and the query's grades sorted
+    descending (the ideal ranking)."""
     docids, scores = hits_arrays(qid, hits)
-    arr = np.empty((n, 2), dtype=np.float64)
-    ids = np.fromiter(map(index.get, docids, repeat(-1)), dtype=np.float64, count=n)  # index.get(docid, -1)
-    arr[:, 0] = ids[trec_order(docids, scores)]
-    arr[:, 1] = np.arange(n, 0, -1)
-    return arr
+    retrieved = np.fromiter(map(judgments.get, docids, repeat(0)), dtype=np.float64, count=len(docids))
+    ideal = np.sort(np.fromiter(judgments.values(), dtype=np.float64, count=len(judgments)))[::-1]
+    return retrieved[trec_order(docids, scores)], ideal
 
 
-def _ranx_per_query(qrels_arrays: list[np.ndarray], run_arrays: list[np.ndarray],
-                    measures: list[Measure]) -> dict[str, np.ndarray]:
-    """Per-query values of each measure from its ``ranx.metrics`` function (numba: compiled once, then cached)."""
-    import ranx.metrics
-    from numba.core.errors import NumbaTypeSafetyWarning
-    from numba.typed import List
-
-    qrels_list, run_list = List(qrels_arrays), List(run_arrays)
-    out = {}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", NumbaTypeSafetyWarning)  # ranx's own uint64 -> int64 index cast
-        for m in measures:
-            metric = getattr(ranx.metrics, FAMILIES[m.family].ranx)
-            out[m.name] = metric(qrels_list, run_list, m.cutoff or 0, m.rel)  # ranx: k = 0 is the whole ranking
+def _padded(rows: list[np.ndarray]) -> np.ndarray:
+    """``rows`` as one matrix, right-padded with zeros (a padded rank holds no relevant document)."""
+    out = np.zeros((len(rows), max((len(r) for r in rows), default=0)), dtype=np.float64)
+    for i, r in enumerate(rows):
+        out[i, :len(r)] = r
     return out
+
+
+def _upto(matrix: np.ndarray, k: int | None) -> np.ndarray:
+    """Running sums along each row (sequential, as ranx and trec_eval add), read at rank ``k`` (None: the end)."""
+    if matrix.shape[1] == 0:
+        return np.zeros(matrix.shape[0])
+    width = matrix.shape[1] if k is None else min(k, matrix.shape[1])
+    return np.cumsum(matrix[:, :width], axis=1)[:, -1]
+
+
+def _per_query(grades: np.ndarray, ideal: np.ndarray, lengths: np.ndarray, m: Measure) -> np.ndarray:
+    """Values of measure ``m`` for each query (row). ``grades``: retrieved documents' grades in trec_eval order;
+    ``ideal``: judged grades sorted descending; ``lengths``: retrieved documents per query. The formulas are
+    ranx's (see :data:`~lsr_eval.evaluation.measures.FAMILIES`): the same operations in the same order."""
+    if m.family == "nDCG":  # gain = grade (>= 1), discount log2(rank + 1)
+        def dcg(g: np.ndarray) -> np.ndarray:
+            return _upto(np.where(g >= 1, g, 0.0) / np.log2(np.arange(2, g.shape[1] + 2)), m.cutoff)
+        best = dcg(ideal)
+        return dcg(grades) / np.where(best == 0.0, 1.0, best)
+    rel = grades >= m.rel
+    relevant = (ideal >= m.rel).sum(axis=1)
+    if m.family == "RR":
+        window = rel[:, :m.cutoff] if m.cutoff is not None else rel
+        if window.shape[1] == 0:
+            return np.zeros(len(lengths))
+        first = window.argmax(axis=1)
+        return np.where(window.any(axis=1), 1.0 / (first + 1), 0.0)
+    hits = _upto(rel.astype(np.float64), m.cutoff)
+    if m.family == "R":
+        return np.where(relevant > 0, hits / np.maximum(relevant, 1), 0.0)
+    if m.family == "P":
+        depth = np.full(len(lengths), m.cutoff, dtype=np.float64) if m.cutoff is not None else lengths
+        return np.where(depth > 0, hits / np.maximum(depth, 1), 0.0)
+    # MAP: precision at each relevant retrieved rank, summed, over the relevant documents
+    ranks = np.arange(1, rel.shape[1] + 1)
+    precisions = np.where(rel, np.cumsum(rel, axis=1) / ranks, 0.0)
+    return np.where(relevant > 0, _upto(precisions, m.cutoff) / np.maximum(relevant, 1), 0.0)
 
 
 def mean_scores(per_query: Mapping[str, Mapping[str, float]]) -> dict[str, float]:
@@ -127,12 +144,14 @@ def evaluate(qrels: Qrels, run: Run, measures: Iterable[str | Measure] = DEFAULT
         log.info("%d of %d judged queries have no results: they count 0", counts.judged_without_results,
                  counts.judged)
     qids = list(qrels)
-    qrels_arrays, run_arrays = [], []
-    for qid in qids:
-        q_arr, index = _qrels_array(qrels[qid])
-        qrels_arrays.append(q_arr)
-        run_arrays.append(_run_array(qid, run.get(qid) or {}, index))
-    values = _ranx_per_query(qrels_arrays, run_arrays, parsed)
+    blocks: dict[str, list[np.ndarray]] = {m.name: [] for m in parsed}
+    for start in range(0, len(qids), BLOCK_QUERIES):  # memory bounded by a block's matrices
+        graded = [_grades(qrels[qid], qid, run.get(qid) or {}) for qid in qids[start:start + BLOCK_QUERIES]]
+        grades, ideal = _padded([g for g, _ in graded]), _padded([i for _, i in graded])
+        lengths = np.array([len(g) for g, _ in graded], dtype=np.float64)
+        for m in parsed:
+            blocks[m.name].append(_per_query(grades, ideal, lengths, m))
+    values = {name: np.concatenate(parts) for name, parts in blocks.items()}
     table = {m.name: dict(zip(qids, values[m.name].tolist())) for m in parsed}
     return table if per_query else mean_scores(table)
 

@@ -5,8 +5,8 @@ name (``ndcg_cut_10`` or ``ndcg_cut.10``, ``recall_1000``, ``P_10``, ``map``, ``
 ``set_recall``, ``set_P``, ``ndcg``; see :data:`TREC_EVAL_NAMES`). ``@k`` keeps the first k documents of each
 ranking; no cutoff means the whole ranking. ``rel=LEVEL`` (binary measures only) calls a
 document relevant when its grade is >= LEVEL, as ``trec_eval -l LEVEL``; the default level is 1. Each family maps to
-one ranx metric (a function of ``ranx.metrics``) and to the trec_eval measure it reproduces (with ``trec_eval -c``,
-see :mod:`.evaluate`).
+one ranx metric (a function of ``ranx.metrics``, whose formula :mod:`.evaluate` follows) and to the trec_eval
+measure it reproduces (with ``trec_eval -c``, see :mod:`.evaluate`).
 """
 
 from __future__ import annotations

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from lsr_eval.data.datasets import Dataset
+from lsr_eval.data.types import Run
 from lsr_eval.errors import LsrEvalError
 from lsr_eval.experiments.result import SystemResult
 from lsr_eval.workdir import cache_slot, cached
@@ -87,23 +88,14 @@ def ensure_bm25_index(dataset: Dataset, work: Path, threads: int = 2, multifield
     return slot, manifest
 
 
-def run_bm25(dataset: Dataset, out: str | Path, work: Path, settings: Bm25Settings = Bm25Settings(),
-             threads: int = 2, overwrite: bool = False) -> SystemResult:
-    """Index (or reuse), search every query, evaluate; writes run.trec, metrics.json and manifest.json to ``out``
-    and returns them in memory."""
+def search_bm25(dataset: Dataset, work: Path, settings: Bm25Settings = Bm25Settings(), threads: int = 2
+                ) -> tuple[Run, dict[str, Any]]:
+    """Index the corpus (or reuse the cached index in ``work``) and search every query in memory; returns the run
+    and what a manifest records of it (``index``: path and manifest; ``counts``: topics and search; ``search``;
+    ``search_seconds``)."""
     from lsr_eval.anserini.searcher import Bm25Searcher
-    from lsr_eval.evaluation import count_queries, evaluate, write_metrics
-    from lsr_eval.evaluation.provenance import evaluation_code
-    from lsr_eval.experiments.reuse import reevaluate
-    from lsr_eval.runs.trec import write_run
 
     params = settings.resolved(dataset)
-    method = settings.method
-    experiment = {"method": method, "dataset": dataset.describe(), **params}
-    if not overwrite and (done := completed(out, experiment)):
-        log.info("%s already holds this experiment: run reused, metrics recomputed", out)
-        return reevaluate(out, dataset.qrels(), dataset.measures, done)
-    out = prepare_output(out, experiment, overwrite)
     slot, index_manifest = ensure_bm25_index(dataset, work, threads, multifield=bool(settings.fields))
     queries = dataset.queries()
     topic_counts = dataset.judged_check()
@@ -118,15 +110,37 @@ def run_bm25(dataset: Dataset, out: str | Path, work: Path, settings: Bm25Settin
                     ", ".join(search_counts.queries_without_hits[:20]))
     if search_counts.queries != len(queries):
         raise LsrEvalError(f"queries read ({len(queries)}) != queries searched ({search_counts.queries})")
+    return run, {"index": (slot / "index", index_manifest), "search": search_record, "search_seconds": search_s,
+                 "counts": {"index": index_manifest["counts"], "topics": topic_counts,
+                            "search": search_counts.to_dict()}}
+
+
+def run_bm25(dataset: Dataset, out: str | Path, work: Path, settings: Bm25Settings = Bm25Settings(),
+             threads: int = 2, overwrite: bool = False) -> SystemResult:
+    """Index (or reuse), search every query, evaluate; writes run.trec, metrics.json and manifest.json to ``out``
+    and returns them in memory."""
+    from lsr_eval.evaluation import count_queries, evaluate, write_metrics
+    from lsr_eval.evaluation.provenance import evaluation_code
+    from lsr_eval.experiments.reuse import reevaluate
+    from lsr_eval.runs.trec import write_run
+
+    params = settings.resolved(dataset)
+    method = settings.method
+    experiment = {"method": method, "dataset": dataset.describe(), **params}
+    if not overwrite and (done := completed(out, experiment)):
+        log.info("%s already holds this experiment: run reused, metrics recomputed", out)
+        return reevaluate(out, dataset.qrels(), dataset.measures, done)
+    out = prepare_output(out, experiment, overwrite)
+    run, record = search_bm25(dataset, work, settings, threads)
+    index_dir, index_manifest = record["index"]
     write_run(run, out / "run.trec", tag=method)
     metrics = evaluate(dataset.qrels(), run, dataset.measures)
     eval_counts = asdict(count_queries(dataset.qrels(), run))
     write_metrics(out, metrics)
     write_manifest(out, "bm25", experiment, evaluation=evaluation_code(),
-                   counts={"index": index_manifest["counts"], "topics": topic_counts, "search": search_counts.to_dict(),
-                           "evaluation": eval_counts},
-                   index={"path": str(slot / "index"), "manifest": index_manifest.get("created"), "kind": method},
-                   search=search_record,
-                   timings={"search_seconds": round(search_s, 3)},
+                   counts={**record["counts"], "evaluation": eval_counts},
+                   index={"path": str(index_dir), "manifest": index_manifest.get("created"), "kind": method},
+                   search=record["search"],
+                   timings={"search_seconds": round(record["search_seconds"], 3)},
                    outputs=["run.trec", "metrics.json"], metrics=metrics)
     return SystemResult(metrics, run, Path(out))

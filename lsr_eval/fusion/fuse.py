@@ -1,4 +1,4 @@
-"""Fuse runs with ranx (``ranx.fuse``), counting what goes in and out.
+"""Fuse runs with ranx (``ranx.fuse``; the default methods without it, :mod:`.native`), counting what goes in and out.
 
 The fused scores are ranx's; the ranking is not: a fused :data:`~lsr_eval.data.types.Run` is a plain dict, ranked in
 trec_eval order wherever it is written or evaluated. ``ranx.fuse`` keeps every document of every input (no top-k
@@ -20,7 +20,8 @@ from typing import Any, Mapping, Sequence
 from lsr_eval.data.types import Run
 from lsr_eval.errors import ConfigError, InputError, LsrEvalError
 from lsr_eval.fusion.methods import Settings, ranx_params
-from lsr_eval.fusion.ranx_runs import from_ranx, to_ranx
+from lsr_eval.fusion.native import native_fuse, supports
+from lsr_eval.fusion.ranx_runs import from_ranx, to_ranx, trec_ordered
 from lsr_eval.runs.trec import trec_ranking
 
 log = logging.getLogger(__name__)
@@ -102,7 +103,8 @@ def check_inputs(runs: Sequence[Run], names: Sequence[str] | None = None) -> Non
 
 
 class Prepared:
-    """Input runs converted once to ranx (for tuning, which fuses the same runs many times)."""
+    """Input runs ranked once in trec_eval order, and converted to ranx when a method needs it (for tuning, which
+    fuses the same runs many times)."""
 
     def __init__(self, runs: Sequence[Run]) -> None:
         if len(runs) < 2:
@@ -123,22 +125,44 @@ class Prepared:
         self.fused_qids = sorted(q for q in self.qids if self.docs[q])  # sorted, as ranx keeps its query ids
         if not self.fused_qids:
             raise ConfigError("the runs hold no documents: nothing to fuse")
-        self.ranx_runs = [to_ranx(run, self.fused_qids, name=f"run{i}") for i, run in enumerate(runs)]
+        self._runs = runs
+        self._ordered: list[tuple[list[list[str]], list[Any]]] | None = None
+        self._ranx_runs: list[Any] | None = None
+
+    @property
+    def ordered(self) -> list[tuple[list[list[str]], list[Any]]]:
+        """Each run's documents and scores over :attr:`fused_qids`, in trec_eval order."""
+        if self._ordered is None:
+            self._ordered = [trec_ordered(run, self.fused_qids) for run in self._runs]
+        return self._ordered
+
+    @property
+    def ranx_runs(self) -> list[Any]:
+        """The runs as ``ranx.Run`` objects over :attr:`fused_qids`."""
+        if self._ranx_runs is None:
+            self._ranx_runs = [to_ranx(run, self.fused_qids, name=f"run{i}") for i, run in enumerate(self._runs)]
+        return self._ranx_runs
 
 
-def fuse_prepared(prepared: Prepared, settings: Settings, depth: int | None = None) -> Fusion:
-    """Fuse prepared runs with resolved settings (see :func:`fuse`)."""
-    import ranx
-    from numba.core.errors import NumbaTypeSafetyWarning
-
+def fuse_prepared(prepared: Prepared, settings: Settings, depth: int | None = None, native: bool = True) -> Fusion:
+    """Fuse prepared runs with resolved settings (see :func:`fuse`); ``native``: the methods of
+    :mod:`lsr_eval.fusion.native` are computed there (same floats as ranx), else every method goes through ranx."""
     if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 1):
         raise ConfigError(f"depth must be a positive integer or None, got {depth!r}")
     method = settings.method
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", NumbaTypeSafetyWarning)  # ranx's own uint64 -> int64 index casts
-        fused = ranx.fuse(prepared.ranx_runs, norm=None if settings.norm == "none" else settings.norm,
-                          method=method.name, params=ranx_params(method, settings.params))
-    out = from_ranx(fused, [q for q in prepared.qids if prepared.docs[q]])
+    order = [q for q in prepared.qids if prepared.docs[q]]
+    if native and supports(settings):
+        fused = native_fuse(prepared.ordered, prepared.fused_qids, settings)
+        out = {q: fused[q] for q in order}
+    else:
+        import ranx
+        from numba.core.errors import NumbaTypeSafetyWarning
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", NumbaTypeSafetyWarning)  # ranx's own uint64 -> int64 index casts
+            fused = ranx.fuse(prepared.ranx_runs, norm=None if settings.norm == "none" else settings.norm,
+                              method=method.name, params=ranx_params(method, settings.params))
+        out = from_ranx(fused, order)
     cut = 0
     for qid in prepared.fused_qids:
         hits = out.get(qid, {})

@@ -30,12 +30,8 @@ def _id_width(longest: int) -> int:
     return max(MIN_ID_WIDTH, 1 << math.ceil(math.log2(max(longest, 1))))
 
 
-def to_ranx(run: Run, qids: Sequence[str], name: str | None = None) -> Any:
-    """A ``ranx.Run`` over exactly ``qids`` (in that order), documents in trec_eval order, marked sorted."""
-    import ranx
-    from numba.typed import List as TypedList
-    from ranx.data_structures.common import create_bulk
-
+def trec_ordered(run: Run, qids: Sequence[str]) -> tuple[list[list[str]], list[np.ndarray]]:
+    """For each of ``qids``: its document ids and scores in trec_eval order (empty for a query the run lacks)."""
     docs: list[list[str]] = []
     scores: list[np.ndarray] = []
     for qid in qids:
@@ -43,6 +39,16 @@ def to_ranx(run: Run, qids: Sequence[str], name: str | None = None) -> Any:
         order = trec_order(ids, values)
         docs.append([ids[i] for i in order.tolist()])
         scores.append(values[order])
+    return docs, scores
+
+
+def to_ranx(run: Run, qids: Sequence[str], name: str | None = None) -> Any:
+    """A ``ranx.Run`` over exactly ``qids`` (in that order), documents in trec_eval order, marked sorted."""
+    import ranx
+    from numba.typed import List as TypedList
+    from ranx.data_structures.common import create_bulk
+
+    docs, scores = trec_ordered(run, qids)
     width = _id_width(max((len(d) for ids in docs for d in ids), default=1))
     out = ranx.Run(name=name)
     out.run = create_bulk(TypedList(qids), TypedList([np.array(ids, dtype=f"<U{width}") for ids in docs]),

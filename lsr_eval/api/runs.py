@@ -1,0 +1,175 @@
+"""Runs in, runs and tables out: datasets, BM25, evaluation with significance, fusion and benchmarks as Python calls.
+
+Runs are plain ``{qid: {docid: score}}`` dicts (a TREC file's path is read where a run is expected); tables are
+pandas DataFrames. Nothing is written unless ``out=`` is given; indexes that Anserini needs live in the work folder.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence, Union
+
+from lsr_eval.data.datasets import Dataset, load_dataset
+from lsr_eval.data.types import Qrels, Run
+from lsr_eval.errors import ConfigError
+
+#: What a run argument may be: a run in memory, or the path of a TREC run file.
+RunLike = Union[Mapping[str, Mapping[str, float]], str, os.PathLike]
+#: What a judgments argument may be: a dataset, qrels in memory, a qrels file, or a dataset spec.
+QrelsLike = Union[Dataset, Mapping[str, Mapping[str, int]], str, os.PathLike]
+
+__all__ = ["load_dataset", "read_qrels_spec", "as_run", "bm25", "evaluate", "per_query_scores", "fuse", "run_benchmark"]
+
+
+def read_qrels_spec(spec: str | os.PathLike, split: str | None = None
+                    ) -> tuple[Qrels, tuple[str, ...] | None, dict[str, Any]]:
+    """Qrels from a qrels file (TREC or BEIR TSV) or a dataset spec (registry name, ``irds:<id>``, BEIR folder);
+    returns (qrels, the dataset's measures or None for a file, a description for manifests)."""
+    from lsr_eval.data.trec_files import read_qrels
+
+    path = Path(spec)
+    if path.is_file():
+        if split is not None:
+            raise ConfigError(f"{spec} is a qrels file: a split applies to dataset names and BEIR folders only")
+        return read_qrels(path), None, {"qrels_file": str(path.resolve())}
+    dataset = load_dataset(str(spec), split)
+    return dataset.qrels(), tuple(dataset.measures), {"dataset": dataset.describe()}
+
+
+def _judgments(data: QrelsLike) -> tuple[Qrels, tuple[str, ...] | None]:
+    """(qrels, the dataset's official measures or None) of any :data:`QrelsLike`."""
+    if isinstance(data, Dataset):
+        return data.qrels(), tuple(data.measures)
+    if isinstance(data, (str, os.PathLike)):
+        qrels, measures, _ = read_qrels_spec(data)
+        return qrels, measures
+    return {q: dict(j) for q, j in data.items()}, None
+
+
+def as_run(run: RunLike) -> Run:
+    """A run in memory: a mapping is returned as a dict, a path is read (:func:`lsr_eval.runs.trec.read_run`)."""
+    if isinstance(run, (str, os.PathLike)):
+        from lsr_eval.runs.trec import read_run
+
+        return read_run(run)
+    return {q: dict(hits) for q, hits in run.items()}
+
+
+def _is_run(value: Any) -> bool:
+    """Whether ``value`` is one run in memory (qid -> docid -> score) rather than a mapping of named runs."""
+    if not isinstance(value, Mapping):
+        return False
+    first = next(iter(value.values()), {})
+    return isinstance(first, Mapping) and not any(isinstance(v, (Mapping, str, os.PathLike))
+                                                  for v in list(first.values())[:1])
+
+
+def _named(runs: RunLike | Sequence[RunLike] | Mapping[str, RunLike]) -> dict[str, RunLike]:
+    """name -> run: a mapping of runs keeps its names, a path is named by its file name (its path when two file
+    names are equal), a run in memory ``run1``, ``run2``, ..."""
+    if isinstance(runs, Mapping) and not _is_run(runs):
+        return dict(runs)
+    if isinstance(runs, (str, os.PathLike)) or _is_run(runs):
+        runs = [runs]
+    runs = list(runs)
+    names = [Path(r).name if isinstance(r, (str, os.PathLike)) else f"run{i + 1}" for i, r in enumerate(runs)]
+    if len(set(names)) < len(names):
+        names = [str(r) if isinstance(r, (str, os.PathLike)) else n for n, r in zip(names, runs)]
+    return dict(zip(names, runs))
+
+
+def per_query_scores(qrels: Qrels, runs: Mapping[str, RunLike], measures: Iterable[str]
+                     ) -> dict[str, dict[str, dict[str, float]]]:
+    """name -> measure -> qid -> value of each run (trec_eval -c: every judged query, 0 without results)."""
+    from lsr_eval.evaluation import evaluate as evaluate_run
+
+    return {name: evaluate_run(qrels, as_run(run), measures, per_query=True) for name, run in runs.items()}
+
+
+def evaluate(data: QrelsLike, runs: RunLike | Sequence[RunLike] | Mapping[str, RunLike],
+             measures: Iterable[str] | None = None, baseline: str | None = None, test: str = "t-test",
+             alpha: float = 0.05) -> Any:
+    """A DataFrame with one row per run (index: its name) and one column per measure, as ``lsr-eval evaluate``.
+
+    ``data``: a dataset, qrels, a qrels file or a dataset spec; ``measures``: default the dataset's official
+    ones (else nDCG@10, RR@10, R@100, R@1000, MAP). With ``baseline`` (a run name), each other run is tested against
+    it as ``evaluate --baseline`` does: columns ``<measure>_p`` (Bonferroni-corrected p-value) and
+    ``<measure>_sig`` (``†`` better, ``↓`` worse, empty otherwise); the test settings are in ``df.attrs``.
+    """
+    import pandas as pd
+
+    from lsr_eval.evaluation import mean_scores, parse_measures
+    from lsr_eval.evaluation.measures import DEFAULT_MEASURES
+
+    qrels, official = _judgments(data)
+    names = [m.name for m in parse_measures(measures or official or DEFAULT_MEASURES)]
+    named = _named(runs)
+    if baseline is not None and baseline not in named:
+        raise ConfigError(f"baseline {baseline!r} is not one of the runs: {', '.join(named)}")
+    scores = per_query_scores(qrels, named, names)
+    table = pd.DataFrame([mean_scores(scores[n]) for n in named], index=list(named), columns=names)
+    table.index.name = "run"
+    if baseline is None:
+        return table
+    from lsr_eval.significance.compare import compare, direction_marker
+
+    if len(named) < 2:
+        raise ConfigError("a baseline needs at least one other run to compare with it")
+    tests = compare(scores, baseline, test=test, alpha=alpha)
+    for n in names:
+        rows = tests[tests["measure"] == n].set_index("system")
+        table[f"{n}_p"] = [None if r == baseline else rows.at[r, "p_corrected"] for r in table.index]
+        table[f"{n}_sig"] = ["" if r == baseline else direction_marker(rows.at[r, "significant"],
+                                                                        rows.at[r, "difference"])
+                             for r in table.index]
+    table.attrs.update(tests.attrs, baseline=baseline)
+    return table
+
+
+def fuse(runs: Sequence[RunLike] | Mapping[str, RunLike], method: str = "rrf", norm: str | None = None,
+         depth: int | None = 1000, **params: Any) -> Run:
+    """The fused run of ``runs`` (two or more) with ranx's ``method`` (:data:`lsr_eval.fusion.METHODS`), as
+    ``lsr-eval fuse``: ``norm`` None is the method's default, ``depth`` keeps the first 1,000 documents of each
+    query (None: all), ``params`` are the method's (``k=60`` for RRF, ``weights=[0.3, 0.7]`` for wsum)."""
+    from lsr_eval.fusion import fuse as fuse_runs
+
+    named = _named(runs)
+    return fuse_runs([as_run(r) for r in named.values()], method, norm, params or None, depth, names=list(named)).run
+
+
+def bm25(dataset: Dataset | str, out: str | os.PathLike | None = None, work: str | os.PathLike | None = None,
+         k1: float = 0.9, b: float = 0.4, hits: int = 1000, fields: Sequence[str] | None = None, threads: int = 2,
+         overwrite: bool = False) -> Run:
+    """BM25 (Pyserini's BEIR regression settings by default) on every query of ``dataset``; the run in memory.
+
+    The Anserini index is built (or reused) in the work folder (``work``, default ``$LSR_EVAL_WORK`` or ./work):
+    Lucene needs one on disk. With ``out``, run.trec, metrics.json and manifest.json are written there as
+    ``lsr-eval bm25`` writes them.
+    """
+    from lsr_eval.experiments.bm25 import Bm25Settings, run_bm25, search_bm25
+    from lsr_eval.workdir import work_dir
+
+    ds = load_dataset(dataset) if isinstance(dataset, str) else dataset
+    settings = Bm25Settings(k1=k1, b=b, hits=hits, fields=tuple(fields) if fields else None)
+    if out is not None:
+        return run_bm25(ds, out, work_dir(work), settings, threads=threads, overwrite=overwrite).run
+    run, _ = search_bm25(ds, work_dir(work), settings, threads)
+    return run
+
+
+def run_benchmark(config: str | os.PathLike, out: str | os.PathLike | None = None,
+              work: str | os.PathLike | None = None, threads: int = 2, device: str | None = None) -> Any:
+    """Run (or resume) the benchmark of a YAML file as ``lsr-eval benchmark`` does, and return its table (pandas).
+    A benchmark always writes its folder (the config's ``out``, or ``out``): runs, table.csv and a manifest.
+    (Named ``run_benchmark`` at the package root: ``lsr_eval.benchmark`` is the benchmark package.)"""
+    import dataclasses
+
+    from lsr_eval.benchmark.config import load_config
+    from lsr_eval.benchmark.run import run_benchmark as run
+    from lsr_eval.workdir import work_dir
+
+    cfg = load_config(config)
+    if out is not None:
+        cfg = dataclasses.replace(cfg, out=str(out))
+    return run(cfg, work_dir(work), threads=threads, device=device)
