@@ -107,6 +107,10 @@ def snippet(doc: Path = REPO / "docs" / "api.md") -> str:
     return match.group(1)
 
 
+def test_the_readme_shows_the_snippet_that_runs_here():
+    assert snippet(REPO / "README.md") == snippet()
+
+
 def test_snippet_is_short_and_uses_the_root_api():
     code = snippet()
     assert 10 <= len(code.strip().splitlines()) <= 15
