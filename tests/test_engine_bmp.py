@@ -264,3 +264,19 @@ def test_nfcorpus_tied_runs_are_anserinis_bit_for_bit(tmp_path):
         arun, _ = a.batch_search(maps, k=1000, threads=2)
     assert differing(brun, arun) == [] and counts.hits > 5 * 20
     assert {qid for qid, hits in brun.items() for s in hits.values() if s != round(s)} == set(NFCORPUS_QUERIES)
+
+
+@needs_bmp
+def test_a_query_with_no_block_above_bmps_starting_threshold(tmp_path):
+    """Twelve documents tied at impact 5: for k = 10 BMP starts at 5 (the term's 10th largest impact), finds no block
+    above it and panics in 0.2.8; the engine asks again from threshold 0, at both settings."""
+    from lsr_eval.engines.bmp import BmpEngine
+
+    vectors = {f"d{i:02d}": {"t": 5} for i in range(12)}
+    BmpEngine(bsize=2).build(write_collection(tmp_path / "coll", vectors), tmp_path / "idx")
+    with BmpEngine().open(tmp_path / "idx") as s:
+        assert s.search({"t": 1}, k=10) == [(f"d{i:02d}", tie(5, i)) for i in range(10)]
+    with BmpEngine().open(tmp_path / "idx", alpha=0.9) as s:
+        hits = s.search({"t": 1}, k=10)
+    # approximate: ten of the twelve tied documents (BMP's pick), by docid, their dot products unadjusted
+    assert len(hits) == 10 and {s for _, s in hits} == {5.0} and [d for d, _ in hits] == sorted(d for d, _ in hits)

@@ -339,8 +339,18 @@ class BmpSearcher:
         np = self._np
         if self._searcher is None:
             raise InputError(f"the BMP searcher over {self.index} is closed")
-        with _panics(f"searching query {qid}"):
-            names, scores = self._searcher.search(query, fetch, self.knobs["alpha"], self.knobs["beta"])
+        alpha, beta = self.knobs["alpha"], self.knobs["beta"]
+        try:
+            names, scores = self._searcher.search(query, fetch, alpha, beta)
+        except BaseException as e:
+            if type(e).__name__ != "PanicException":
+                raise
+            if fetch >= SAFE_FETCH:
+                raise InputError(f"BMP failed while searching query {qid}: {e}") from e
+            # no block above BMP's starting threshold (a term whose largest impacts tie): start from 0 instead
+            with _panics(f"searching query {qid}"):
+                names, scores = self._searcher.search(query, SAFE_FETCH, alpha, beta)
+            names, scores = names[:fetch], scores[:fetch]
         rows = np.array([int(n) for n in names if n != "sentinel"], dtype=np.int64)
         return rows[rows < len(self._docids)], len(names), int(min(scores, default=0))
 
@@ -364,6 +374,8 @@ class BmpSearcher:
             if len(ranked) == k and last * self._den < -ranked[-1][0] * c * self._num:
                 break
             fetch *= 2
+        if not self.safe:  # another list than the exact one: its dot products as they are (as Seismic's)
+            return [(d, float(-s)) for s, d in ranked]
         return adjusted_hits([d for _, d in ranked], [float(-s) for s, _ in ranked])
 
     def search(self, weights: QueryWeights, k: int = 1000, qid: str = "query") -> list[tuple[str, float]]:
