@@ -289,8 +289,12 @@ class BmpSearcher:
         if len(self._docids) != marker["documents"] or len(self._offsets) != marker["documents"] + 1:
             raise InputError(f"BMP index {index} is incomplete ({len(self._docids)} document ids, "
                              f"{len(self._offsets) - 1} forward rows, {marker['documents']} documents); rebuild it")
-        self._terms = np.memmap(index / FWD_TERMS, dtype=np.uint32, mode="r")
-        self._impacts = np.memmap(index / FWD_IMPACTS, dtype=np.uint32, mode="r")
+        # memory-mapped (viewed as plain arrays: a memmap slice costs a Python object each)
+        self._terms = np.memmap(index / FWD_TERMS, dtype=np.uint32, mode="r").view(np.ndarray)
+        self._impacts = np.memmap(index / FWD_IMPACTS, dtype=np.uint32, mode="r").view(np.ndarray)
+        #: each document's position in docid order, the tie-break
+        self._rank = np.empty(len(self._docids), dtype=np.int64)
+        self._rank[sorted(range(len(self._docids)), key=self._docids.__getitem__)] = np.arange(len(self._docids))
         self._num, self._den = marker["impact_scale"]
         self._sentinel, self._scale_term = marker["sentinel"], marker["scale_term"]
         with _panics(f"loading {index / INDEX_FILE}"):
@@ -321,18 +325,22 @@ class BmpSearcher:
         return query, exact, c
 
     def _exact(self, rows: Any, exact: dict[int, int]) -> Any:
-        """The exact integer dot products of documents ``rows`` with the query ``exact``."""
+        """The exact integer dot products of documents ``rows`` with the query ``exact`` (int64)."""
         np = self._np
-        starts, ends = self._offsets[rows], self._offsets[rows + 1]
-        lengths = ends - starts
-        if not lengths.sum():
-            return np.zeros(len(rows), dtype=np.int64)
-        idx = np.repeat(starts - np.cumsum(lengths) + lengths, lengths) + np.arange(int(lengths.sum()))
-        qvec = np.zeros(len(self._tid), dtype=np.int64)
+        starts = self._offsets[rows]
+        lengths = self._offsets[rows + 1] - starts
+        total = int(lengths.sum())
+        sums = np.zeros(len(rows), dtype=np.int64)
+        if not total:
+            return sums
+        ends = np.cumsum(lengths)
+        idx = np.arange(total) + np.repeat(starts - (ends - lengths), lengths)  # each row's span, one after another
+        qvec = np.zeros(len(self._names), dtype=np.int64)
         qvec[list(exact)] = list(exact.values())
-        products = qvec[self._terms[idx]] * self._impacts[idx].astype(np.int64)
-        owner = np.repeat(np.arange(len(rows)), lengths)
-        return np.bincount(owner, weights=products, minlength=len(rows)).astype(np.int64)  # exact below 2**53
+        products = qvec[self._terms[idx]] * self._impacts[idx]
+        filled = lengths > 0
+        sums[filled] = np.add.reduceat(products, (ends - lengths)[filled])
+        return sums
 
     def _candidates(self, qid: str, query: dict[str, float], fetch: int) -> tuple[Any, int, int]:
         """BMP's top ``fetch`` as forward-store rows, how many it returned and its smallest (quantized) score."""
@@ -356,6 +364,7 @@ class BmpSearcher:
 
     def _top(self, qid: str, weights: QueryWeights, k: int) -> list[tuple[str, float]]:
         """One query's top ``k``: certified exact at the safe setting, BMP's candidates otherwise (module docstring)."""
+        np = self._np
         self.k = k
         prepared = self._query(qid, weights)
         if prepared is None:
@@ -366,7 +375,9 @@ class BmpSearcher:
             rows, returned, last = self._candidates(qid, query, fetch)
             sums = self._exact(rows, exact)
             keep = sums > 0
-            ranked = sorted(zip((-sums[keep]).tolist(), (self._docids[r] for r in rows[keep].tolist())))[:k]
+            rows, sums = rows[keep], sums[keep]
+            order = np.lexsort((self._rank[rows], -sums))[:k]  # score desc, then docid (code-point order)
+            ranked = list(zip((-sums[order]).tolist(), (self._docids[r] for r in rows[order].tolist())))
             if not self.safe or returned < fetch:  # not full: every document with a quantized score came back
                 break
             # a document BMP did not return scores at most ``last`` quantized, so at most last / (c * num / den)
