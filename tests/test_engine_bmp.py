@@ -280,3 +280,42 @@ def test_a_query_with_no_block_above_bmps_starting_threshold(tmp_path):
         hits = s.search({"t": 1}, k=10)
     # approximate: ten of the twelve tied documents (BMP's pick), by docid, their dot products unadjusted
     assert len(hits) == 10 and {s for _, s in hits} == {5.0} and [d for d, _ in hits] == sorted(d for d, _ in hits)
+
+
+@needs_bmp
+def test_documents_lost_between_passes_or_by_bmp_are_refused(tmp_path, monkeypatch):
+    import bmp
+
+    from lsr_eval.engines import bmp as engine
+    from lsr_eval.engines.bmp import BmpEngine
+
+    coll = write_collection(tmp_path / "coll", VECTORS)
+    passes = []
+    real = engine.iter_vectors
+
+    def shrinking(collection):  # the second pass reads one document fewer
+        passes.append(1)
+        return (x for i, x in enumerate(real(collection)) if len(passes) == 1 or i > 0)
+
+    monkeypatch.setattr(engine, "iter_vectors", shrinking)
+    with pytest.raises(InputError, match=r"changed while it was indexed \(8 documents, then 7\)"):
+        BmpEngine().build(coll, tmp_path / "a")
+    assert not (tmp_path / "a").exists()
+    monkeypatch.setattr(engine, "iter_vectors", real)
+
+    class Dropping:  # BMP losing a document
+        def __init__(self, *args):
+            self.indexer = indexer(*args)
+
+        def add_document(self, docid, vector):
+            if docid != "3":
+                self.indexer.add_document(docid, vector)
+
+        def finish(self):
+            self.indexer.finish()
+
+    indexer = bmp.Indexer
+    monkeypatch.setattr(bmp, "Indexer", Dropping)
+    with pytest.raises(InputError, match=r"BMP indexed 7 documents of the 8 read from .*coll"):
+        BmpEngine(bsize=4).build(coll, tmp_path / "b")
+    assert not (tmp_path / "b").exists()

@@ -10,8 +10,8 @@ What the package (``bmp`` 0.2.8) stores and computes, and what this module does 
 * impacts as 8-bit integers (``score as u8``: 300 would become 44): a collection whose largest impact is above 255
   is indexed with every impact rescaled to ``ceil(w * 255 / max)``; query weights as integers up to 32 (its
   ``Searcher`` rescales every query to a largest weight of 32, rounding up), scores as 16-bit sums (which wrap);
-* its search never scores the last block of the order it visits, and drops documents tied with its starting
-  threshold (the 10th/100th/1000th largest impact of a term when ``k`` <= 1000).
+* its search never scores the last block of the order it visits, drops documents tied with its starting threshold
+  (the 10th/100th/1000th largest impact of a term when ``k`` <= 1000), and panics when no block is above it.
 
 So this engine quantizes each query itself (``ceil(q * c)``, with ``c`` small enough that no score can pass
 65535), passes a term the index lacks at weight 32 so that BMP keeps the weights as they are, asks for more than
@@ -24,7 +24,8 @@ An approximate setting (``alpha`` or ``beta`` < 1) returns BMP's candidates for 
 documents of the exact top k may be missing (measure with :mod:`lsr_eval.evaluation.exact_recall`).
 
 Memory: BMP builds and searches its index in memory (the package's design); the build streams the collection twice
-(a survey, then the documents) and holds the vocabulary, not the documents.
+(a survey, then the documents) and holds the vocabulary, not the documents; a searcher holds the vocabulary and the
+docids, and maps the forward store.
 """
 
 from __future__ import annotations
@@ -195,10 +196,11 @@ class BmpEngine:
                                  f"then {read})")
             with open(index / INDEX_FILE, "rb") as f:  # bincode: the index's document count comes first (u64)
                 stored = int.from_bytes(f.read(8), "little")
-            padded = -(-read // self.settings["bsize"]) * self.settings["bsize"] + 1
-            if stored != padded:
-                raise InputError(f"BMP indexed {stored} documents of the {padded} written from {collection} "
-                                 f"({read} and the sentinel block)")
+            extra = -(-read // self.settings["bsize"]) * self.settings["bsize"] + 1 - read  # padding, sentinel
+            indexed = stored - extra
+            if indexed != read:
+                raise InputError(f"BMP indexed {indexed} documents of the {read} read from {collection} "
+                                 f"({stored} with the {extra} padding and sentinel documents)")
             quantized = [-(-w * num // den) for w in term_max]
             (index / TERMS_FILE).write_text(json.dumps({"terms": list(vocabulary), "max": quantized}, ensure_ascii=False)
                                             + "\n", encoding="utf-8")
@@ -214,7 +216,7 @@ class BmpEngine:
             raise
         details = {"terms": len(vocabulary), "postings": survey["postings"], "documents_without_terms": survey["empty"],
                    "impact_scale": f"{num}/{den}", "threads": int(os.environ["RAYON_NUM_THREADS"]), **self.settings}
-        return BuildCounts(NAME, read, read, time.perf_counter() - start, details)
+        return BuildCounts(NAME, read, indexed, time.perf_counter() - start, details)
 
     def _write(self, collection: Path, index: Path, bmp: Any, vocabulary: dict[str, int], num: int, den: int,
                sentinel: str) -> int:
