@@ -4,13 +4,10 @@ input, and exactness against Anserini on SciFact and NFCorpus at its safe settin
 from __future__ import annotations
 
 import importlib.util
-import json
 import os
 import random
 import sys
-from pathlib import Path
 
-import numpy as np
 import pytest
 
 from conftest import splade_tiny_dir

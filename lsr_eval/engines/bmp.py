@@ -202,8 +202,8 @@ class BmpEngine:
                 raise InputError(f"BMP indexed {indexed} documents of the {read} read from {collection} "
                                  f"({stored} with the {extra} padding and sentinel documents)")
             quantized = [-(-w * num // den) for w in term_max]
-            (index / TERMS_FILE).write_text(json.dumps({"terms": list(vocabulary), "max": quantized}, ensure_ascii=False)
-                                            + "\n", encoding="utf-8")
+            terms = {"terms": list(vocabulary), "max": quantized}
+            (index / TERMS_FILE).write_text(json.dumps(terms, ensure_ascii=False) + "\n", encoding="utf-8")
             write_marker(index, NAME, package=PACKAGE, version=package_version(), documents=read,
                          terms=len(vocabulary), impact_scale=[num, den], sentinel=sentinel, scale_term=scale_term,
                          **self.settings)
