@@ -1,4 +1,5 @@
-"""The same run from every exact engine (issue 20, item 7): PISA against Anserini, top 1000 of every query, bit for bit.
+"""The same run from every exact engine: PISA and BMP (at its safe setting) against Anserini, top 1000 of every query,
+bit for bit.
 
     python pipelines/check_exact_engines.py --out results/exact-engines        # NFCorpus and SciFact test, splade-tiny
 
@@ -8,7 +9,9 @@ top-256, scale 100; encoding, collection and both indexes cached in the work fol
 * ``anserini``: lsr-eval's :class:`~lsr_eval.anserini.searcher.ImpactSearcher` (bulk hits, Anserini's tie rule),
 * ``anserini_java``: Anserini's own ``SimpleImpactSearcher.search(Map, k)``, one query at a time (its hits read
   field by field: the reference lsr-eval's Anserini path must equal),
-* ``pisa``: :class:`~lsr_eval.engines.pisa.PisaSearcher`, as a batch and one query at a time (the latency path).
+* ``pisa``: :class:`~lsr_eval.engines.pisa.PisaSearcher`, as a batch and one query at a time (the latency path),
+* ``bmp``: :class:`~lsr_eval.engines.bmp.BmpSearcher` at ``alpha = beta = 1``, the same two ways (``--engines``
+  chooses among the two).
 
 A query counts as identical when its ranked lists are equal as ``(docid, score)`` sequences, scores compared as
 the Python floats of their float32 values. The contract (lsr_eval.searching.ties): score descending, docid ascending,
@@ -37,6 +40,8 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 STAGE = "check-exact-engines"
+#: the engines checked against Anserini, and their names in the summary
+ENGINES = {"pisa": "PISA", "bmp": "BMP"}
 SHARED = REPO.parent / "shared" / "data" / "beir"
 
 log = logging.getLogger("check_exact_engines")
@@ -56,6 +61,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--max-length-d", type=int, default=None, help="document max length (default: the model's)")
     p.add_argument("--max-length-q", type=int, default=None, help="query max length (default: the model's)")
     p.add_argument("--k", type=int, default=1000, help="hits per query")
+    p.add_argument("--engines", nargs="+", default=list(ENGINES), choices=ENGINES,
+                   help="the engines checked against Anserini (default: all)")
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--work-dir", type=Path, default=None, help="work folder (default: LSR_EVAL_WORK or work/)")
     p.add_argument("--out", required=True)
@@ -112,10 +119,10 @@ def check_dataset(spec: str, args: argparse.Namespace, work: Path) -> dict[str, 
     anserini = SpladeSettings(model=str(resolve_model(args.model)), doc_top_k=args.doc_top_k,
                               query_top_k=args.query_top_k, precision=args.precision, hits=args.k,
                               max_length_d=args.max_length_d, max_length_q=args.max_length_q)
-    pisa = replace(anserini, engine="pisa")
+    settings = [anserini, *(replace(anserini, engine=e) for e in args.engines)]
     model = load_model(anserini)
     t0 = time.perf_counter()
-    stages = {s.engine: ensure_impact_index(dataset, model, s, work, args.threads) for s in (anserini, pisa)}
+    stages = {s.engine: ensure_impact_index(dataset, model, s, work, args.threads) for s in settings}
     prepare_s = time.perf_counter() - t0
     encoded = encode_queries(dataset.queries(), SpladeTextEncoder(model.query), batch_size=anserini.batch_size)
     maps = query_weight_maps(encoded.vectors, anserini.scale)
@@ -133,16 +140,18 @@ def check_dataset(spec: str, args: argparse.Namespace, work: Path) -> dict[str, 
         runs["anserini_java"] = {q: _without(q, a.search_per_hit(w, k=args.k, qid=q) if w else [], remove)
                                  for q, w in maps.items()}
         seconds["anserini_java"] = time.perf_counter() - t
-    with open_searcher(pisa, stages["pisa"]["index_dir"]) as p:
-        t = time.perf_counter()
-        runs["pisa"], c = p.batch_search(maps, k=args.k, threads=args.threads, remove_query=remove)
-        seconds["pisa"], counts["pisa"] = time.perf_counter() - t, c.to_dict()
-        t = time.perf_counter()
-        runs["pisa_one_by_one"] = {q: _without(q, p.search(w, k=args.k, qid=q), remove) for q, w in maps.items()}
-        seconds["pisa_one_by_one"] = time.perf_counter() - t
+    for s in settings[1:]:
+        e = s.engine
+        with open_searcher(s, stages[e]["index_dir"]) as p:
+            t = time.perf_counter()
+            runs[e], c = p.batch_search(maps, k=args.k, threads=args.threads, remove_query=remove)
+            seconds[e], counts[e] = time.perf_counter() - t, c.to_dict()
+            t = time.perf_counter()
+            runs[f"{e}_one_by_one"] = {q: _without(q, p.search(w, k=args.k, qid=q), remove) for q, w in maps.items()}
+            seconds[f"{e}_one_by_one"] = time.perf_counter() - t
     reference = runs["anserini"]
     off = residue(reference)
-    before = differing(integer_scores(runs["pisa"]), reference)
+    before = differing(integer_scores(runs["pisa"]), reference) if "pisa" in runs else []
     first = next(iter(sorted(off.items())), None)
     return {
         "dataset": dataset.describe(),
@@ -170,20 +179,25 @@ def _without(qid: str, hits: list[tuple[str, float]], remove: bool) -> dict[str,
 
 
 def summary_text(results: dict[str, dict[str, Any]], args: argparse.Namespace) -> str:
+    engines = [e for e in ENGINES if any(e in r["differing_from_anserini"] for r in results.values())]
+    pisa = "pisa" in engines
+    head = [f"{ENGINES[e]} {how} identical" for e in engines for how in ("batch", "one by one")]
+    head += ["Anserini's own SimpleImpactSearcher identical"]
+    head += ["PISA before the fix (integer scores) differing"] * pisa + ["queries with a residue", "tied neighbours"]
     lines = [f"# The same run from every exact engine: {args.model}, {args.precision}, documents top-"
              f"{args.doc_top_k} terms, queries top-{args.query_top_k}, top {args.k}", "",
              "Identical = the same `(docid, score)` list, in order, bit for bit (float32 scores), as lsr-eval's "
              "Anserini path.", "",
-             "| dataset | queries | hits | PISA batch identical | PISA one by one identical | Anserini's own "
-             "SimpleImpactSearcher identical | PISA before the fix (integer scores) differing | queries with a "
-             "residue | tied neighbours |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "| dataset | queries | hits | " + " | ".join(head) + " |",
+             "|---|---|---|" + "---|" * len(head)]
     for name, r in results.items():
         d, q = r["differing_from_anserini"], r["queries"]
-        lines.append(f"| {name} | {q} | {r['hits']['anserini']} | {q - len(d['pisa'])}/{q} | "
-                     f"{q - len(d['pisa_one_by_one'])}/{q} | {q - len(d['anserini_java'])}/{q} | "
-                     f"{r['before_fix']['differing']} ({', '.join(r['before_fix']['qids']) or 'none'}) | "
-                     f"{r['residue']['queries']} ({r['residue']['hits']} hits) | {r['tied_neighbours']} |")
+        same = lambda run: f"{q - len(d[run])}/{q}" if run in d else "-"  # noqa: E731
+        cells = [same(f"{e}{how}") for e in engines for how in ("", "_one_by_one")] + [same("anserini_java")]
+        if pisa:
+            cells.append(f"{r['before_fix']['differing']} ({', '.join(r['before_fix']['qids']) or 'none'})")
+        cells += [f"{r['residue']['queries']} ({r['residue']['hits']} hits)", str(r["tied_neighbours"])]
+        lines.append(f"| {name} | {q} | {r['hits']['anserini']} | " + " | ".join(cells) + " |")
     lines.append("")
     for name, r in results.items():
         ex = r["residue"]["example"]
@@ -210,7 +224,8 @@ def main(argv: list[str] | None = None) -> int:
 
     experiment = {"check": STAGE, "datasets": args.datasets, "split": args.split, "model": args.model,
                   "precision": args.precision, "doc_top_k": args.doc_top_k, "query_top_k": args.query_top_k,
-                  "max_length_d": args.max_length_d, "max_length_q": args.max_length_q, "k": args.k}
+                  "max_length_d": args.max_length_d, "max_length_q": args.max_length_q, "k": args.k,
+                  "engines": args.engines}
     out = prepare_output(args.out, experiment, overwrite=args.overwrite)
     work = work_dir(args.work_dir)
     results = {}

@@ -30,8 +30,8 @@ def test_residue_lists_the_scores_off_their_integer_and_their_tied_runs():
     assert check.residue_runs(run) == {"q1": {51: ["b", "c", "d"]}}
 
 
-@pytest.mark.skipif(importlib.util.find_spec("pyterrier_pisa") is None and not os.environ.get("CI"),
-                    reason="pyterrier-pisa is not installed")
+@pytest.mark.skipif(not all(map(importlib.util.find_spec, ("pyterrier_pisa", "bmp"))) and not os.environ.get("CI"),
+                    reason="pyterrier-pisa or bmp is not installed")
 def test_script_on_a_tiny_model(tiny_beir, tmp_path, capsys):
     out = tmp_path / "out"
     rc = check.main(["--datasets", str(tiny_beir), "--model", str(tiny_model("bert")), "--out", str(out),
@@ -39,8 +39,10 @@ def test_script_on_a_tiny_model(tiny_beir, tmp_path, capsys):
     assert rc == 0
     result = json.loads((out / "engines.json").read_text())["tiny/test"]
     assert result["queries"] == 3 and result["k"] == 4 and result["documents"] == 5
-    assert result["differing_from_anserini"] == {"anserini_java": [], "pisa": [], "pisa_one_by_one": []}
+    assert result["differing_from_anserini"] == {"anserini_java": [], "pisa": [], "pisa_one_by_one": [], "bmp": [],
+                                                 "bmp_one_by_one": []}
     assert len(set(result["hits"].values())) == 1 and result["hits"]["anserini"] > 0
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["stage"] == "check-exact-engines" and manifest["failed"] == {}
-    assert "| tiny/test | 3 |" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "| tiny/test | 3 |" in printed and "| BMP batch identical | BMP one by one identical |" in printed

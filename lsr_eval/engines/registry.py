@@ -1,4 +1,4 @@
-"""Engines by name, imported only when asked for (PISA and Seismic are optional packages)."""
+"""Engines by name, imported only when asked for (PISA, Seismic and BMP are optional packages)."""
 
 from __future__ import annotations
 
@@ -29,6 +29,10 @@ ENGINES: dict[str, EngineSpec] = {
                        "PISA quantized index, MaxScore (exact)"),
     "seismic": EngineSpec("lsr_eval.engines.seismic", "SeismicEngine", "pyseismic-lsr==0.5.4",
                           "Seismic blocked inverted index (approximate by design)", exact=False),
+    # exact at its safe setting (alpha = beta = 1), approximate below: the recall of the exact top-k is reported
+    # for every setting (1.0 at the safe one)
+    "bmp": EngineSpec("lsr_eval.engines.bmp", "BmpEngine", "bmp==0.2.8",
+                      "BMP block-max pruning (exact at alpha = beta = 1, approximate below)", exact=False),
 }
 DEFAULT_ENGINE = "anserini"
 #: the exact engine an approximate engine's runs are compared with
