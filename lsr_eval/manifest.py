@@ -109,11 +109,7 @@ def anchor_roots(repo: str | os.PathLike | None = None) -> list[tuple[str, str]]
 
 def _join(anchor: str, rest: str) -> str:
     """``anchor`` followed by the path ``rest`` (which is empty or starts with ``/``)."""
-    if anchor in ("", "../shared"):
-        return (anchor + rest).lstrip("/") if anchor == "" else anchor + rest
-    if anchor.endswith(":"):
-        return anchor + rest.lstrip("/")
-    return anchor + rest
+    return anchor + rest.lstrip("/") if anchor == "" or anchor.endswith(":") else anchor + rest
 
 
 def anchor_path(path: str, roots: Iterable[tuple[str, str]]) -> str:
