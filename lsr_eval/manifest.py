@@ -156,6 +156,13 @@ def _map_strings(obj: Any, fn: Callable[[str], str]) -> Any:
     return obj
 
 
+def is_anchored(path: str) -> bool:
+    """Whether ``path`` is in one of the anchored forms of :func:`anchor_path` other than a plain relative path."""
+    head = path.split("/", 1)[0]
+    return head in (WORK_ANCHOR, TMP_ANCHOR, HOME_ANCHOR) or path.startswith(("../shared/", SITE_ANCHOR,
+                                                                             SCRIPTS_ANCHOR))
+
+
 def resolve_anchor(path: str, repo: str | os.PathLike | None = None) -> str:
     """The path on this machine of an anchored ``path`` (see the module doc): ``$WORK`` is ``$LSR_EVAL_WORK`` or
     ``./work``, ``site-packages:`` the first site folder holding it, a relative path is left to the caller (it is

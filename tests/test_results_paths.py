@@ -14,8 +14,8 @@ import pytest
 
 from lsr_eval import manifest
 from lsr_eval.errors import LsrEvalError
-from lsr_eval.manifest import (RECORDED_ROOTS, anchor_path, prepare_output, relativize, relativize_file,
-                               resolve_anchor, write_manifest)
+from lsr_eval.manifest import (RECORDED_ROOTS, anchor_path, is_anchored, prepare_output, relativize,
+                               relativize_file, resolve_anchor, write_manifest)
 from lsr_eval.reproduce.paths import PathMap, locate
 
 REPO = Path(__file__).resolve().parents[1]
@@ -62,7 +62,7 @@ def test_the_scan_sees_an_absolute_path(tmp_path: Path):
     ("/tmp/sp-random", "$TMPDIR/sp-random"),
     ("/root/.pyenv/versions/3.11.7/lib/python3.11/site-packages/cognition/model", "site-packages:cognition/model"),
     ("/root/.pyenv/versions/3.11.7/bin/lsr-eval", "scripts:lsr-eval"),
-    ("/root/.ir_datasets/msmarco-passage/qrels.dl19-passage.txt", "~/.ir_datasets/msmarco-passage/qrels.dl19-passage.txt"),
+    ("/root/.ir_datasets/msmarco-passage/qrels.txt", "~/.ir_datasets/msmarco-passage/qrels.txt"),
     ("/work/mainly/x", "/work/mainly/x"),   # not a checkout: whole components only
 ])
 def test_old_machines_paths_are_anchored(old: str, new: str):
@@ -154,6 +154,7 @@ def test_reproduce_reads_old_absolute_and_new_anchored_paths(tmp_path: Path, mon
     assert plain.apply("site-packages:pytest") == str(Path(site, "pytest"))
     assert plain.apply("~/.ir_datasets/x") == str(Path.home() / ".ir_datasets" / "x")
     assert plain.apply("../shared/data/x") == "../shared/data/x"   # relative: located by the caller
+    assert is_anchored("../shared/data/x") and is_anchored("$WORK") and not is_anchored("results/r")
     mapped = PathMap.parse(["$WORK=/data/work", "/work/shared/data=/data/shared"])
     assert mapped.apply("$WORK/indexes/i") == "/data/work/indexes/i"
     assert mapped.apply("/work/shared/data/beir/x") == "/data/shared/beir/x"
@@ -161,3 +162,14 @@ def test_reproduce_reads_old_absolute_and_new_anchored_paths(tmp_path: Path, mon
     assert locate("results/r", [tmp_path / "elsewhere", tmp_path / "repo"], plain) == str(tmp_path / "repo" /
                                                                                          "results" / "r")
     assert resolve_anchor("results/r", tmp_path / "repo") == str(tmp_path / "repo" / "results" / "r")
+
+
+def test_a_replayed_pipeline_command_maps_old_absolute_and_new_anchored_arguments():
+    from lsr_eval.reproduce.jobs import Options
+    from lsr_eval.reproduce.pipeline import _arguments
+
+    options = Options(paths=PathMap.parse(["$WORK=/nowhere/w", "/work/shared/data=/nowhere/shared"]))
+    args, missing, had_work = _arguments(["--datasets", "$WORK/x", "/work/shared/data/beir/y", "--k", "10",
+                                          "--work-dir", "$WORK"], options)
+    assert args == ["--datasets", "/nowhere/w/x", "/nowhere/shared/beir/y", "--k", "10"] and had_work
+    assert missing == ["/nowhere/w/x", "/nowhere/shared/beir/y"]

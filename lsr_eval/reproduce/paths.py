@@ -40,6 +40,11 @@ class PathMap:
                 return resolve_anchor(new + path[len(old):])
         return resolve_anchor(path)
 
+    def here(self, path: str) -> str:
+        """:meth:`apply`, then a relative path looked for from the current folder and the running checkout
+        (:func:`locate`)."""
+        return locate(path, search_bases(None), self)
+
 
 def locate(path: str, bases: list[Path], paths: PathMap) -> str:
     """The path on this machine: mapped; a relative one resolved against the first base where it exists (else
