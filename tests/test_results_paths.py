@@ -136,6 +136,19 @@ def test_a_manifest_under_results_records_relative_and_anchored_paths(repo: Path
     assert prepare_output(out, experiment) == out
 
 
+def test_a_run_copied_from_the_work_folder_into_results_is_anchored(repo: Path):
+    from lsr_eval.benchmark.run import _copy_small
+
+    run_dir = repo / "work" / "benchmarks" / "b" / "runs" / "bm25" / "scifact"
+    run_dir.mkdir(parents=True)
+    write_manifest(run_dir, "bm25", {"k1": 0.9}, index={"path": str(repo / "work" / "indexes" / "i")})
+    (run_dir / "metrics.json").write_text('{"nDCG@10": 0.5}\n')
+    dest = repo / "results" / "b" / "runs" / "bm25" / "scifact"
+    _copy_small(run_dir, dest)
+    assert json.loads((dest / "manifest.json").read_text())["index"] == {"path": "$WORK/indexes/i"}
+    assert (dest / "metrics.json").read_text() == '{"nDCG@10": 0.5}\n'
+
+
 def test_a_manifest_outside_results_keeps_its_paths(repo: Path, tmp_path: Path):
     """The work folder's caches compare their recorded keys with raw ones: they are written as given."""
     out = repo / "work" / "slot"
