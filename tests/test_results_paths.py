@@ -186,3 +186,20 @@ def test_a_replayed_pipeline_command_maps_old_absolute_and_new_anchored_argument
                                           "--work-dir", "$WORK"], options)
     assert args == ["--datasets", "/nowhere/w/x", "/nowhere/shared/beir/y", "--k", "10"] and had_work
     assert missing == ["/nowhere/w/x", "/nowhere/shared/beir/y"]
+
+
+def test_a_training_run_under_results_is_the_same_run_when_given_again_with_this_machines_paths(repo: Path):
+    from lsr_eval.errors import OutputExistsError
+    from lsr_eval.train.config import OutputConfig
+    from lsr_eval.train.trainer import check_outputs
+
+    out = repo / "results" / "train" / "run"
+    out.mkdir(parents=True)
+    config = {"data": {"dataset": str(repo / "work" / "scifact-dev")}, "lr": 1e-4}
+    write_manifest(out, "train", {"config": config})
+    assert json.loads((out / "manifest.json").read_text())["experiment"]["config"]["data"] == {
+        "dataset": "$WORK/scifact-dev"}
+    output = OutputConfig(dir=str(out), model_dir=str(repo / "work" / "model"))
+    check_outputs(output, config, resume=False, overwrite=False)   # the same run: accepted
+    with pytest.raises(OutputExistsError, match="another training run"):
+        check_outputs(output, {**config, "lr": 2e-4}, resume=False, overwrite=False)
