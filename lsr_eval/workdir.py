@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
 
 from lsr_eval.errors import InputError, LsrEvalError, on_disk_full
-from lsr_eval.manifest import read_manifest
+from lsr_eval.manifest import WORK_ENV, note_work_folder, read_manifest
 
 try:
     import fcntl
@@ -44,7 +44,11 @@ LOCK_SUFFIX = ".lock"
 
 
 def work_dir(path: str | os.PathLike | None = None) -> Path:
-    return Path(path or os.environ.get("LSR_EVAL_WORK") or DEFAULT_WORK)
+    """The work folder (``path``, else ``$LSR_EVAL_WORK``, else ``./work``); manifests record paths under it as
+    ``$WORK/...``."""
+    folder = Path(path or os.environ.get(WORK_ENV) or DEFAULT_WORK)
+    note_work_folder(folder)
+    return folder
 
 
 def cache_slot(work: Path, kind: str, key: Mapping[str, Any], label: str) -> Path:

@@ -42,7 +42,7 @@ from lsr_eval.benchmark.config import (DECLARED_COSTS, SWEEP_KEYS, BenchmarkConf
 from lsr_eval.data.datasets import Dataset, load_dataset
 from lsr_eval.data.registry import GROUPS, expand
 from lsr_eval.errors import LsrEvalError
-from lsr_eval.manifest import check_copy, check_provenance, read_manifest, write_manifest
+from lsr_eval.manifest import MANIFEST, check_copy, check_provenance, read_manifest, update_manifest, write_manifest
 
 log = logging.getLogger(__name__)
 
@@ -356,6 +356,8 @@ def _copy_small(run_dir: Path, dest: Path) -> None:
     for name in SMALL_FILES:
         if (run_dir / name).exists():
             shutil.copyfile(run_dir / name, dest / name)
+    if (dest / MANIFEST).exists():   # under results/, the copy records anchored paths
+        update_manifest(dest)
 
 
 def run_benchmark(cfg: BenchmarkConfig, work: Path, threads: int = 2, device: str | None = None,

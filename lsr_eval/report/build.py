@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Sequence
 
 from lsr_eval.errors import ConfigError
-from lsr_eval.manifest import prepare_output, write_manifest
+from lsr_eval.manifest import prepare_output, recorded, write_manifest
 from lsr_eval.report.best_k import head_norm_points
 from lsr_eval.report.formatting import NumberFormat
 from lsr_eval.report.html import FigureFiles, Section, render_html
@@ -223,8 +223,8 @@ def write_report(results: str | Path | Results, out: str | Path, *, fmt: NumberF
               f"effectiveness as {fmt.effectiveness_unit}; latency in ms; a cell without a number says why; bold: "
               "the best of its column"]
     files.html = out / "index.html"
-    files.html.write_text(render_html(f"lsr-eval report: {results.root.name}", sections, out, files.tables, header),
-                          encoding="utf-8")
+    page = render_html(f"lsr-eval report: {results.root.name}", sections, out, files.tables, header)
+    files.html.write_text(recorded(page, out), encoding="utf-8")   # under results/: no folder of this machine
     files.manifest = write_manifest(
         out, "report", experiment, format=asdict(fmt),
         counts={"benchmarks": len(results.benchmarks), "rows": len(frame), "training_runs": len(results.training),

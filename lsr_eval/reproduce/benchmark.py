@@ -107,11 +107,11 @@ def _located(config: dict[str, Any], result: Result, options: Options, folder: P
     for s in config["systems"]:
         params = dict(s.get("params") or {})
         if s["kind"] == "run":
-            params["path"] = options.paths.apply(params["path"])
+            params["path"] = locate(params["path"], bases, options.paths)
         if s["kind"] == "splade":
             for key in ("model", "query_model"):
                 if params.get(key):
-                    params[key] = options.paths.apply(params[key])
+                    params[key] = locate(params[key], bases, options.paths)
             pinned = _pinned_precision(_run_manifests(folder, s["name"]))
             if pinned:
                 params.pop("bf16", None)

@@ -84,7 +84,7 @@ def check_run_file(path: str, recorded: Mapping[str, Any] | None, paths: PathMap
     """A ``kind: run`` system's file here (mapped) and its blocker: missing, or a sha256 other than recorded."""
     from lsr_eval.data.trec_files import file_sha256
 
-    here = paths.apply(path)
+    here = paths.here(path)
     if not Path(here).is_file():
         return here, Blocker(COULD_NOT_RUN, f"missing data: run file {here}")
     want = (recorded or {}).get("sha256")
@@ -111,7 +111,7 @@ def check_model(name: str, recorded: Mapping[str, Any] | None, paths: PathMap) -
         except InputError as e:
             return name, Blocker(COULD_NOT_RUN, f"missing model: {e}")
     else:
-        here = paths.apply(name)
+        here = paths.here(name)
         if not Path(here).is_dir():
             hub = recorded.get("hub_id")
             why = (f"missing model: hub id {hub} (no network here; give a local copy with --path-map)" if hub else

@@ -139,7 +139,7 @@ def write_matrix(entries: list[MatrixEntry], machine: dict[str, Any], options: O
                  invocation: str = "lsr-eval reproduce") -> list[Path]:
     """Write :data:`FILES` and a manifest into ``folder`` (under a repository's ``results/``: from a clean checkout
     only, :func:`lsr_eval.manifest.write_manifest`); returns the files written."""
-    from lsr_eval.manifest import check_provenance, write_manifest
+    from lsr_eval.manifest import check_provenance, recorded, write_manifest
 
     check_provenance(folder)
     folder.mkdir(parents=True, exist_ok=True)
@@ -151,7 +151,7 @@ def write_matrix(entries: list[MatrixEntry], machine: dict[str, Any], options: O
              "matrix.html": page,
              "matrix.json": json.dumps(to_json(entries, machine, options, invocation), indent=2, default=str) + "\n"}
     for name, text in texts.items():
-        (folder / name).write_text(text, encoding="utf-8")
+        (folder / name).write_text(recorded(text, folder), encoding="utf-8")   # paths anchored under results/
     counts = Counter(o.status for e in entries for o in e.outcomes)
     write_manifest(folder, "reproduce", {"results": [e.result.name for e in entries],
                                          "max_minutes": options.max_minutes},

@@ -1,7 +1,9 @@
-"""Where a recorded path lies on this machine. A committed manifest names the files of the machine that made it
-(``/work/shared/data/...``; a dataset as ``../shared/data/...``, relative to the checkout the command ran in). A
-relative path is looked for from the result's checkout, the current folder and the running lsr-eval's checkout;
-an absolute one is taken as it is unless ``--path-map OLD=NEW`` moves its prefix."""
+"""Where a recorded path lies on this machine. A manifest names its paths relative to the checkout (``results/x``;
+the shared data as ``../shared/data/...``) or from an anchor (``$WORK/``, ``site-packages:``, ``~/``: see
+:mod:`lsr_eval.manifest`); an old manifest names the absolute folders of the machine that made it. A relative path is
+looked for from the result's checkout, the current folder and the running lsr-eval's checkout; an anchored one is
+resolved on this machine; an absolute one is taken as it is. ``--path-map OLD=NEW`` moves a prefix of any of them
+first (``$WORK=/data/work``, ``/work/shared/data=/data/shared``)."""
 
 from __future__ import annotations
 
@@ -29,11 +31,19 @@ class PathMap:
         return cls(tuple(sorted(pairs, key=lambda p: -len(p[0]))))
 
     def apply(self, path: str) -> str:
-        """``path`` with its longest mapped prefix replaced (whole path components only)."""
+        """``path`` with its longest mapped prefix replaced (whole path components only), then an anchored path
+        (``$WORK/...``, ``site-packages:...``) resolved on this machine."""
+        from lsr_eval.manifest import resolve_anchor
+
         for old, new in self.pairs:
             if path == old or path.startswith(old + "/"):
-                return new + path[len(old):]
-        return path
+                return resolve_anchor(new + path[len(old):])
+        return resolve_anchor(path)
+
+    def here(self, path: str) -> str:
+        """:meth:`apply`, then a relative path looked for from the current folder and the running checkout
+        (:func:`locate`)."""
+        return locate(path, search_bases(None), self)
 
 
 def locate(path: str, bases: list[Path], paths: PathMap) -> str:

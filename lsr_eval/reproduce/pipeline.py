@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from lsr_eval.errors import LsrEvalError
-from lsr_eval.manifest import SOURCE_ROOT, read_manifest
+from lsr_eval.manifest import SOURCE_ROOT, is_anchored, read_manifest
 from lsr_eval.reproduce.checks import Blocker
 from lsr_eval.reproduce.compare import COULD_NOT_RUN, flatten
 from lsr_eval.reproduce.estimate import recorded_seconds
@@ -71,8 +71,8 @@ def _arguments(argv: list[str], options: Options) -> tuple[list[str], list[str],
             had_work |= name == WORK
             skip_next = "=" not in arg
             continue
-        if os.path.isabs(arg):
-            arg = options.paths.apply(arg)
+        if os.path.isabs(arg) or is_anchored(arg):   # a path of an old (absolute) or a new (anchored) manifest
+            arg = options.paths.here(arg)
             if not Path(arg).exists():
                 missing.append(arg)
         out.append(arg)

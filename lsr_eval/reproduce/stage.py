@@ -69,7 +69,7 @@ def _rerun(manifest: Mapping[str, Any], dataset, model: str | None, options: Opt
 
             recorded = dict(experiment.get("settings") or {})
             if recorded.get("query_model"):
-                recorded["query_model"] = options.paths.apply(recorded["query_model"])
+                recorded["query_model"] = options.paths.here(recorded["query_model"])
             recorded["precision"] = recorded.get("precision") or ("bf16" if recorded.get("bf16") else "fp32")
             recorded.pop("bf16", None)
             run_splade(dataset, out, work, SpladeSettings(**{**recorded, "model": model}), threads=options.threads)

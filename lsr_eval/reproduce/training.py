@@ -56,7 +56,7 @@ def _data_blocker(config: Mapping[str, Any], options: Options) -> Blocker | None
     data, model = config.get("data") or {}, config.get("model") or {}
     files = [data.get("dataset") if data.get("source", "dataset") == "dataset" else None, data.get("teacher_scores"),
              *(data.get("negatives") if isinstance(data.get("negatives"), list) else [data.get("negatives")])]
-    missing = [options.paths.apply(f) for f in files if f and not Path(options.paths.apply(str(f))).exists()]
+    missing = [options.paths.here(f) for f in files if f and not Path(options.paths.here(str(f))).exists()]
     if missing:
         return Blocker(COULD_NOT_RUN, f"missing data: {', '.join(missing)} (made by the steps before training, "
                                       "see pipelines/finetune_splade_tiny.sh; --path-map points to copies)")
@@ -73,11 +73,11 @@ def _mapped(config: dict[str, Any], options: Options) -> dict[str, Any]:
     data, model = config.get("data") or {}, config.get("model") or {}
     for section, key in ((data, "dataset"), (data, "teacher_scores"), (model, "path"), (model, "query")):
         if isinstance(section.get(key), str):
-            section[key] = options.paths.apply(section[key])
+            section[key] = options.paths.here(section[key])
     if isinstance(data.get("negatives"), list):
-        data["negatives"] = [options.paths.apply(str(n)) for n in data["negatives"]]
+        data["negatives"] = [options.paths.here(str(n)) for n in data["negatives"]]
     elif isinstance(data.get("negatives"), str):
-        data["negatives"] = options.paths.apply(data["negatives"])
+        data["negatives"] = options.paths.here(data["negatives"])
     return config
 
 

@@ -33,7 +33,7 @@ import torch
 from torch import nn
 
 from lsr_eval.errors import OutputExistsError
-from lsr_eval.manifest import prepare_output, read_manifest, write_manifest
+from lsr_eval.manifest import prepare_output, read_manifest, recorded, write_manifest
 from lsr_eval.train import distributed
 from lsr_eval.train.checkpoint import list_checkpoints, load_checkpoint, save_checkpoint
 from lsr_eval.train.config import OptimConfig, OutputConfig, TrainConfig
@@ -107,7 +107,7 @@ def check_outputs(output: OutputConfig, config_key: dict[str, Any], *, resume: b
     out, model_dir = Path(output.dir), Path(output.model_dir)
     old = read_manifest(out) if out.exists() else None
     if not overwrite:
-        if old is not None and old.get("experiment", {}).get("config") != json.loads(json.dumps(config_key)):
+        if old is not None and recorded(old.get("experiment", {}).get("config"), out) != recorded(config_key, out):
             raise OutputExistsError(f"{out} holds another training run ({out / 'manifest.json'}); choose another "
                                     f"output.dir or pass --overwrite")
         if list_checkpoints(model_dir) and not resume:
