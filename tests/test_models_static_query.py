@@ -243,3 +243,12 @@ def test_benchmark_loads_one_idf_model_per_corpus(monkeypatch):
     assert run._model_for(s, models, Corpus("scifact")) is first      # the same corpus: loaded once
     assert run._model_for(s, models, b) is not first                  # another corpus: another IDF
     assert loads == [a, b]
+
+
+def test_the_latency_query_path_takes_it(tokenizer):
+    from lsr_eval.efficiency.latency import QueryWeights
+
+    weight = np.zeros(len(tokenizer), dtype=np.float32)
+    weight[_id(tokenizer, "cancer")], weight[_id(tokenizer, "risk")] = 1.234, 0.5
+    to_map = QueryWeights(StaticQueryEncoder(weight, tokenizer), scale=100)
+    assert to_map("cancer risk of") == {"cancer": 123, "risk": 50}       # rint(w * 100); "of" weighs 0
