@@ -432,7 +432,7 @@ def _sweep(raw: Any, systems: dict[str, SystemEntry], where: str) -> SweepEntry:
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
 
 
-def check_model(name: Any, where: str, on_disk: bool = False) -> None:
+def check_model(name: Any, where: str, on_disk: bool = False, *, query: bool = False) -> None:
     """A model name is a non-empty string; with ``on_disk`` (before running, on this machine) it must be an offline
     alias, an existing folder, or shaped like a hub id (``name`` or ``org/name``), else a ConfigError naming the
     aliases. (Without ``on_disk`` a config may name a folder that an earlier step, e.g. training, writes.)"""
@@ -440,6 +440,13 @@ def check_model(name: Any, where: str, on_disk: bool = False) -> None:
 
     if not isinstance(name, str) or not name:
         raise ConfigError(f"{where}: model must be a folder, a hub id or an alias, got {name!r}")
+    if query:      # a query encoder may also be the corpus IDF, or static:<folder or hub id>
+        from lsr_eval.models.static_query import IDF, STATIC_PREFIX
+
+        if name == IDF:
+            return
+        if name.startswith(STATIC_PREFIX):
+            return check_model(name[len(STATIC_PREFIX):], where, on_disk)
     if not on_disk or name in OFFLINE_MODELS or Path(name).is_dir():
         return
     if Path(name).exists() or not _HUB_ID.match(name) or name.count("/") > 1:
@@ -453,7 +460,8 @@ def check_on_disk(cfg: BenchmarkConfig) -> None:
     for i, s in enumerate(cfg.systems):
         for key in ("model", "query_model"):
             if s.kind == "splade" and s.params.get(key) is not None:
-                check_model(s.params[key], f"{cfg.source}: systems[{i}] ({s.name}): {key}", on_disk=True)
+                check_model(s.params[key], f"{cfg.source}: systems[{i}] ({s.name}): {key}", on_disk=True,
+                            query=key == "query_model")
         if s.kind == "run" and not Path(s.params["path"]).is_file():
             raise ConfigError(f"{cfg.source}: systems[{i}] ({s.name}): run file {s.params['path']} does not exist "
                               f"(a path is relative to the YAML file's folder, {Path(cfg.source).parent})")
@@ -524,7 +532,7 @@ def _check_system_params(kind: str, params: dict[str, Any], where: str) -> None:
         return
     for key in ("model", "query_model"):
         if params.get(key) is not None:
-            check_model(params[key], f"{where}: {key}")
+            check_model(params[key], f"{where}: {key}", query=key == "query_model")
     from lsr_eval.models.options import HEAD_INIT_RULES, PRECISIONS
 
     for key, allowed in (("precision", PRECISIONS), ("head_init", HEAD_INIT_RULES)):

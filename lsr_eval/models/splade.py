@@ -56,7 +56,12 @@ class SpladeModel(nn.Module):
 
     @property
     def shared(self) -> bool:
-        return self.query.mlm is self.document.mlm
+        return getattr(self.query, "mlm", None) is self.document.mlm
+
+    @property
+    def inference_free(self) -> bool:
+        """Whether the query encoder is a weight table (:class:`~lsr_eval.models.static_query.StaticQueryEncoder`)."""
+        return getattr(self.query, "kind", None) == "static"
 
     @classmethod
     def from_pretrained(cls, path: str | os.PathLike, query_model: str | os.PathLike | None = None, *,
@@ -65,10 +70,14 @@ class SpladeModel(nn.Module):
                         rescale_k: float | None = None, scale_bias: bool = False,
                         sparsify_q: Sparsify | None = None, sparsify_d: Sparsify | None = None,
                         bf16: bool = False, quantization_scale: float | None = None,
-                        trust_remote_code: bool = False, precision: str = DEFAULT_PRECISION) -> "SpladeModel":
+                        trust_remote_code: bool = False, precision: str = DEFAULT_PRECISION,
+                        idf_corpus=None, work_dir: str | os.PathLike | None = None) -> "SpladeModel":
         """Build from a checkpoint (folder or hub id) or from a folder written by :meth:`save_pretrained`.
 
-        ``path`` is the document encoder, and the query encoder too unless ``query_model`` names another.
+        ``path`` is the document encoder, and the query encoder too unless ``query_model`` names another: a
+        checkpoint, an inference-free model folder or hub id (:func:`~lsr_eval.models.static_query.is_static_model`;
+        ``static:<folder or hub id>`` forces that reading, e.g. for a hub id), or ``idf``: the IDF of ``idf_corpus`` (a dataset) on the document
+        encoder's tokenizer, cached under ``work_dir`` (:meth:`StaticQueryEncoder.from_idf`).
         ``head_init``/``identity``/``rescale_k``/``scale_bias`` apply to each backbone as loaded (a saved
         model's head is already rescaled: a new ``rescale_k`` divides it again). Arguments left None take the
         saved values, else the defaults (max lengths 64 / 256, Sparsify(), scale 100).
@@ -87,11 +96,26 @@ class SpladeModel(nn.Module):
             "quantization_scale", DEFAULT_SCALE)
         common = dict(head_init=head_init, identity=identity, rescale_k=rescale_k, scale_bias=scale_bias,
                       bf16=bf16, precision=precision, trust_remote_code=trust_remote_code)
+        from lsr_eval.models.static_query import IDF, StaticQueryEncoder, is_static_model, static_location
+
         if saved is not None and not saved.get("shared", True):
             root = Path(path)
-            query = SpladeEncoder.from_pretrained(root / q_cfg.get("path", "query"), max_q, sparsify=sp_q, **common)
+            if q_cfg.get("kind") == "static":
+                query = StaticQueryEncoder.from_pretrained(root / q_cfg.get("path", "query"), max_q, sparsify=sp_q)
+            else:
+                query = SpladeEncoder.from_pretrained(root / q_cfg.get("path", "query"), max_q, sparsify=sp_q,
+                                                      **common)
             document = SpladeEncoder.from_pretrained(root / d_cfg.get("path", "document"), max_d, sparsify=sp_d,
                                                      **common)
+        elif query_model is not None and str(query_model) == IDF:
+            if idf_corpus is None:
+                raise ConfigError("query_model='idf' needs the corpus to count the IDF on (idf_corpus=<dataset>)")
+            document = SpladeEncoder.from_pretrained(path, max_d, sparsify=sp_d, **common)
+            query = StaticQueryEncoder.from_idf(idf_corpus, document, work_dir=work_dir, max_length=max_q,
+                                                sparsify=sp_q)
+        elif query_model is not None and is_static_model(query_model):
+            query = StaticQueryEncoder.from_pretrained(static_location(query_model), max_q, sparsify=sp_q)
+            document = SpladeEncoder.from_pretrained(path, max_d, sparsify=sp_d, **common)
         elif query_model is not None:
             query = SpladeEncoder.from_pretrained(query_model, max_q, sparsify=sp_q, **common)
             document = SpladeEncoder.from_pretrained(path, max_d, sparsify=sp_d, **common)
@@ -99,6 +123,8 @@ class SpladeModel(nn.Module):
             document = SpladeEncoder.from_pretrained(path, max_d, sparsify=sp_d, **common)
             query = SpladeEncoder(document.mlm, document.tokenizer, max_q, sparsify=sp_q, bf16=bf16,
                                   precision=precision, head_init=document.head_init)
+        if getattr(query, "kind", None) == "static":
+            check_same_vocabulary(query, document, str(query_model or path))
         return cls(query, document, quantization_scale=scale)
 
     def config_dict(self) -> dict:
@@ -137,6 +163,13 @@ class SpladeModel(nn.Module):
             f.write("\n")
         log.info("SPLADE model saved to %s (%s)", root, "shared backbone" if self.shared else "query/ + document/")
         return root
+
+
+def check_same_vocabulary(query, document, where: str) -> None:
+    """Query and document vectors must index one vocabulary: same size, same tokenizer vocabulary."""
+    if query.vocab_size != document.vocab_size or query.tokenizer.get_vocab() != document.tokenizer.get_vocab():
+        raise ConfigError(f"{where}: the query encoder's vocabulary ({query.vocab_size} ids) differs from the document "
+                          f"encoder's ({document.vocab_size} ids); both must use one tokenizer")
 
 
 def read_splade_config(path: str | os.PathLike) -> dict | None:

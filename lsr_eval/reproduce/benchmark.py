@@ -146,7 +146,7 @@ def _blocked_systems(cfg, folder: Path) -> dict[str, Blocker]:
         elif s.kind == "splade":
             recorded = ((manifests[0].get("experiment") or {}).get("model")) if manifests else None
             _, b = check_model(s.params["model"], recorded, unmapped)
-            if b is None and s.params.get("query_model"):
+            if b is None and s.params.get("query_model") and s.params["query_model"] != "idf":  # idf: the corpus
                 _, b = check_model(s.params["query_model"], None, unmapped)
             b = b or needs_gpu(s.params.get("device"))
         if b is not None:

@@ -99,6 +99,8 @@ class RankingTask:
     def state_modules(self) -> dict[str, nn.Module]:
         if self.model.shared:
             return {"model": self.model.document.mlm}
+        if self.model.inference_free:           # fixed query weights: nothing of the query side trains
+            return {"document": self.model.document.mlm}
         return {"query": self.model.query.mlm, "document": self.model.document.mlm}
 
     def local_batch(self, m: int) -> list[Example]:
@@ -127,7 +129,7 @@ class RankingTask:
 
     def head_norms(self) -> dict[str, float]:
         out = {"head_norm": head_norm(self.model.document.mlm)}
-        if not self.model.shared:
+        if not self.model.shared and not self.model.inference_free:
             out["head_norm_q"] = head_norm(self.model.query.mlm)
         return out
 

@@ -11,6 +11,10 @@ Separate encoders (Lassance & Clinchant, "An Efficiency Study for SPLADE Models"
 copies of one checkpoint; BT-SPLADE (VI) a BERT-tiny query encoder. A query checkpoint must have the document
 encoder's vocabulary; a built one (``model.query.build``, offline stand-in for ``prajjwal1/bert-tiny``) is a
 random BERT on the document encoder's vocabulary and tokenizer.
+
+Inference-free (doc-only, as OpenSearch trains its doc-only models): ``model.query.path`` is ``idf`` (the IDF of
+the training corpus on the document tokenizer) or an inference-free model folder
+(:mod:`lsr_eval.models.static_query`); the query weights stay fixed and only the document encoder trains.
 """
 
 from __future__ import annotations
@@ -116,11 +120,13 @@ def build_query_mlm(cfg: BuildConfig, tokenizer, vocab_size: int) -> nn.Module:
     return BertForMaskedLM(config)
 
 
-def build_model(cfg: ModelConfig, *, bf16: bool = False):
+def build_model(cfg: ModelConfig, *, bf16: bool = False, idf_corpus=None):
     """``(SpladeModel, {"document": InitReport, "query": InitReport})``. Seed torch first: built encoders and
-    transformers' random heads draw from its generator."""
+    transformers' random heads draw from its generator. ``idf_corpus``: the dataset ``model.query.path: idf``
+    counts its IDF on."""
     from lsr_eval.models.encoder import SpladeEncoder
-    from lsr_eval.models.splade import SpladeModel
+    from lsr_eval.models.splade import SpladeModel, check_same_vocabulary
+    from lsr_eval.models.static_query import IDF, StaticQueryEncoder, is_static_model, static_location
 
     document, d_rep = _load(cfg.path, cfg.max_length_d, cfg.head_init, cfg.rescale_k, cfg.scale_bias,
                             cfg.tied_input, bf16,
@@ -131,6 +137,16 @@ def build_model(cfg: ModelConfig, *, bf16: bool = False):
         query = SpladeEncoder(document.mlm, document.tokenizer, cfg.max_length_q, bf16=bf16,
                               head_init=document.head_init)
         reports["query"] = d_rep
+    elif q.path is not None and (q.path == IDF or is_static_model(q.path)):
+        if q.path == IDF:
+            if idf_corpus is None:
+                raise ConfigError("model.query.path=idf needs the training corpus (data.dataset)")
+            query = StaticQueryEncoder.from_idf(idf_corpus, document, max_length=cfg.max_length_q)
+        else:
+            query = StaticQueryEncoder.from_pretrained(static_location(q.path), cfg.max_length_q)
+        check_same_vocabulary(query, document, f"model.query.path={q.path}")
+        reports["query"] = InitReport(q.path, {}, 1.0, "none", 0.0, 0.0, None,
+                                      {"static": query.describe(), "trainable": False})
     elif q.path is not None:
         query, q_rep = _load(q.path, cfg.max_length_q, q.head_init, q.rescale_k, cfg.scale_bias, cfg.tied_input,
                              bf16, cfg.trust_remote_code)

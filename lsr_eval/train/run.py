@@ -65,6 +65,20 @@ def _run(cfg: SpladeTrainConfig | MiddleTrainConfig, stage: str,
         distributed.shutdown(info)
 
 
+def _idf_corpus(cfg: SpladeTrainConfig):
+    """The training dataset when the query encoder is its corpus's IDF (``model.query.path: idf``), else None."""
+    from lsr_eval.models.static_query import IDF
+
+    if cfg.model.query is None or cfg.model.query.path != IDF:
+        return None
+    from lsr_eval.data.datasets import load_dataset
+    from lsr_eval.errors import ConfigError
+
+    if not cfg.data.dataset:
+        raise ConfigError("model.query.path=idf counts the IDF on data.dataset's corpus: give data.dataset")
+    return load_dataset(cfg.data.dataset, cfg.data.split)
+
+
 def train(cfg: SpladeTrainConfig, *, resume: bool = False, overwrite: bool = False,
           stop_after: int | None = None) -> TrainResult:
     """Train a SPLADE model as ``cfg`` says (see :mod:`lsr_eval.train.trainer` for outputs and resume)."""
@@ -74,7 +88,7 @@ def train(cfg: SpladeTrainConfig, *, resume: bool = False, overwrite: bool = Fal
         from lsr_eval.train.recipe import build_model
 
         source = build_source(cfg.data, cfg.train.seed)
-        model, reports = build_model(cfg.model, bf16=precision.bf16)   # "document" first
+        model, reports = build_model(cfg.model, bf16=precision.bf16, idf_corpus=_idf_corpus(cfg))  # "document" first
         return RankingTask(model, source, cfg, info, reports), reports, source.counts
 
     return _run(cfg, "train", build, resume=resume, overwrite=overwrite, stop_after=stop_after)
