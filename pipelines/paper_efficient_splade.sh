@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# The efficiency paper (Lassance & Clinchant, "An Efficiency Study for SPLADE Models"): middle-train DistilBERT,
+# train the six efficient SPLADE models, evaluate them beside naver's released pairs and BM25. On a GPU machine or
+# cluster with a network:
+#
+#   pipelines/paper_efficient_splade.sh estimate   # GPU-hours of the six runs (a measured step time: see the README)
+#   pipelines/paper_efficient_splade.sh middle     # MLM + FLOPS middle training of DistilBERT (the V models' backbone)
+#   pipelines/paper_efficient_splade.sh train      # the six configs, run after run here (NPROC GPUs each, default 1)
+#   LAUNCHER=slurm GPUS=4 TIME=48:00:00 PARTITION=gpu pipelines/paper_efficient_splade.sh train
+#                                                  # ... or one SLURM array task per pending config (waits for it)
+#   pipelines/paper_efficient_splade.sh evaluate   # pipelines/benchmarks/paper-efficient-splade.yaml
+#   pipelines/paper_efficient_splade.sh report     # lsr-eval report results --out results/report
+#   pipelines/paper_efficient_splade.sh all        # middle, train, evaluate, report
+#
+# A finished run is skipped and a killed one resumes. LSR_EVAL overrides the command (e.g. LSR_EVAL="python -m
+# lsr_eval.cli"); STEP_TIME=SECONDS gives the estimate a step time.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+read -r -a LSR <<< "${LSR_EVAL:-lsr-eval}"
+CONFIGS=()
+for size in small medium large; do
+    CONFIGS+=("pipelines/train/efficient-splade-V-$size.yaml" "pipelines/train/efficient-splade-VI-BT-$size.yaml")
+done
+MIDDLE=pipelines/train/middle-distilbert-msmarco.yaml
+BENCH=pipelines/benchmarks/paper-efficient-splade.yaml
+
+train() {
+    if [ "${LAUNCHER:-local}" = slurm ]; then
+        "${LSR[@]}" grid "${CONFIGS[@]}" --launcher slurm --gpus "${GPUS:-1}" ${TIME:+--time "$TIME"} \
+            ${PARTITION:+--partition "$PARTITION"} ${CPUS:+--cpus "$CPUS"} --wait
+    else
+        "${LSR[@]}" grid "${CONFIGS[@]}" --launcher local --nproc "${NPROC:-1}"
+    fi
+}
+
+case "${1:-all}" in
+    estimate) "${LSR[@]}" grid "${CONFIGS[@]}" --estimate ${STEP_TIME:+--step-time "$STEP_TIME"} \
+                  --nproc "${NPROC:-${GPUS:-1}}" ;;
+    middle) "${LSR[@]}" middle-train "$MIDDLE" --resume ;;
+    train) train ;;
+    evaluate) "${LSR[@]}" benchmark "$BENCH" ;;
+    report) "${LSR[@]}" report results --out results/report ;;
+    all) "${LSR[@]}" middle-train "$MIDDLE" --resume; train; "${LSR[@]}" benchmark "$BENCH"; \
+         "${LSR[@]}" report results --out results/report ;;
+    *) echo "usage: $0 estimate|middle|train|evaluate|report|all" >&2; exit 2 ;;
+esac
