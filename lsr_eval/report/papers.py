@@ -78,18 +78,19 @@ def _part(rows: dict, dataset: str, system: str, measure: str, notes: CellNotes)
 
 
 def _backbone_k(row: pd.Series) -> tuple[str, float] | None:
-    k = row.get("k", math.nan)
+    """(backbone, k) of a grid row: from its name ``rescale-<backbone>-k<k>`` (the paper's names, whatever folder
+    the model was trained from), else from its linked training run; None for rows without a k (BM25)."""
     m = RESCALE_NAME.match(str(row["system"]))
-    if not math.isnan(k):
-        backbone = str(row.get("backbone", "") or "")
-        return (m.group("backbone") if m and backbone in ("", row["system"]) else backbone or str(row["system"])), k
-    return (m.group("backbone"), float(m.group("k"))) if m else None
+    if m:
+        return m.group("backbone"), float(m.group("k"))
+    k = row.get("k", math.nan)
+    return (str(row.get("backbone", "") or row["system"]), float(k)) if not math.isnan(k) else None
 
 
 def rescaling_paper_table(frame: pd.DataFrame, *, name: str = "paper-rescaling",
                           fmt: NumberFormat = NumberFormat()) -> Table:
-    """Backbone x k of the rescaling benchmark's rows (``frame``, linked to training runs or not: the backbone and k
-    come from the run, else from the system name ``rescale-<backbone>-k<k>``); see the module doc."""
+    """Backbone x k of the rescaling benchmark's rows (``frame``, linked to training runs or not; see
+    :func:`_backbone_k`); see the module doc."""
     rows = _rows(frame)
     grid: dict[str, dict[float, str]] = {}
     for _, r in frame.iterrows():
