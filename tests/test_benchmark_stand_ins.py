@@ -54,6 +54,9 @@ def test_apply_stand_ins_models_datasets_and_groups(tmp_path):
     assert apply_stand_ins(cfg, {}) is cfg
     with pytest.raises(ConfigError, match="--map names org/typo, which the benchmark does not use"):
         apply_stand_ins(cfg, {"org/typo": "/m"})
+    # a map file's other entries (a whole mirror) are not refused, and only what was used is recorded
+    mirror = apply_stand_ins(cfg, {"org/doc": "/m/d", "org/other": "/m/o"}, must_use=[])
+    assert mirror.stand_ins == {"org/doc": "/m/d"} and mirror.systems[0].params["model"] == "/m/d"
 
 
 def test_a_model_that_cannot_load_is_tried_once(tmp_path, monkeypatch):

@@ -578,11 +578,13 @@ def read_stand_ins(items: Sequence[str] = (), map_file: str | os.PathLike | None
     return out
 
 
-def apply_stand_ins(cfg: BenchmarkConfig, stand_ins: dict[str, str]) -> BenchmarkConfig:
+def apply_stand_ins(cfg: BenchmarkConfig, stand_ins: dict[str, str],
+                    must_use: Sequence[str] | None = None) -> BenchmarkConfig:
     """``cfg`` with each model (``model``, ``query_model``) and dataset named in ``stand_ins`` replaced by its local
     path: a dataset keeps its name as label (tables and reports read the same) and its registry measures; a group
-    (``beir-13``) with a mapped member becomes its members. A key the config does not name is refused (a typo would
-    otherwise run the real thing)."""
+    (``beir-13``) with a mapped member becomes its members. A key of ``must_use`` (default: every key; the command
+    passes its ``--map`` items, a map file may hold a whole mirror) that the config does not name is refused: a typo
+    would otherwise run the real thing."""
     from lsr_eval.data.registry import BENCHMARKS, GROUPS
 
     if not stand_ins:
@@ -610,11 +612,11 @@ def apply_stand_ins(cfg: BenchmarkConfig, stand_ins: dict[str, str]) -> Benchmar
                 e = DatasetEntry(stand_ins[e.spec], e.split, e.tune_split, e.label or e.spec,
                                  e.measures or (bench.measures if bench else ()))
             datasets.append(e)
-    unused = sorted(set(stand_ins) - used)
+    unused = sorted(set(stand_ins if must_use is None else must_use) - used)
     if unused:
         raise ConfigError(f"{cfg.source}: --map names {', '.join(unused)}, which the benchmark does not use; its "
                           "models and datasets: " + ", ".join(dict.fromkeys(
                               [str(s.params[k]) for s in cfg.systems for k in ("model", "query_model")
                                if s.kind == "splade" and s.params.get(k)] + [d.spec for d in cfg.datasets])))
     return dataclasses.replace(cfg, systems=tuple(systems), datasets=tuple(datasets),
-                               stand_ins={k: stand_ins[k] for k in stand_ins})
+                               stand_ins={k: stand_ins[k] for k in stand_ins if k in used})

@@ -24,7 +24,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "on a local folder instead: a hub mirror, a dataset copy, a test stand-in (repeatable; "
                         "recorded in the manifest)")
     p.add_argument("--map-file", metavar="YAML", help="stand-ins as a YAML mapping ID: PATH (paths relative to the "
-                                                      "file's folder); --map entries win")
+                                                      "file's folder; ids the config does not use are ignored); "
+                                                      "--map entries win")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -32,7 +33,8 @@ def run(args: argparse.Namespace) -> int:
     from lsr_eval.benchmark.run import run_benchmark
     from lsr_eval.workdir import work_dir
 
-    cfg = apply_stand_ins(load_config(args.config), read_stand_ins(args.map, args.map_file))
+    explicit = read_stand_ins(args.map)   # each must name something of the config; a map file may hold more
+    cfg = apply_stand_ins(load_config(args.config), {**read_stand_ins((), args.map_file), **explicit}, list(explicit))
     if args.out:
         import dataclasses
 
