@@ -86,7 +86,7 @@ def test_a_model_that_cannot_load_is_tried_once(tmp_path, monkeypatch):
         assert rows[(d, "a")]["status"] == "ok"
         for s in ("pair", "alone"):
             status = rows[(d, s)]["status"]
-            assert status.startswith(f"failed: model {MISSING} cannot be loaded: the hub is not reachable")
+            assert status.startswith(f"failed: model {MISSING} cannot be loaded: not in the local hub cache")
             assert "(tried once, on one)" in status and f"--map {MISSING}=FOLDER" in status
         assert rows[(d, "rrf")]["status"] == "not run: inputs failed (pair)"
     assert json.loads((tmp_path / "results" / "manifest.json").read_text())["counts"]["failed"] == 4

@@ -99,14 +99,17 @@ def _probe_model(name: str) -> str | None:
     """None when the hub id ``name`` can be had (its ``config.json``, from the hub or the local hub cache), else
     why not, in one line. Without a network only the local cache is asked (no retries)."""
     from huggingface_hub import hf_hub_download
+    from huggingface_hub.errors import EntryNotFoundError, LocalEntryNotFoundError
 
     online = _hub_reachable()
     try:
         hf_hub_download(name, "config.json", local_files_only=not online)
-    except (OSError, ValueError) as e:  # offline, unknown or gated repository, malformed id
-        if not online:
-            return (f"the hub is not reachable (no network?) and the local hub cache has no copy; a local folder "
-                    f"can stand in: --map {name}=FOLDER")
+    except (OSError, ValueError, EntryNotFoundError) as e:  # offline, unknown or gated repository, malformed id
+        if isinstance(e, EntryNotFoundError) and not isinstance(e, LocalEntryNotFoundError):
+            return None   # the repository is there without a top-level config.json: its loader decides
+        if isinstance(e, LocalEntryNotFoundError) or not online:
+            return (f"not in the local hub cache, and the hub cannot be asked (no network, or HF_HUB_OFFLINE); a "
+                    f"local folder can stand in: --map {name}=FOLDER")
         return " ".join(str(e).split())[:400]
     return None
 
