@@ -60,7 +60,7 @@ def _stop(pid: int, proc: subprocess.Popen | None = None) -> None:
 
 SLURM_CONF = """\
 ClusterName=lsrtest
-SlurmctldHost={host}
+SlurmctldHost={host}(127.0.0.1)
 SlurmctldPort={ctld_port}
 SlurmdPort={d_port}
 SlurmUser=root
@@ -82,7 +82,7 @@ SlurmdPidFile={root}/slurmd.pid
 SlurmctldLogFile={root}/log/slurmctld.log
 SlurmdLogFile={root}/log/slurmd.log
 ReturnToService=2
-NodeName={host} CPUs=2 State=UNKNOWN
+NodeName={host} NodeAddr=127.0.0.1 CPUs=2 State=UNKNOWN
 PartitionName=test Nodes={host} Default=YES MaxTime=INFINITE State=UP
 """
 
