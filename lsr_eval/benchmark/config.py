@@ -25,7 +25,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any, Literal, Sequence, get_args
 
 from lsr_eval.errors import ConfigError
 
@@ -157,6 +157,8 @@ class BenchmarkConfig:
     efficiency: EfficiencyEntry | None = None
     source: str = ""
     sweep: tuple[SweepEntry, ...] = ()
+    #: Hub ids and dataset names run on local stand-ins (``--map ID=PATH``), as applied: id -> path.
+    stand_ins: dict[str, str] = field(default_factory=dict)
 
     def all_systems(self) -> list[SystemEntry]:
         """The declared systems, then every sweep point."""
@@ -559,3 +561,70 @@ def _check_system_params(kind: str, params: dict[str, Any], where: str) -> None:
         if v is not None and (not _number(v) or v < 0 or (key in ("rescale_k", "scale") and v == 0)):
             raise ConfigError(f"{where}: {key}={v!r}; expected a finite number "
                               f"{'> 0' if key in ('rescale_k', 'scale') else '>= 0'}")
+
+
+def read_stand_ins(items: Sequence[str] = (), map_file: str | os.PathLike | None = None) -> dict[str, str]:
+    """Stand-ins, id -> local path: a YAML ``map_file`` (a mapping ``ID: PATH``, paths relative to its folder), then
+    ``items`` (``ID=PATH``, relative to the current directory), which win over the file's."""
+    out: dict[str, str] = {}
+    if map_file is not None:
+        import yaml
+
+        try:
+            raw = yaml.safe_load(Path(map_file).read_text(encoding="utf-8"))
+        except (OSError, yaml.YAMLError) as e:
+            raise ConfigError(f"{map_file}: {e}") from None
+        if not isinstance(raw, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in raw.items()):
+            raise ConfigError(f"{map_file}: expected a mapping of hub ids or dataset names to local paths "
+                              "(ID: PATH, one a line)")
+        out.update({k: str(Path(map_file).parent / v) for k, v in raw.items()})
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key or not value:
+            raise ConfigError(f"--map {item!r}: expected ID=PATH, e.g. naver/efficient-splade-V-large-query=models/q")
+        out[key] = value
+    return out
+
+
+def apply_stand_ins(cfg: BenchmarkConfig, stand_ins: dict[str, str],
+                    must_use: Sequence[str] | None = None) -> BenchmarkConfig:
+    """``cfg`` with each model (``model``, ``query_model``) and dataset named in ``stand_ins`` replaced by its local
+    path: a dataset keeps its name as label (tables and reports read the same) and its registry measures; a group
+    (``beir-13``) with a mapped member becomes its members. A key of ``must_use`` (default: every key; the command
+    passes its ``--map`` items, a map file may hold a whole mirror) that the config does not name is refused: a typo
+    would otherwise run the real thing."""
+    from lsr_eval.data.registry import BENCHMARKS, GROUPS
+
+    if not stand_ins:
+        return cfg
+    used: set[str] = set()
+    systems = []
+    for s in cfg.systems:
+        params = dict(s.params)
+        for key in ("model", "query_model"):
+            if s.kind == "splade" and params.get(key) in stand_ins:
+                used.add(params[key])
+                params[key] = stand_ins[params[key]]
+        systems.append(dataclasses.replace(s, params=params))
+    datasets: list[DatasetEntry] = []
+    for d in cfg.datasets:
+        members = GROUPS.get(d.spec, ())
+        if any(m in stand_ins for m in members):
+            entries = [DatasetEntry(m, d.split, d.tune_split, None, d.measures) for m in members]
+        else:
+            entries = [d]
+        for e in entries:
+            if e.spec in stand_ins:
+                used.add(e.spec)
+                bench = BENCHMARKS.get(e.spec)
+                e = DatasetEntry(stand_ins[e.spec], e.split, e.tune_split, e.label or e.spec,
+                                 e.measures or (bench.measures if bench else ()))
+            datasets.append(e)
+    unused = sorted(set(stand_ins if must_use is None else must_use) - used)
+    if unused:
+        raise ConfigError(f"{cfg.source}: --map names {', '.join(unused)}, which the benchmark does not use; its "
+                          "models and datasets: " + ", ".join(dict.fromkeys(
+                              [str(s.params[k]) for s in cfg.systems for k in ("model", "query_model")
+                               if s.kind == "splade" and s.params.get(k)] + [d.spec for d in cfg.datasets])))
+    return dataclasses.replace(cfg, systems=tuple(systems), datasets=tuple(datasets),
+                               stand_ins={k: stand_ins[k] for k in stand_ins if k in used})

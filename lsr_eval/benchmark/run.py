@@ -81,6 +81,62 @@ def run_system(system: SystemEntry, dataset: Dataset, out: Path, work: Path, thr
     return run_splade(dataset, out, work, _splade_settings(system), threads=threads)
 
 
+def _hub_reachable() -> bool:
+    """Whether the hub's host name resolves (one lookup): without it the hub client would retry for ~25 s."""
+    import socket
+    from urllib.parse import urlparse
+
+    from huggingface_hub import constants
+
+    try:
+        socket.getaddrinfo(urlparse(constants.ENDPOINT).hostname or "", 443)
+    except OSError:
+        return False
+    return True
+
+
+def _probe_model(name: str) -> str | None:
+    """None when the hub id ``name`` can be had (its ``config.json``, from the hub or the local hub cache), else
+    why not, in one line. Without a network only the local cache is asked (no retries)."""
+    from huggingface_hub import hf_hub_download
+    from huggingface_hub.errors import EntryNotFoundError, LocalEntryNotFoundError
+
+    online = _hub_reachable()
+    try:
+        hf_hub_download(name, "config.json", local_files_only=not online)
+    except (OSError, ValueError, EntryNotFoundError) as e:  # offline, unknown or gated repository, malformed id
+        if isinstance(e, EntryNotFoundError) and not isinstance(e, LocalEntryNotFoundError):
+            return None   # the repository is there without a top-level config.json: its loader decides
+        if isinstance(e, LocalEntryNotFoundError) or not online:
+            return (f"not in the local hub cache, and the hub cannot be asked (no network, or HF_HUB_OFFLINE); a "
+                    f"local folder can stand in: --map {name}=FOLDER")
+        return " ".join(str(e).split())[:400]
+    return None
+
+
+def _unloadable(system: SystemEntry, probed: dict[str, str | None], dataset: str) -> str | None:
+    """Why ``system`` cannot run: one of its hub models cannot be had. Each hub id is tried once per benchmark
+    (``probed``: id -> None or why, with the dataset it was tried on), so that a model that cannot load costs one
+    try and names itself on every row it would have filled."""
+    if system.kind != "splade":
+        return None
+    from lsr_eval.models.offline import OFFLINE_MODELS
+
+    for key in ("model", "query_model"):
+        name = system.params.get(key)
+        if not name or name in OFFLINE_MODELS or Path(name).exists():
+            continue
+        if name not in probed:
+            why = _probe_model(name)
+            probed[name] = None if why is None else f"{why} (tried once, on {dataset})"
+            if why is not None:
+                log.error("model %s cannot be loaded; every row of a system using it fails without another try: "
+                          "%s", name, why)
+        if probed[name] is not None:
+            return f"model {name} cannot be loaded: {probed[name]}"
+    return None
+
+
 def _fuse(entry: FusionEntry, runs: dict[str, Any], tune_runs: dict[str, Any] | None, qrels, tune_qrels,
           measures, out: Path) -> tuple[dict[str, float], dict[str, dict[str, float]]]:
     """Fuse the runs (weights tuned on the tune split when asked); (metrics, fused run), files written to ``out``."""
@@ -390,6 +446,7 @@ def run_benchmark(cfg: BenchmarkConfig, work: Path, threads: int = 2, device: st
     rows: list[dict[str, Any]] = []
     data: dict[str, Any] = {}  # the fingerprint of each dataset the table was computed on
     unavailable: dict[str, str] = {}  # datasets that could not be read (e.g. offline without a seeded cache)
+    probed: dict[str, str | None] = {}  # hub ids tried: None, or why they cannot be loaded
     for entry in expand_datasets(cfg.datasets):
         try:  # the fingerprint reads the data: a registry dataset that is not there fails here, not at load
             dataset = load_dataset(entry.spec, entry.split)
@@ -414,6 +471,9 @@ def run_benchmark(cfg: BenchmarkConfig, work: Path, threads: int = 2, device: st
             run_dir = run_root / system.name / label
             row = {"dataset": label, "system": system.name, **_system_columns(system), "status": "ok"}
             try:
+                why = _unloadable(system, probed, label)
+                if why is not None:
+                    raise LsrEvalError(why)
                 result = run_system(system, dataset, run_dir, work, threads)
                 row.update(result.metrics)
                 row.update(result.columns)

@@ -19,14 +19,22 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--device", type=check_device, metavar="DEVICE",
                    help=f"run every SPLADE system on this device ({DEVICE_CHOICES}; default: each system's "
                         "'device:', else auto = CUDA when available)")
+    p.add_argument("--map", action="append", default=[], metavar="ID=PATH",
+                   help="run a hub id (model, query_model) or a dataset name (msmarco-dev, dl19, a BEIR-13 member) "
+                        "on a local folder instead: a hub mirror, a dataset copy, a test stand-in (repeatable; "
+                        "recorded in the manifest)")
+    p.add_argument("--map-file", metavar="YAML", help="stand-ins as a YAML mapping ID: PATH (paths relative to the "
+                                                      "file's folder; ids the config does not use are ignored); "
+                                                      "--map entries win")
 
 
 def run(args: argparse.Namespace) -> int:
-    from lsr_eval.benchmark.config import load_config
+    from lsr_eval.benchmark.config import apply_stand_ins, load_config, read_stand_ins
     from lsr_eval.benchmark.run import run_benchmark
     from lsr_eval.workdir import work_dir
 
-    cfg = load_config(args.config)
+    explicit = read_stand_ins(args.map)   # each must name something of the config; a map file may hold more
+    cfg = apply_stand_ins(load_config(args.config), {**read_stand_ins((), args.map_file), **explicit}, list(explicit))
     if args.out:
         import dataclasses
 

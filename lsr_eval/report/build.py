@@ -4,10 +4,13 @@ Layout of the output folder::
 
     tables/benchmark-<name>.* (one dataset) or tables/benchmark-<name>-<measure>.* (several: the BEIR papers' shape),
     tables/efficiency-<dataset>.*, tables/rescaling-runs.*, tables/rescaling.*, tables/head-diagnoses.*,
+    tables/paper-rescaling.*, tables/paper-efficient-splade.* (the papers' own tables, when the results hold
+    their benchmark: :mod:`lsr_eval.report.papers`),
     tables/benchmarks.*, tables/training.*, tables/seeds-<name>-<dataset>-<measure>.* (systems that differ only in
     their training seed: mean, sd, 95% interval per arm, its seeds below; :mod:`lsr_eval.report.seeds`)
     plots/flops-<dataset>.*, plots/latency-<dataset>.* (+ .json: the points, labels and front drawn, read back
     from the figure), plots/training-<key>.*, plots/head-norm-best-k.*,
+    plots/paper-rescaling-flops-<dataset>.* (nDCG@10 against FLOPs, by backbone and k),
     plots/rescaling-<dataset>.*, plots/rank-loss-by-k.*, plots/seeds-<name>-<dataset>-<measure>.* (the intervals)
     index.html, manifest.json
 
@@ -35,6 +38,8 @@ from lsr_eval.report.best_k import head_norm_points
 from lsr_eval.report.formatting import NumberFormat
 from lsr_eval.report.html import FigureFiles, Section, render_html
 from lsr_eval.report.linking import link_training
+from lsr_eval.report.papers import (EFFICIENCY_BENCHMARK, RESCALING_BENCHMARK, efficiency_paper_table,
+                                    rescaling_paper_table)
 from lsr_eval.report.loading import Results, load_results
 from lsr_eval.report.rescaling_runs import candidates, diagnoses_table, runs_table
 from lsr_eval.report.plots import (COSTS, has_tradeoff, head_norm_figure, read_tradeoff, rescaling_figure,
@@ -142,6 +147,13 @@ def write_report(results: str | Path | Results, out: str | Path, *, fmt: NumberF
                         s.tables.append(table(st))
                         s.figures.append(figure(seeds_figure(st), st.name, f"{m} on {d}: mean and 95% interval "
                                                                           "over training seeds, by arm"))
+            if name == RESCALING_BENCHMARK:
+                s.tables.append(table(rescaling_paper_table(linked, fmt=fmt)))
+                for d in [d for d in datasets_in_order(linked) if has_tradeoff(linked, d, "flops", "nDCG@10")][:1]:
+                    s.figures.append(figure(tradeoff_figure(linked, d, "flops", "nDCG@10"), f"{name}-flops-{d}",
+                                            f"nDCG@10 against FLOPs on {d}, by backbone and k"))
+            elif name == EFFICIENCY_BENCHMARK:
+                s.tables.append(table(efficiency_paper_table(rows, fmt=fmt)))
         sections.append(s)
 
     eff_datasets = efficiency_datasets(frame)

@@ -1,0 +1,108 @@
+"""The papers' own tables (lsr_eval.report.papers) on small hand-made result frames."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pandas as pd
+import pytest
+
+from lsr_eval.data.registry import GROUPS
+from lsr_eval.report.build import write_report
+from lsr_eval.report.papers import efficiency_paper_table, rescaling_paper_table
+
+BEIR = GROUPS["beir-13"]
+
+
+def _row(dataset, system, **values):
+    return {"dataset": dataset, "system": system, "model": "", "status": values.pop("status", "ok"),
+            "k": math.nan, **values}
+
+
+def _rescaling_rows():
+    rows = []
+    # bert k1: dev 0.30, dl19 0.60, BEIR all 13 at 0.1 + i/100 -> mean 0.16
+    # bert k2: dev 0.32 (the best k), dl19 0.55, BEIR only 12 -> n/a (12 of 13)
+    # roberta k1: dev 0.20; k2: failed everywhere
+    for system, dev, dl19, beir in (("rescale-bert-base-uncased-k1", 0.30, 0.60, BEIR),
+                                    ("rescale-bert-base-uncased-k2", 0.32, 0.55, BEIR[:12]),
+                                    ("rescale-roberta-base-k1", 0.20, 0.50, ())):
+        rows.append(_row("msmarco-dev", system, **{"RR@10": dev}))
+        rows.append(_row("dl19", system, **{"nDCG@10": dl19}))
+        rows += [_row(d, system, **{"nDCG@10": 0.1 + i / 100}) for i, d in enumerate(beir)]
+    for d in ("msmarco-dev", "dl19"):
+        rows.append(_row(d, "rescale-roberta-base-k2", status="failed: model folder missing"))
+    rows.append(_row("msmarco-dev", "bm25", **{"RR@10": 0.18}))
+    return pd.DataFrame(rows)
+
+
+def test_rescaling_paper_table_cells_best_k_and_reasons():
+    t = rescaling_paper_table(_rescaling_rows())
+    assert list(t.labels["backbone"]) == ["bert-base-uncased", "roberta-base"]   # bm25 has no k: not a row
+    assert list(t.values.columns) == ["k=1", "k=2", "best k"]
+    assert t.text.at[0, "k=1"] == "0.3000 / 0.6000 / 0.1600"    # mean of 0.10 .. 0.22
+    assert t.text.at[0, "k=2"] == "0.3200 / 0.5500 / n/a (12 of 13)"
+    assert t.values.at[0, "best k"] == 2 and bool(t.best.at[0, "k=2"]) and not t.best.at[0, "k=1"]
+    assert t.text.at[1, "k=1"] == "0.2000 / 0.5000 / n/a (0 of 13)"
+    assert t.text.at[1, "k=2"] == "failed / failed / n/a (0 of 13)"
+    assert t.values.at[1, "best k"] == 1 and bool(t.best.at[1, "k=1"])
+    notes = " ".join(t.notes)
+    assert "failed: model folder missing (msmarco-dev / rescale-roberta-base-k2; dl19 / rescale-roberta-base-k2)" \
+        in notes
+    assert "never by a test set" in notes and "published" in notes and "0.405 at k=16" in notes
+
+
+def test_rescaling_paper_table_ties_take_the_smaller_k():
+    frame = pd.DataFrame([_row("msmarco-dev", f"rescale-x-k{k}", **{"RR@10": 0.25}) for k in (4, 1, 2)])
+    t = rescaling_paper_table(frame)
+    assert list(t.values.columns) == ["k=1", "k=2", "k=4", "best k"]
+    assert t.values.at[0, "best k"] == 1
+    assert t.text.at[0, "k=4"] == "0.2500 / absent / n/a (0 of 13)"
+
+
+def _efficiency_rows():
+    rows = []
+    for system, dev, r1000, search, encode in (("bm25", 0.18, 0.85, 2.0, math.nan),
+                                               ("efficient-splade-V-large", 0.38, 0.97, 30.0, 45.0)):
+        rows.append(_row("msmarco-dev", system, **{"RR@10": dev, "R@1000": r1000, "latency_search_p50_ms": search,
+                                                   "latency_encode_p50_ms": encode}))
+        rows += [_row(d, system, **{"nDCG@10": 0.2 + (0.1 if system != "bm25" else 0)}) for d in BEIR]
+    rows += [_row(d, "rrf-efficient-splade-V-large", **{"nDCG@10": 0.4 if i else 0.27}) for i, d in enumerate(BEIR)]
+    rows.append(_row("msmarco-dev", "naver-efficient-splade-VI-BT-large", status="failed: cannot load model X"))
+    return pd.DataFrame(rows)
+
+
+def test_efficiency_paper_table_columns_and_fused_mean():
+    t = efficiency_paper_table(_efficiency_rows())
+    assert list(t.labels["model"]) == ["bm25", "efficient-splade-V-large", "naver-efficient-splade-VI-BT-large"]
+    assert list(t.values.columns) == ["MS MARCO dev RR@10", "MS MARCO dev R@1000", "PISA retrieval p50 (ms)",
+                                      "query encoding p50 (ms)", "BEIR-13 mean nDCG@10",
+                                      "BEIR-13 mean nDCG@10, RRF with BM25"]
+    assert t.text.at[1, "MS MARCO dev RR@10"] == "0.3800" and t.values.at[1, "PISA retrieval p50 (ms)"] == 30.0
+    assert t.values.at[1, "BEIR-13 mean nDCG@10"] == pytest.approx(0.3)
+    assert t.values.at[1, "BEIR-13 mean nDCG@10, RRF with BM25"] == pytest.approx((0.27 + 12 * 0.4) / 13)
+    assert t.text.at[0, "query encoding p50 (ms)"] == "missing"
+    assert t.text.at[2, "MS MARCO dev RR@10"] == "failed"
+    assert t.text.at[2, "BEIR-13 mean nDCG@10"] == "n/a (0 of 13)"
+    assert t.text.at[2, "BEIR-13 mean nDCG@10, RRF with BM25"] == "no fusion"
+    assert bool(t.best.at[0, "PISA retrieval p50 (ms)"])   # lowest latency is best
+    notes = " ".join(t.notes)
+    assert "failed: cannot load model X (msmarco-dev / naver-efficient-splade-VI-BT-large)" in notes
+    assert "V-large 38.8 / 98.0 / 29.0 ms + 45.3 ms" in notes and "published" in notes
+
+
+def test_report_writes_paper_tables_only_for_the_papers_benchmarks(tmp_path):
+    root = tmp_path / "results" / "benchmarks"
+    for name, rows in (("paper-rescaling", _rescaling_rows()), ("paper-efficient-splade", _efficiency_rows()),
+                       ("other", _rescaling_rows())):
+        (root / name).mkdir(parents=True)
+        records = json.loads(rows.drop(columns="k").to_json(orient="records"))
+        (root / name / "table.json").write_text(json.dumps(records), encoding="utf-8")
+    files = write_report(tmp_path / "results", tmp_path / "report")
+    assert {"paper-rescaling", "paper-efficient-splade"} <= set(files.tables)
+    assert not any(n.startswith("paper-") and "other" in n for n in files.tables)
+    for n in ("paper-rescaling", "paper-efficient-splade"):
+        assert sorted(p.suffix for p in files.tables[n]) == [".csv", ".md", ".tex"]
+    md = (tmp_path / "report" / "tables" / "paper-rescaling.md").read_text(encoding="utf-8")
+    assert "**0.3200 / 0.5500 / n/a (12 of 13)**" in md
