@@ -16,18 +16,9 @@ export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 NAME=${NAME:-scifact-splade-tiny}
 CONFIG=pipelines/train/$NAME.yaml
 
-# 1. dev split: 100 of the 809 train queries (seed 0); training reads the other 709 ('fit')
-[ -f "$WORK/scifact-dev/qrels/dev.tsv" ] || lsr-eval carve-dev "$SCIFACT" --n 100 --seed 0 --out "$WORK/scifact-dev"
-# 2. hard negatives: BM25 and splade-tiny (zero-shot, the benchmark's settings) top 100 of every train query
-[ -s "$WORK/bm25-scifact-train/run.trec" ] || \
-    lsr-eval bm25 "$SCIFACT" --split train --hits 100 --out "$WORK/bm25-scifact-train" --work-dir "$WORK"
-[ -s "$WORK/splade-tiny-scifact-train/run.trec" ] || \
-    lsr-eval splade splade-tiny "$SCIFACT" --split train --hits 100 --doc-top-k 1024 --query-top-k 256 \
-        --out "$WORK/splade-tiny-scifact-train" --work-dir "$WORK"
+. pipelines/scifact_train_inputs.sh
 # 3. training
-lsr-eval train "$CONFIG" --set "data.dataset=$WORK/scifact-dev" \
-    --set "data.negatives=[$WORK/bm25-scifact-train/run.trec, $WORK/splade-tiny-scifact-train/run.trec]" \
-    --set "output.model_dir=$WORK/train/$NAME" "$@"
+lsr-eval train "$CONFIG" "${TRAIN_INPUTS[@]}" --set "output.model_dir=$WORK/train/$NAME" "$@"
 # 4. dev split only (never test): the fine-tuned model against zero-shot splade-tiny
 for M in splade-tiny "$WORK/train/$NAME/model"; do
     TAG=$( [ "$M" = splade-tiny ] && echo zero-shot || echo finetuned )

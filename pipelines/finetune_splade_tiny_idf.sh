@@ -14,16 +14,9 @@ WORK=${WORK:-work}
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 LSR_EVAL_WORK=$WORK
 NAME=scifact-splade-tiny-idf
 # 1-2. dev split and hard negatives, as for the standard fine-tune
-[ -f "$WORK/scifact-dev/qrels/dev.tsv" ] || lsr-eval carve-dev "$SCIFACT" --n 100 --seed 0 --out "$WORK/scifact-dev"
-[ -s "$WORK/bm25-scifact-train/run.trec" ] || \
-    lsr-eval bm25 "$SCIFACT" --split train --hits 100 --out "$WORK/bm25-scifact-train" --work-dir "$WORK"
-[ -s "$WORK/splade-tiny-scifact-train/run.trec" ] || \
-    lsr-eval splade splade-tiny "$SCIFACT" --split train --hits 100 --doc-top-k 1024 --query-top-k 256 \
-        --out "$WORK/splade-tiny-scifact-train" --work-dir "$WORK"
+. pipelines/scifact_train_inputs.sh
 # 3. training (the IDF is counted on data.dataset's corpus and cached under $WORK/idf)
-lsr-eval train "pipelines/train/$NAME.yaml" --set "data.dataset=$WORK/scifact-dev" \
-    --set "data.negatives=[$WORK/bm25-scifact-train/run.trec, $WORK/splade-tiny-scifact-train/run.trec]" \
-    --set "output.model_dir=$WORK/train/$NAME" "$@"
+lsr-eval train "pipelines/train/$NAME.yaml" "${TRAIN_INPUTS[@]}" --set "output.model_dir=$WORK/train/$NAME" "$@"
 # 4. dev split only (never test): zero-shot documents with IDF queries, and the fine-tuned documents (whose saved
 #    model holds the same IDF query encoder)
 lsr-eval splade splade-tiny "$WORK/scifact-dev" --split dev --query-model idf --doc-top-k 1024 --query-top-k 256 \

@@ -24,23 +24,15 @@ done
 MIDDLE=pipelines/train/middle-distilbert-msmarco.yaml
 BENCH=pipelines/benchmarks/paper-efficient-splade.yaml
 
-train() {
-    if [ "${LAUNCHER:-local}" = slurm ]; then
-        "${LSR[@]}" grid "${CONFIGS[@]}" --launcher slurm --gpus "${GPUS:-1}" ${TIME:+--time "$TIME"} \
-            ${PARTITION:+--partition "$PARTITION"} ${CPUS:+--cpus "$CPUS"} --wait
-    else
-        "${LSR[@]}" grid "${CONFIGS[@]}" --launcher local --nproc "${NPROC:-1}"
-    fi
-}
+. pipelines/grid_stages.sh
 
 case "${1:-all}" in
-    estimate) "${LSR[@]}" grid "${CONFIGS[@]}" --estimate ${STEP_TIME:+--step-time "$STEP_TIME"} \
-                  --nproc "${NPROC:-${GPUS:-1}}" ;;
+    estimate) grid_estimate ;;
     middle) "${LSR[@]}" middle-train "$MIDDLE" --resume ;;
-    train) train ;;
+    train) grid_train ;;
     evaluate) "${LSR[@]}" benchmark "$BENCH" ;;
     report) "${LSR[@]}" report results --out results/report ;;
-    all) "${LSR[@]}" middle-train "$MIDDLE" --resume; train; "${LSR[@]}" benchmark "$BENCH"; \
+    all) "${LSR[@]}" middle-train "$MIDDLE" --resume; grid_train; "${LSR[@]}" benchmark "$BENCH"; \
          "${LSR[@]}" report results --out results/report ;;
     *) echo "usage: $0 estimate|middle|train|evaluate|report|all" >&2; exit 2 ;;
 esac

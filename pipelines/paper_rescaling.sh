@@ -21,22 +21,14 @@ for backbone in albert-base-v2 bert-base-uncased distilbert-base-uncased ettin-e
     for k in 1 2 4 8 16; do CONFIGS+=("pipelines/train/rescale-$backbone-k$k.yaml"); done
 done
 
-train() {
-    if [ "${LAUNCHER:-local}" = slurm ]; then
-        "${LSR[@]}" grid "${CONFIGS[@]}" --launcher slurm --gpus "${GPUS:-1}" ${TIME:+--time "$TIME"} \
-            ${PARTITION:+--partition "$PARTITION"} ${CPUS:+--cpus "$CPUS"} --wait
-    else
-        "${LSR[@]}" grid "${CONFIGS[@]}" --launcher local --nproc "${NPROC:-1}"
-    fi
-}
+. pipelines/grid_stages.sh
 
 case "${1:-all}" in
-    estimate) "${LSR[@]}" grid "${CONFIGS[@]}" --estimate ${STEP_TIME:+--step-time "$STEP_TIME"} \
-                  --nproc "${NPROC:-${GPUS:-1}}" ;;
-    train) train ;;
+    estimate) grid_estimate ;;
+    train) grid_train ;;
     evaluate) "${LSR[@]}" benchmark pipelines/benchmarks/paper-rescaling.yaml ;;
     report) "${LSR[@]}" report results --out results/report ;;
-    all) train; "${LSR[@]}" benchmark pipelines/benchmarks/paper-rescaling.yaml; \
+    all) grid_train; "${LSR[@]}" benchmark pipelines/benchmarks/paper-rescaling.yaml; \
          "${LSR[@]}" report results --out results/report ;;
     *) echo "usage: $0 estimate|train|evaluate|report|all" >&2; exit 2 ;;
 esac

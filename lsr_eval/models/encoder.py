@@ -34,7 +34,7 @@ from lsr_eval.models.kernels import splade_weights
 from lsr_eval.models.options import DEFAULT_PRECISION, HeadInitRule, IdentityHead, TiedInput
 from lsr_eval.models.precision import Precision, resolve_precision
 from lsr_eval.models.sparsify import Sparsify
-from lsr_eval.models.terms import vocab_terms
+from lsr_eval.models.terms import VocabularyTerms
 
 #: tokenizer.model_max_length above this means "no limit recorded" (transformers uses int(1e30)).
 _UNSET_MODEL_MAX_LENGTH = 1_000_000
@@ -107,7 +107,7 @@ class Encoded:
         return int(self.truncated.sum())
 
 
-class SpladeEncoder(nn.Module):
+class SpladeEncoder(VocabularyTerms, nn.Module):
     """Wraps one ``*ForMaskedLM`` (``self.mlm``), its tokenizer and a max length (in tokens, specials included).
 
     ``forward`` is differentiable (training); ``encode`` is batched inference with sparsification.
@@ -150,17 +150,6 @@ class SpladeEncoder(nn.Module):
     @property
     def vocab_size(self) -> int:
         return int(self.mlm.get_output_embeddings().weight.shape[0])
-
-    @property
-    def special_ids(self) -> list[int]:
-        return sorted(set(self.tokenizer.all_special_ids))
-
-    @property
-    def terms(self) -> list[str]:
-        """Term string of each vocabulary id (:func:`~lsr_eval.models.terms.vocab_terms`)."""
-        if self._terms is None:
-            self._terms = vocab_terms(self.tokenizer, self.vocab_size)
-        return self._terms
 
     @property
     def device(self) -> torch.device:

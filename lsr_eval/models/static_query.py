@@ -40,7 +40,7 @@ from torch import nn
 
 from lsr_eval.errors import ConfigError, InputError
 from lsr_eval.models.sparsify import Sparsify
-from lsr_eval.models.terms import vocab_terms
+from lsr_eval.models.terms import VocabularyTerms
 
 log = logging.getLogger(__name__)
 
@@ -97,7 +97,7 @@ def document_frequencies(texts, tokenizer, vocab_size: int, chunk: int = IDF_CHU
     return df, n
 
 
-class StaticQueryEncoder(nn.Module):
+class StaticQueryEncoder(VocabularyTerms, nn.Module):
     """Query encoder of one weight per vocabulary id (module doc): the query-side interface of
     :class:`~lsr_eval.models.encoder.SpladeEncoder` (``tokenize``, ``forward``, ``encode``, ``terms``,
     ``special_ids``, ``vocab_size``, ``max_length``, ``sparsify``, ``resolved_precision``, ``describe``,
@@ -221,16 +221,6 @@ class StaticQueryEncoder(nn.Module):
     @property
     def vocab_size(self) -> int:
         return int(self.weight.shape[0])
-
-    @property
-    def special_ids(self) -> list[int]:
-        return sorted(set(self.tokenizer.all_special_ids))
-
-    @property
-    def terms(self) -> list[str]:
-        if self._terms is None:
-            self._terms = vocab_terms(self.tokenizer, self.vocab_size)
-        return self._terms
 
     @property
     def device(self) -> torch.device:

@@ -46,6 +46,24 @@ def vocab_terms(tokenizer, vocab_size: int) -> list[str]:
     return terms
 
 
+class VocabularyTerms:
+    """The vocabulary side of an encoder with a ``tokenizer`` and a ``vocab_size``: its special ids and the term
+    string of each id (computed once, into ``_terms``)."""
+
+    _terms: list[str] | None = None
+
+    @property
+    def special_ids(self) -> list[int]:
+        return sorted(set(self.tokenizer.all_special_ids))
+
+    @property
+    def terms(self) -> list[str]:
+        """Term string of each vocabulary id (:func:`vocab_terms`)."""
+        if self._terms is None:
+            self._terms = vocab_terms(self.tokenizer, self.vocab_size)
+        return self._terms
+
+
 def to_term_weights(weights, terms: Sequence[str], *, sparsify: Sparsify | None = None,
                     special_ids: Sequence[int] = ()) -> list[dict[str, float]]:
     """``{term: weight}`` per row of ``weights`` (N x V tensor, array or scipy sparse matrix), zeros left out,
