@@ -29,9 +29,11 @@ times slower than numpy's (measured: 1.3 ms vs 0.15 ms for 23 x 30,522). ``mode=
 
 One text is one sequence without padding, so every position is a real token: the attention mask is all ones (it is
 built inside the graph, as the torch path passes it) and the pooling's mask is trivial. The graphs take one text
-(batch 1); ``encode`` loops over texts. Numerics: float32 throughout as the torch path, with ONNX Runtime's kernels
-(different summation orders), so weights agree to ~1e-6 and integer vectors ``rint(w * scale)`` are identical
-except where a weight lies within that distance of a rounding boundary (tested on the SciFact queries).
+(batch 1); ``encode`` loops over texts, :meth:`OnnxQueryEncoder.query_row` is one query without the matrix (the
+latency path), and the filter writes into output buffers bound once (I/O binding), not allocated per call.
+Numerics: float32 throughout as the torch path, with ONNX Runtime's kernels (different summation orders), so
+weights agree to ~1e-6 and integer vectors ``rint(w * scale)`` are identical except where a weight lies within
+that distance of a rounding boundary (tested on the SciFact queries).
 Sparsification ties: ``top_k`` keeps the larger weights, equal weights by lower vocabulary id.
 
 Exported files are cached under ``WORK/onnx_query/<model_type>-<mode>-<key>/`` (``WORK``:
@@ -45,6 +47,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import time
 import warnings
@@ -416,6 +419,41 @@ class OnnxQueryEncoder:
         self._tok = tok
         self._special = np.zeros(self.vocab_size, dtype=bool)
         self._special[[i for i in self.special_ids if 0 <= i < self.vocab_size]] = True
+        if self.mode == "pruned":
+            self._bind_filter()
+
+    def _bind_filter(self) -> None:
+        """Output buffers of the filter session, allocated once for the longest query and reused by every call (no
+        per-call allocation of the L x V product, and memory that stays mapped); a lock keeps calls on one encoder
+        from sharing them at the same time."""
+        import threading
+
+        V, E = self._dec.W.shape
+        n = max(1, int(self.max_length))
+        self._acc_buf = np.empty((n, V), dtype=np.int32)
+        self._h_buf = np.empty((n, E), dtype=np.float32)
+        self._scalars = {name: np.empty((), dtype=np.float32) for name in ("s_h", "emax", "hmax")}
+        self._io = self._filter.io_binding()
+        for name, buf in self._scalars.items():
+            self._io.bind_output(name, "cpu", 0, np.float32, [], buf.ctypes.data)
+        self._approx = np.empty(V, dtype=np.float32)
+        self._over = np.empty(V, dtype=bool)
+        self._lock = threading.Lock()
+
+    def _run_filter(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, float, float, float]:
+        """``h``, ``acc`` (views of the reused buffers), ``s_h``, ``emax``, ``hmax`` of the token ids ``x`` (1 x L)."""
+        L = x.shape[1]
+        if L > len(self._acc_buf):        # a tokenizer that does not truncate: buffers grown once
+            V, E = self._dec.W.shape
+            self._acc_buf = np.empty((L, V), dtype=np.int32)
+            self._h_buf = np.empty((L, E), dtype=np.float32)
+        io = self._io
+        io.bind_cpu_input("input_ids", x)
+        io.bind_output("h", "cpu", 0, np.float32, [L, self._h_buf.shape[1]], self._h_buf.ctypes.data)
+        io.bind_output("acc", "cpu", 0, np.int32, [L, self._acc_buf.shape[1]], self._acc_buf.ctypes.data)
+        self._filter.run_with_iobinding(io)
+        sc = self._scalars
+        return self._h_buf[:L], self._acc_buf[:L], float(sc["s_h"]), float(sc["emax"]), float(sc["hmax"])
 
     def _exported(self) -> bool:
         """Whether :attr:`folder` holds a complete export with this key (its meta file, written last)."""
@@ -518,18 +556,19 @@ class OnnxQueryEncoder:
             if stats is not None:
                 _add(stats, session=t1 - t0, select=clock() - t1, candidates=len(w))
             return out
-        h, acc, s_h, emax, hmax = self._filter.run(None, {"input_ids": x})
-        t1 = clock()
-        if not np.isfinite([s_h, emax, hmax]).all():
-            raise InputError(f"non-finite hidden states for token ids {list(ids)[:16]}")
-        cand = self._candidates(acc, float(s_h), float(emax), float(hmax))
-        t2 = clock()
-        if cand.size:
-            w = self._exact.run(None, {"h": h, "idx": cand})[0]
-            keep = w > 0
-            out = cand[keep], w[keep]
-        else:
-            out = cand, np.zeros(0, np.float32)
+        with self._lock:
+            h, acc, s_h, emax, hmax = self._run_filter(x)
+            t1 = clock()
+            if not (math.isfinite(s_h) and math.isfinite(emax) and math.isfinite(hmax)):
+                raise InputError(f"non-finite hidden states for token ids {list(ids)[:16]}")
+            cand = self._candidates(acc, s_h, emax, hmax)
+            t2 = clock()
+            if cand.size:
+                w = self._exact.run(None, {"h": h, "idx": cand})[0]
+                keep = w > 0
+                out = cand[keep], w[keep]
+            else:
+                out = cand, np.zeros(0, np.float32)
         if stats is not None:
             _add(stats, session=t1 - t0, select=t2 - t1, exact_session=clock() - t2, candidates=len(cand))
         return out
@@ -538,11 +577,11 @@ class OnnxQueryEncoder:
         """Vocabulary ids (int64, ascending) whose logit bound is > 0 (module doc, step 2)."""
         d = self._dec
         m = np.maximum.reduce(acc, axis=0)                 # faster than acc.max(0) (measured)
-        approx = np.multiply(m, d.s32, dtype=np.float32)
+        approx = np.multiply(m, d.s32, out=self._approx, dtype=np.float32)
         approx *= np.float32(s_h)
         approx += d.c
         loose = emax * d.norm_max + hmax * d.err_max + MARGIN           # the largest bound over the vocabulary
-        first = np.flatnonzero(approx > -loose)
+        first = np.flatnonzero(np.greater(approx, -loose, out=self._over))
         tight = approx[first].astype(np.float64) + emax * d.norm[first] + hmax * d.err[first] + MARGIN
         return first[tight > 0].astype(np.int64)
 
@@ -563,6 +602,32 @@ class OnnxQueryEncoder:
             top = np.sort(np.argsort(-values, kind="stable")[:rule.top_k])
             idx, values = idx[top], values[top]
         return idx, values
+
+    def _one(self, text: str, rule: Sparsify,
+             stats: dict[str, float] | None) -> tuple[np.ndarray, np.ndarray, int, bool]:
+        """Sparsified ``(ids, weights)``, token count and truncation of one text; ``stats`` as :meth:`query_row`."""
+        if stats is None:
+            enc = self._tok.encode(text)
+            return (*self.sparse_row(*self.pooled(enc.ids), rule), len(enc.ids), bool(enc.overflowing))
+        clock = time.perf_counter
+        t0 = clock()
+        enc = self._tok.encode(text)
+        t1 = clock()
+        pooled = self.pooled(enc.ids, stats)
+        t2 = clock()
+        idx, val = self.sparse_row(*pooled, rule)
+        _add(stats, tokenize=t1 - t0, sparsify=clock() - t2)
+        return idx, val, len(enc.ids), bool(enc.overflowing)
+
+    def query_row(self, text: str, stats: dict[str, float] | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """One query's sparse vector under the encoder's rules: ``(vocabulary ids ascending, float32 weights > 0)``,
+        the entries of ``encode([text], sparse=True)``'s row without building the matrix (the query path's per-call
+        cost). ``stats`` (if given) gets added the seconds of each part: ``tokenize``, ``session``, ``select``,
+        ``exact_session``, ``sparsify`` (and ``candidates``, see :meth:`pooled`)."""
+        if not isinstance(text, str):
+            raise InputError(f"query: expected a string, got {type(text).__name__}")
+        idx, val, _, _ = self._one(text, self.sparsify, stats)
+        return idx, val
 
     def encode(self, texts: Sequence[str], batch_size: int = 32, *, bf16: bool | None = None,
                sparse: bool = False, sparsify: Sparsify | None = None, precision: str | None = None):
@@ -587,9 +652,7 @@ class OnnxQueryEncoder:
         for i, text in enumerate(texts):
             if not isinstance(text, str):
                 raise InputError(f"text {i}: expected a string, got {type(text).__name__}")
-            enc = self._tok.encode(text)
-            n_tokens[i], truncated[i] = len(enc.ids), bool(enc.overflowing)
-            idx, val = self.sparse_row(*self.pooled(enc.ids), rule)
+            idx, val, n_tokens[i], truncated[i] = self._one(text, rule, None)
             rows_idx.append(idx)
             rows_val.append(val)
         V = self.vocab_size
