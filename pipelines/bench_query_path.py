@@ -423,12 +423,15 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def write_per_query(path: Path, queries, results, agreement, warmup: int) -> None:
+    """Per query: each path's times and terms, the ms of each part of lsr-eval's rows, the top-10 overlaps."""
     names = list(results)
+    parts = {n: list(results[n][0].get("parts", {})) if results[n] else [] for n in names}
     with open(path, "w", newline="", encoding="utf-8") as f:
         w = csv.writer(f)
         header = ["qid", "warmup"]
         for n in names:
             header += [f"{n}:{c}" for c in ("encode_ms", "search_ms", "total_ms", "read_ms", "terms")]
+            header += [f"{n}:part:{c}_ms" for c in parts[n]]
         header += [f"overlap10:{n}" for n in agreement]
         w.writerow(header)
         for i, q in enumerate(queries):
@@ -437,6 +440,7 @@ def write_per_query(path: Path, queries, results, agreement, warmup: int) -> Non
                 r = results[n][i]
                 row += [f"{r['encode']:.3f}", f"{r['search']:.3f}", f"{r['total']:.3f}",
                         f"{r['read']:.3f}" if "read" in r else "", r["terms"]]
+                row += [f"{r['parts'][c]:.3f}" if c in r["parts"] else "" for c in parts[n]]
             row += [f"{agreement[n]['overlaps'][i]:.2f}" for n in agreement]
             w.writerow(row)
 

@@ -97,3 +97,19 @@ def test_summary_has_a_row_per_part():
     assert rows == ["part", "tokenize", "search", "unaccounted", "total"]
     assert "6.0 candidate ids per query" in "\n".join(lines)
     assert bench_query_path.breakdown_md({}) == []
+
+
+def test_per_query_csv_has_the_parts(tmp_path):
+    import csv
+
+    ours = [_result(10.0, tokenize=1.0, search=3.0), _result(20.0, tokenize=3.0, search=7.0)]
+    theirs = [{"encode": 5.0, "search": 6.0, "total": 11.0, "read": 1.0, "terms": 4},
+              {"encode": 5.0, "search": 6.0, "total": 11.0, "read": 1.0, "terms": 4}]
+    agreement = {"pyserini": {"overlaps": [1.0, 0.5]}}
+    bench_query_path.write_per_query(tmp_path / "q.csv", QUERIES[:2], {"lsr-eval": ours, "pyserini": theirs},
+                                     agreement, warmup=1)
+    rows = list(csv.DictReader(open(tmp_path / "q.csv", encoding="utf-8")))
+    assert [r["warmup"] for r in rows] == ["1", "0"]
+    assert rows[1]["lsr-eval:part:tokenize_ms"] == "3.000" and rows[1]["lsr-eval:part:search_ms"] == "7.000"
+    assert rows[1]["pyserini:read_ms"] == "1.000" and rows[1]["overlap10:pyserini"] == "0.50"
+    assert not any(k.startswith("pyserini:part:") for k in rows[0])
