@@ -149,6 +149,21 @@ def test_torch_weight_map_reports_encode_and_weight_map():
     assert set(stats) == {"encode", "weight_map"}
 
 
+def test_exported_transformer_has_constant_reshapes(ort_and_onnx, tmp_path):
+    """The tracer's shape arithmetic is replaced by constant Reshape targets (and kept out of the file), and the
+    vectors stay within the torch path's tolerance (bit-equality with the traced graph is checked at export)."""
+    import onnx
+
+    enc = _tiny_encoder()
+    onnx_enc = OnnxQueryEncoder(enc, tmp_path)
+    graph = onnx.load(str(onnx_enc.folder / "filter.onnx")).graph
+    inits = {t.name for t in graph.initializer}
+    reshapes = [n for n in graph.node if n.op_type == "Reshape"]
+    assert reshapes and all(n.input[1] in inits for n in reshapes)
+    assert not [n for n in graph.node if n.op_type == "Expand"]
+    torch.testing.assert_close(onnx_enc.encode(TEXTS).weights, enc.encode(TEXTS).weights, rtol=0, atol=1e-5)
+
+
 def test_cache_is_keyed_by_weights(ort_and_onnx, tmp_path):
     enc = _tiny_encoder()
     first = OnnxQueryEncoder(enc, tmp_path)

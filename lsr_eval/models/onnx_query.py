@@ -69,7 +69,7 @@ ORT_PIP = f"pip install onnxruntime=={ORT_VERSION}"
 ONNX_PIP = "pip install onnx==1.23.2"
 #: ``pruned``: int8 filter + exact float32 logits of the candidates; ``dense``: every logit (see module doc).
 MODES: tuple[str, ...] = ("pruned", "dense")
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 OPSET = 18
 #: Decoder rows are quantised to integers in [-W_LEVELS, W_LEVELS] (7 bits, see module doc).
 W_LEVELS = 63
@@ -307,6 +307,59 @@ def _model(graph):
     return model
 
 
+def _static_shapes(base, max_length: int, vocab_size: int):
+    """``base`` with the tracer's shape arithmetic removed where it is not needed: a Reshape whose output shape is
+    known but for the token count gets a constant target (that count as -1), an Expand to its input's own shape
+    (the same sizes and symbols) becomes an Identity, and nodes no output needs are dropped. Shapes come from ONNX Runtime's symbolic shape
+    inference; the result is kept only if it gives ``h`` bit for bit equal to ``base``'s on token counts 1, 2 and
+    ``max_length`` (else, or where the inference fails, ``base`` itself is returned)."""
+    import copy
+
+    from onnx import numpy_helper as nh
+
+    try:
+        from onnxruntime.tools.symbolic_shape_infer import SymbolicShapeInference
+
+        model = SymbolicShapeInference.infer_shapes(copy.deepcopy(base), auto_merge=True)
+    except Exception:      # an op the inference does not know: keep the traced graph
+        return base
+    g = model.graph
+    # a dimension: its size, or its symbol's name (the same name: the same size), or None (unknown)
+    shapes = {vi.name: [d.dim_value if d.HasField("dim_value") else d.dim_param or None
+                        for d in vi.type.tensor_type.shape.dim] for vi in [*g.value_info, *g.output, *g.input]}
+    for n, node in enumerate(g.node):
+        out, src = shapes.get(node.output[0]), shapes.get(node.input[0]) if node.input else None
+        if node.op_type == "Reshape" and out is not None and sum(not isinstance(d, int) for d in out) <= 1:
+            name = f"lsr_static_shape_{n}"
+            target = [d if isinstance(d, int) else -1 for d in out]
+            g.initializer.append(nh.from_array(np.array(target, np.int64), name))
+            node.input[1] = name
+        elif node.op_type == "Expand" and out is not None and src == out and None not in out:
+            node.op_type = "Identity"
+            del node.input[1:]
+    needed, keep = {o.name for o in g.output}, []
+    for node in reversed(g.node):
+        if any(o in needed for o in node.output):
+            keep.append(node)
+            needed.update(node.input)
+    del g.node[:]
+    g.node.extend(reversed(keep))
+    inits = [t for t in g.initializer if t.name in needed]
+    del g.initializer[:]
+    g.initializer.extend(inits)
+    del g.value_info[:]
+    ort = _import_onnxruntime()
+    try:
+        a, b = (_session(ort, m.SerializeToString()) for m in (base, model))
+        for L in sorted({1, 2, max(1, max_length)}):
+            x = (np.arange(7, 7 + L, dtype=np.int64) % vocab_size).reshape(1, L)
+            if not np.array_equal(a.run(None, {"input_ids": x})[0], b.run(None, {"input_ids": x})[0]):
+                return base
+    except Exception:      # the rewritten graph does not load or run: keep the traced one
+        return base
+    return model
+
+
 def export_query_model(encoder, folder: str | os.PathLike, mode: str = "pruned") -> Path:
     """Write the ONNX file(s) of ``mode`` for ``encoder`` into ``folder`` (see module doc); returns ``folder``."""
     check_choice("mode", mode, MODES)
@@ -327,6 +380,8 @@ def export_query_model(encoder, folder: str | os.PathLike, mode: str = "pruned")
     if [o.name for o in base.graph.output] != ["h"]:
         raise ConfigError(f"{type(encoder.mlm).__name__}: unexpected exported outputs "
                           f"{[o.name for o in base.graph.output]}")
+    if base.ByteSize() <= _EXTERNAL_DATA_BYTES:      # checked in memory: small models only
+        base = _static_shapes(base, encoder.max_length, dec.W.shape[0])
     if mode == "dense":
         _save(_dense_model(base, dec), folder / DENSE_FILE)
     else:
@@ -365,14 +420,14 @@ def part_sessions(enc: "OnnxQueryEncoder") -> dict[str, object]:
 
 # ---- the encoder ----------------------------------------------------------------------------------------------------
 
-def _session(ort, path: Path):
+def _session(ort, path: Path | bytes):
     so = ort.SessionOptions()
     so.intra_op_num_threads = 1
     so.inter_op_num_threads = 1
     so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     so.log_severity_level = 3
-    return ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
+    return ort.InferenceSession(path if isinstance(path, bytes) else str(path), so, providers=["CPUExecutionProvider"])
 
 
 class OnnxQueryEncoder:
