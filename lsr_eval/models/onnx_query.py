@@ -310,9 +310,9 @@ def _model(graph):
 def _static_shapes(base, max_length: int, vocab_size: int):
     """``base`` with the tracer's shape arithmetic removed where it is not needed: a Reshape whose output shape is
     known but for the token count gets a constant target (that count as -1), an Expand to its input's own shape
-    (the same sizes and symbols) becomes an Identity, and nodes no output needs are dropped. Shapes come from ONNX Runtime's symbolic shape
-    inference; the result is kept only if it gives ``h`` bit for bit equal to ``base``'s on token counts 1, 2 and
-    ``max_length`` (else, or where the inference fails, ``base`` itself is returned)."""
+    (the same sizes and symbols) becomes an Identity, and nodes no output needs are dropped. Shapes come from ONNX
+    Runtime's symbolic shape inference; the result is kept only if it gives ``h`` bit for bit equal to ``base``'s
+    on token counts 1, 2 and ``max_length`` (else, or where the inference fails, ``base`` itself is returned)."""
     import copy
 
     from onnx import numpy_helper as nh
@@ -427,7 +427,8 @@ def _session(ort, path: Path | bytes):
     so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     so.log_severity_level = 3
-    return ort.InferenceSession(path if isinstance(path, bytes) else str(path), so, providers=["CPUExecutionProvider"])
+    source = path if isinstance(path, bytes) else str(path)      # a file, or a serialised model
+    return ort.InferenceSession(source, so, providers=["CPUExecutionProvider"])
 
 
 class OnnxQueryEncoder:
