@@ -29,7 +29,8 @@ times slower than numpy's (measured: 1.3 ms vs 0.15 ms for 23 x 30,522). ``mode=
 
 One text is one sequence without padding, so every position is a real token: the model is traced without an
 attention mask (the same as the all-ones mask the torch path passes, without the graph's mask arithmetic: identical
-outputs, measured faster) and the pooling's mask is trivial. The graphs take one text
+outputs, measured faster) and the pooling's mask is trivial; the tracer's shape arithmetic is replaced by
+constants where the shapes are known but for the token count (:func:`_static_shapes`). The graphs take one text
 (batch 1); ``encode`` loops over texts, :meth:`OnnxQueryEncoder.query_row` is one query without the matrix (the
 latency path), and the filter writes into output buffers bound once (I/O binding), not allocated per call.
 Numerics: float32 throughout as the torch path, with ONNX Runtime's kernels (different summation orders), so
