@@ -27,7 +27,9 @@ Pyserini paths (``LuceneImpactSearcher`` with a ``SpladeQueryEncoder`` built on 
   into Python: Pyserini's time to read them is measured apart ("read") and added for the like-for-like ratio.
 
 The paths run interleaved, query by query, the order rotating at each query, so machine load drifts evenly over
-them. Ratios are Pyserini / lsr-eval (above 1: lsr-eval is faster).
+them (:func:`lsr_eval.efficiency.latency.run_interleaved`). Ratios are Pyserini / lsr-eval (above 1: lsr-eval is
+faster). lsr-eval's time per part (tokenizer, session runs, candidate selection, sparsification, weight map,
+search) is measured in the same run and tabulated (:func:`lsr_eval.efficiency.latency.part_breakdown`).
 """
 
 from __future__ import annotations
@@ -156,23 +158,6 @@ def bm25_index(dataset, work: Path, threads: int) -> Path:
 
 # ---- the query paths ------------------------------------------------------------------------------------------
 
-def ours_path(qw, searcher, k: int, search: str = "search") -> Callable:
-    """lsr-eval: weight map, then ``searcher.search`` (hits read into Python) on the chosen engine; with
-    ``search="search_per_hit"`` the Anserini path before bulk hits (one JNI call per hit field)."""
-    search_fn = getattr(searcher, search)
-
-    def run(q):
-        t0 = time.perf_counter()
-        weights = qw(q.text, q.id)
-        t1 = time.perf_counter()
-        hits = search_fn(weights, k, qid=q.id)
-        t2 = time.perf_counter()
-        return {"encode": (t1 - t0) * 1e3, "search": (t2 - t1) * 1e3, "total": (t2 - t0) * 1e3,
-                "terms": len(weights), "hits": hits, "weights": weights}
-
-    return run
-
-
 def pyserini_encoder_class(sparsify):
     """Pyserini's SpladeQueryEncoder with lsr-eval's sparsification applied to its float weights (before its own
     term dicts and quantisation) and the time of each ``encode`` recorded."""
@@ -216,17 +201,6 @@ def pyserini_path(searcher, k: int) -> Callable:
     return run
 
 
-def run_interleaved(queries, paths: dict[str, Callable], warmup: int) -> dict[str, list[dict]]:
-    """Every path on every query, the order rotating at each query; results of all queries (warm-up included)."""
-    names = list(paths)
-    out: dict[str, list[dict]] = {n: [] for n in names}
-    for i, q in enumerate(queries):
-        r = i % len(names)
-        for name in names[r:] + names[:r]:
-            out[name].append(paths[name](q))
-    return out
-
-
 # ---- comparisons ----------------------------------------------------------------------------------------------
 
 def top_agreement(a: list[list[tuple[str, float]]], b: list[list[tuple[str, float]]], depth: int = 10) -> dict:
@@ -262,18 +236,18 @@ def lucene_check(index_dir: Path, counts, vocab: list[str]) -> dict[str, Any]:
             "df_mismatch_examples": mismatched[:10], "equal": not mismatched}
 
 
-def summarise(results: list[dict], warmup: int, fields: tuple[str, ...]) -> dict[str, Any]:
-    from lsr_eval.efficiency.latency import LatencySummary
-
-    measured = results[warmup:]
-    out = {f: LatencySummary.from_ms([r[f] for r in measured]).to_dict() for f in fields}
-    out["mean_terms"] = sum(r["terms"] for r in measured) / len(measured)
-    return out
-
-
 def ratios(num: dict, den: dict, num_field: str, den_field: str) -> dict[str, float]:
     return {"mean": num[num_field]["mean_ms"] / den[den_field]["mean_ms"],
             "p50": num[num_field]["p50_ms"] / den[den_field]["p50_ms"]}
+
+
+def our_rows(args: argparse.Namespace, model, s) -> dict[str, Any]:
+    """lsr-eval's query paths, one row each (text -> weight map, :class:`QueryWeights`): ``lsr-eval`` is the model's
+    query encoder on ``--query-runtime``. Another encoder (any with ``terms`` and ``encode(texts, sparse=True)``) is
+    one more entry: it is then timed side by side, broken down, compared and evaluated as ``lsr-eval`` is."""
+    from lsr_eval.efficiency.latency import QueryWeights
+
+    return {"lsr-eval": QueryWeights(model.query, s.scale, runtime=args.query_runtime, work_dir=args.work_dir)}
 
 
 # ---- main -----------------------------------------------------------------------------------------------------
@@ -293,7 +267,8 @@ def main(argv: list[str] | None = None) -> int:
     from lsr_eval.commands._model_args import resolve_model
     from lsr_eval.data.datasets import load_dataset
     from lsr_eval.efficiency.flops import count_encoding, count_matrix, count_weight_maps, flops_report
-    from lsr_eval.efficiency.latency import QueryWeights, measure_latency, torch_threads
+    from lsr_eval.efficiency.latency import (QueryWeights, measure_latency, part_breakdown, query_path,
+                                             run_interleaved, summarise_path, torch_threads)
     from lsr_eval.efficiency.postings import posting_stats
     from lsr_eval.encode import encode_queries, read_vocab
     from lsr_eval.encode.splade import SpladeTextEncoder
@@ -339,7 +314,8 @@ def main(argv: list[str] | None = None) -> int:
     plain_terms = [len(plain.encode(q.text)) for q in queries[:5]]
     del plain
 
-    qw = QueryWeights(model.query, s.scale, runtime=args.query_runtime, work_dir=args.work_dir)
+    ours = our_rows(args, model, s)
+    qw = ours["lsr-eval"]
     anserini_searcher = ImpactSearcher(str(art["index_dir"]))
     if s_engine.engine == "anserini":
         engine_index = Path(art["index_dir"])
@@ -348,12 +324,12 @@ def main(argv: list[str] | None = None) -> int:
     ours_searcher = open_searcher(s_engine, engine_index)
     ls_loaded = LuceneImpactSearcher(str(art["index_dir"]), py_loaded)
     ls_same = LuceneImpactSearcher(str(art["index_dir"]), py_same)
-    paths = {"lsr-eval": ours_path(qw, ours_searcher, args.k),
-             "anserini-per-hit": ours_path(qw, anserini_searcher, args.k, "search_per_hit"),
-             "pyserini": pyserini_path(ls_loaded, args.k), "pyserini-same-weights": pyserini_path(ls_same, args.k)}
+    paths = {name: query_path(w, ours_searcher, args.k) for name, w in ours.items()}
+    paths |= {"anserini-per-hit": query_path(qw, anserini_searcher, args.k, "search_per_hit"),
+              "pyserini": pyserini_path(ls_loaded, args.k), "pyserini-same-weights": pyserini_path(ls_same, args.k)}
     log.info("side by side: %d queries (%d warm-up), %d paths, 1 thread", len(queries), args.warmup, len(paths))
     with torch_threads(1):
-        results = run_interleaved(queries, paths, args.warmup)
+        results = run_interleaved(queries, paths)
     load_side_by_side = list(os.getloadavg())
 
     # latency report of lsr-eval's path with BM25 for reference (item 3), after the side-by-side run
@@ -368,8 +344,8 @@ def main(argv: list[str] | None = None) -> int:
 
     # agreement and effectiveness
     ours_hits = [r["hits"] for r in results["lsr-eval"]]
-    agreement = {name: top_agreement(ours_hits, [r["hits"] for r in results[name]])
-                 for name in ("anserini-per-hit", "pyserini", "pyserini-same-weights")}
+    agreement = {name: top_agreement(ours_hits, [r["hits"] for r in res]) for name, res in results.items()
+                 if name != "lsr-eval"}
     # lsr-eval's path with Pyserini's query scale and term filter: isolates the rest of the two paths
     qw_py = QueryWeights(model.query, PYSERINI_SCALE)
     maps_py_scale = {q.id: {t: w for t, w in qw_py(q.text, q.id).items()
@@ -399,10 +375,10 @@ def main(argv: list[str] | None = None) -> int:
     anserini_searcher.close()
 
     # summaries
-    lat = {name: summarise(results[name], args.warmup, ("encode", "search", "total"))
-           for name in ("lsr-eval", "anserini-per-hit")}
+    lat = {name: summarise_path(results[name], args.warmup, ("encode", "search", "total"))
+           for name in (*ours, "anserini-per-hit")}
     for name in ("pyserini", "pyserini-same-weights"):
-        lat[name] = summarise(results[name], args.warmup, ("encode", "search", "total", "read", "total_read"))
+        lat[name] = summarise_path(results[name], args.warmup, ("encode", "search", "total", "read", "total_read"))
     ratio = {name: {"total_read_vs_total": ratios(lat[name], lat["lsr-eval"], "total_read", "total"),
                     "total_vs_total": ratios(lat[name], lat["lsr-eval"], "total", "total"),
                     "encode": ratios(lat[name], lat["lsr-eval"], "encode", "encode"),
@@ -424,6 +400,7 @@ def main(argv: list[str] | None = None) -> int:
                       "encoding_dir": str(art["encoding_dir"]),
                       "bm25_index": str(bm25_dir), "source": art["source"], "model_dir": str(model_dir)},
         "latency_ms": lat, "ratios": ratio,
+        "breakdown": {name: part_breakdown(results[name], args.warmup) for name in ours},
         "agreement_top10": {k: {kk: vv for kk, vv in v.items() if kk != "overlaps"} for k, v in agreement.items()},
         "same_term_set_lsr_eval_vs_pyserini_same_weights": same_terms,
         "pyserini_unmodified_terms_first5": plain_terms,
@@ -446,12 +423,15 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def write_per_query(path: Path, queries, results, agreement, warmup: int) -> None:
+    """Per query: each path's times and terms, the ms of each part of lsr-eval's rows, the top-10 overlaps."""
     names = list(results)
+    parts = {n: list(results[n][0].get("parts", {})) if results[n] else [] for n in names}
     with open(path, "w", newline="", encoding="utf-8") as f:
         w = csv.writer(f)
         header = ["qid", "warmup"]
         for n in names:
             header += [f"{n}:{c}" for c in ("encode_ms", "search_ms", "total_ms", "read_ms", "terms")]
+            header += [f"{n}:part:{c}_ms" for c in parts[n]]
         header += [f"overlap10:{n}" for n in agreement]
         w.writerow(header)
         for i, q in enumerate(queries):
@@ -460,6 +440,7 @@ def write_per_query(path: Path, queries, results, agreement, warmup: int) -> Non
                 r = results[n][i]
                 row += [f"{r['encode']:.3f}", f"{r['search']:.3f}", f"{r['total']:.3f}",
                         f"{r['read']:.3f}" if "read" in r else "", r["terms"]]
+                row += [f"{r['parts'][c]:.3f}" if c in r["parts"] else "" for c in parts[n]]
             row += [f"{agreement[n]['overlaps'][i]:.2f}" for n in agreement]
             w.writerow(row)
 
@@ -480,6 +461,7 @@ def summary_md(b: dict) -> str:
         lines.append(f"| {name} | {x['encode']['mean_ms']:.2f} / {x['encode']['p50_ms']:.2f} | "
                      f"{x['search']['mean_ms']:.2f} / {x['search']['p50_ms']:.2f} | {read} | "
                      f"{tot['mean_ms']:.2f} / {tot['p50_ms']:.2f} / {tot['p99_ms']:.2f} | {x['mean_terms']:.1f} |")
+    lines += breakdown_md(b.get("breakdown", {}))
     lines += ["", "pyserini: Pyserini's SpladeQueryEncoder as it loads the saved model (GELU back in the identity "
               "head); pyserini-same-weights: its model replaced by lsr-eval's (bypass kept). Both get lsr-eval's "
               "top-k on their float weights; Pyserini quantises queries at scale 51.2 and drops terms absent from the "
@@ -518,6 +500,20 @@ def summary_md(b: dict) -> str:
               f"{ps['max_length']}; index {ps['index_bytes'] / 2**20:.2f} MiB; equal to Lucene's document "
               f"frequencies: {ps['lucene_check']['equal']}", ""]
     return "\n".join(lines)
+
+
+def breakdown_md(breakdown: dict) -> list[str]:
+    """Per-part table of lsr-eval's rows (:func:`lsr_eval.efficiency.latency.part_breakdown`), measured in the
+    side-by-side run."""
+    lines = []
+    for name, bd in breakdown.items():
+        cands = f"; {bd['mean_candidates']:.1f} candidate ids per query" if "mean_candidates" in bd else ""
+        lines += ["", f"Where {name}'s time goes (side-by-side run, ms per query{cands}):", "",
+                  "| part | mean | p50 | p99 | share of mean total |", "|---|---|---|---|---|"]
+        for part, x in [*bd["parts"].items(), ("total", bd["total"])]:
+            share = f"{x['share_of_mean_total']:.0%}" if "share_of_mean_total" in x else "100%"
+            lines.append(f"| {part} | {x['mean_ms']:.3f} | {x['p50_ms']:.3f} | {x['p99_ms']:.3f} | {share} |")
+    return lines
 
 
 def summaries(folder: Path) -> dict[str, str]:

@@ -13,7 +13,7 @@ import torch
 
 from conftest import shared_path
 from lsr_eval.efficiency.latency import QueryWeights, torch_threads
-from lsr_eval.errors import ConfigError
+from lsr_eval.errors import ConfigError, InputError
 from lsr_eval.models.encoder import SpladeEncoder
 from lsr_eval.models.onnx_query import (MODES, ORT_PIP, MissingDependency, OnnxQueryEncoder, query_encoder,
                                         weights_fingerprint)
@@ -111,6 +111,57 @@ def test_tiny_bert_sparsify_rules_match_torch(ort_and_onnx, tmp_path, rule):
         assert int((got > 0).sum(1).max()) == rule.top_k
     if not rule.drop_special and rule.top_k is None:     # special tokens kept: some have weight
         assert bool((got[:, enc.special_ids] > 0).any())
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_query_row_and_its_weight_map_are_the_matrix_row(ort_and_onnx, tmp_path, mode):
+    """The one-query path (reused buffers, no matrix) gives encode()'s row and QueryWeights the same map as
+    quantising that row, whatever the order of long and short texts; its parts are reported."""
+    from lsr_eval.export.quantize import VocabCheck, quantize_rows
+
+    enc = OnnxQueryEncoder(_tiny_encoder(sparsify=Sparsify(top_k=6)), tmp_path, mode=mode)
+    order = [TEXTS[-1], TEXTS[0], "aspirin", TEXTS[-1], TEXTS[1]]       # longest first, then shorter, then longest
+    rows = enc.encode(order, sparse=True).weights.tocsr()
+    qw = QueryWeights(enc, 100.0)
+    vocab = VocabCheck(enc.terms)
+    for i, text in enumerate(order):
+        stats: dict[str, float] = {}
+        idx, val = enc.query_row(text, stats)
+        row = rows[i]
+        np.testing.assert_array_equal(idx, row.indices)
+        np.testing.assert_array_equal(val, row.data)
+        assert len(idx) == 6
+        parts = {"tokenize", "session", "select", "sparsify", "candidates"}
+        assert parts <= set(stats) and all(stats[p] >= 0 for p in parts)
+        q = quantize_rows(row, [f"q{i}"], vocab, 100.0, what="query")
+        want = dict(zip(vocab.tokens[q.indices].tolist(), q.values.tolist()))
+        wstats: dict[str, float] = {}
+        assert qw(text, f"q{i}", wstats) == qw(text) == want
+        assert "weight_map" in wstats and "encode" not in wstats
+    with pytest.raises(InputError):
+        enc.query_row(None)
+
+
+def test_torch_weight_map_reports_encode_and_weight_map():
+    enc = _tiny_encoder()
+    stats: dict[str, float] = {}
+    assert QueryWeights(enc, 100.0)("aspirin", "q", stats) == QueryWeights(enc, 100.0)("aspirin")
+    assert set(stats) == {"encode", "weight_map"}
+
+
+def test_exported_transformer_has_constant_reshapes(ort_and_onnx, tmp_path):
+    """The tracer's shape arithmetic is replaced by constant Reshape targets (and kept out of the file), and the
+    vectors stay within the torch path's tolerance (bit-equality with the traced graph is checked at export)."""
+    import onnx
+
+    enc = _tiny_encoder()
+    onnx_enc = OnnxQueryEncoder(enc, tmp_path)
+    graph = onnx.load(str(onnx_enc.folder / "filter.onnx")).graph
+    inits = {t.name for t in graph.initializer}
+    reshapes = [n for n in graph.node if n.op_type == "Reshape"]
+    assert reshapes and all(n.input[1] in inits for n in reshapes)
+    assert not [n for n in graph.node if n.op_type == "Expand"]
+    torch.testing.assert_close(onnx_enc.encode(TEXTS).weights, enc.encode(TEXTS).weights, rtol=0, atol=1e-5)
 
 
 def test_cache_is_keyed_by_weights(ort_and_onnx, tmp_path):

@@ -20,7 +20,9 @@ from __future__ import annotations
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator, NamedTuple, Sequence
+
+import numpy as np
 
 from lsr_eval.data.types import Query
 from lsr_eval.efficiency.stats import percentile
@@ -74,11 +76,36 @@ class QueryWeights:
         #: what the encoder computes in (its own precision unless ``bf16`` forces one), recorded with the timings
         self.precision = self.encoder.resolved_precision(None if bf16 is None else "bf16" if bf16 else "fp32")
         self._vocab = VocabCheck(self.encoder.terms)
+        #: one query's ``(ids, weights)`` without a matrix, where the encoder has it (the ONNX path)
+        self._row = getattr(self.encoder, "query_row", None) if bf16 is None else None
 
-    def __call__(self, text: str, qid: str = "query") -> dict[str, int]:
-        out = self.encoder.encode([text], batch_size=1, sparse=True, bf16=self.bf16)
-        q = quantize_rows(out.weights.tocsr(), [qid], self._vocab, self.scale, what="query")
-        return dict(zip(self._vocab.tokens[q.indices].tolist(), q.values.tolist()))
+    def __call__(self, text: str, qid: str = "query", stats: dict[str, float] | None = None) -> dict[str, int]:
+        """The weight map of ``text``; ``stats`` (if given) gets added the seconds of the encoder's parts (where it
+        reports them, e.g. :meth:`~lsr_eval.models.onnx_query.OnnxQueryEncoder.query_row`; else ``encode``) and of
+        ``weight_map`` (quantisation and the term strings)."""
+        clock = time.perf_counter
+        t0 = clock()
+        if self._row is not None:
+            idx, val = self._row(text, stats)
+            row: Any = _Row(val, idx, np.array([0, len(val)]))
+        else:
+            row = self.encoder.encode([text], batch_size=1, sparse=True, bf16=self.bf16).weights.tocsr()
+        t1 = clock()
+        q = quantize_rows(row, [qid], self._vocab, self.scale, what="query")
+        out = dict(zip(self._vocab.tokens[q.indices].tolist(), q.values.tolist()))
+        if stats is not None:
+            if self._row is None:
+                stats["encode"] = stats.get("encode", 0.0) + t1 - t0
+            stats["weight_map"] = stats.get("weight_map", 0.0) + clock() - t1
+        return out
+
+
+class _Row(NamedTuple):
+    """The CSR fields :func:`~lsr_eval.export.quantize.quantize_rows` reads, for one row (no scipy matrix built)."""
+
+    data: np.ndarray
+    indices: np.ndarray
+    indptr: np.ndarray
 
 
 @contextmanager
@@ -202,3 +229,77 @@ def measure_latency(queries: Sequence[Query], encoder, searcher, *, k: int = 100
         bm25=LatencySummary.from_ms(bm25_ms) if bm25_ms is not None else None,
         mean_query_terms=terms / len(measured), mean_hits=hits / len(measured),
         samples=samples)
+
+
+# ---- side-by-side query paths -------------------------------------------------------------------------------------
+
+#: Parts of the query path reported by :func:`query_path` (ms each), in the order they run; ``encode`` is the whole
+#: encoder where it does not report its parts (the torch path).
+PARTS: tuple[str, ...] = ("tokenize", "session", "select", "exact_session", "sparsify", "encode", "weight_map",
+                          "search")
+
+
+def query_path(weights: QueryWeights, searcher, k: int, search: str = "search") -> Callable[[Query], dict]:
+    """One query through ``weights`` (text -> weight map) and ``searcher.<search>`` (hits read into Python); the
+    result has ``encode`` / ``search`` / ``total`` ms, the ms of each part of :data:`PARTS` the path reports
+    (``parts``), the weight map, its size (``terms``) and the hits."""
+    search_fn = getattr(searcher, search)
+
+    def run(q: Query) -> dict:
+        stats: dict[str, float] = {}
+        t0 = time.perf_counter()
+        weights_map = weights(q.text, q.id, stats)
+        t1 = time.perf_counter()
+        hits = search_fn(weights_map, k, qid=q.id)
+        t2 = time.perf_counter()
+        parts = {p: stats[p] * 1e3 for p in PARTS if p in stats}
+        parts["search"] = (t2 - t1) * 1e3
+        return {"encode": (t1 - t0) * 1e3, "search": (t2 - t1) * 1e3, "total": (t2 - t0) * 1e3, "parts": parts,
+                "candidates": stats.get("candidates"), "terms": len(weights_map), "hits": hits,
+                "weights": weights_map}
+
+    return run
+
+
+def run_interleaved(queries: Sequence[Query], paths: dict[str, Callable[[Query], dict]]) -> dict[str, list[dict]]:
+    """Every path on every query, the order rotating at each query (machine load drifts evenly over the paths);
+    the results of all queries, warm-up included."""
+    names = list(paths)
+    out: dict[str, list[dict]] = {n: [] for n in names}
+    for i, q in enumerate(queries):
+        r = i % len(names)
+        for name in names[r:] + names[:r]:
+            out[name].append(paths[name](q))
+    return out
+
+
+def summarise_path(results: Sequence[dict], warmup: int, fields: Sequence[str]) -> dict[str, Any]:
+    """Summaries (:class:`LatencySummary` dicts) of ``fields`` over the results after the first ``warmup``, and the
+    mean number of query terms."""
+    measured = results[warmup:]
+    if not measured:
+        raise InputError(f"{len(results)} queries leave none to measure after {warmup} warm-up queries")
+    out: dict[str, Any] = {f: LatencySummary.from_ms([r[f] for r in measured]).to_dict() for f in fields}
+    out["mean_terms"] = sum(r["terms"] for r in measured) / len(measured)
+    return out
+
+
+def part_breakdown(results: Sequence[dict], warmup: int) -> dict[str, Any]:
+    """Where a :func:`query_path`'s time goes: per part (:data:`PARTS`, those reported), its summary over the
+    measured queries and its share of the mean total; ``unaccounted`` is the total less the parts (timing and call
+    overhead between them); ``mean_candidates`` where the encoder prunes the vocabulary."""
+    measured = results[warmup:]
+    if not measured:
+        raise InputError(f"{len(results)} queries leave none to measure after {warmup} warm-up queries")
+    names = [p for p in PARTS if all(p in r["parts"] for r in measured)]
+    rest = [r["total"] - sum(r["parts"][p] for p in names) for r in measured]
+    mean_total = sum(r["total"] for r in measured) / len(measured)
+    parts = {p: LatencySummary.from_ms([r["parts"][p] for r in measured]).to_dict() for p in names}
+    parts["unaccounted"] = LatencySummary.from_ms(rest).to_dict()
+    for s in parts.values():
+        s["share_of_mean_total"] = s["mean_ms"] / mean_total if mean_total > 0 else 0.0
+    out: dict[str, Any] = {"parts": parts, "total": LatencySummary.from_ms([r["total"] for r in measured]).to_dict()}
+    cands = [r["candidates"] for r in measured if r.get("candidates") is not None]
+    if cands:
+        out["mean_candidates"] = sum(cands) / len(cands)
+    return out

@@ -27,11 +27,15 @@ times slower than numpy's (measured: 1.3 ms vs 0.15 ms for 23 x 30,522). ``mode=
 3. ``exact.onnx``: the float32 logits of the candidates only, ``max_t (h_t . W_v) + c_v`` (the max before the bias,
    as :func:`~lsr_eval.models.kernels.splade_weights`), then ``log(1 + relu(.))``: the SPLADE pooling.
 
-One text is one sequence without padding, so every position is a real token: the attention mask is all ones (it is
-built inside the graph, as the torch path passes it) and the pooling's mask is trivial. The graphs take one text
-(batch 1); ``encode`` loops over texts. Numerics: float32 throughout as the torch path, with ONNX Runtime's kernels
-(different summation orders), so weights agree to ~1e-6 and integer vectors ``rint(w * scale)`` are identical
-except where a weight lies within that distance of a rounding boundary (tested on the SciFact queries).
+One text is one sequence without padding, so every position is a real token: the model is traced without an
+attention mask (the same as the all-ones mask the torch path passes, without the graph's mask arithmetic: identical
+outputs, measured faster) and the pooling's mask is trivial; the tracer's shape arithmetic is replaced by
+constants where the shapes are known but for the token count (:func:`_static_shapes`). The graphs take one text
+(batch 1); ``encode`` loops over texts, :meth:`OnnxQueryEncoder.query_row` is one query without the matrix (the
+latency path), and the filter writes into output buffers bound once (I/O binding), not allocated per call.
+Numerics: float32 throughout as the torch path, with ONNX Runtime's kernels (different summation orders), so
+weights agree to ~1e-6 and integer vectors ``rint(w * scale)`` are identical except where a weight lies within
+that distance of a rounding boundary (tested on the SciFact queries).
 Sparsification ties: ``top_k`` keeps the larger weights, equal weights by lower vocabulary id.
 
 Exported files are cached under ``WORK/onnx_query/<model_type>-<mode>-<key>/`` (``WORK``:
@@ -45,6 +49,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import time
 import warnings
@@ -65,7 +70,7 @@ ORT_PIP = f"pip install onnxruntime=={ORT_VERSION}"
 ONNX_PIP = "pip install onnx==1.23.2"
 #: ``pruned``: int8 filter + exact float32 logits of the candidates; ``dense``: every logit (see module doc).
 MODES: tuple[str, ...] = ("pruned", "dense")
-FORMAT_VERSION = 1
+FORMAT_VERSION = 3
 OPSET = 18
 #: Decoder rows are quantised to integers in [-W_LEVELS, W_LEVELS] (7 bits, see module doc).
 W_LEVELS = 63
@@ -172,7 +177,7 @@ def _decoder_of(encoder) -> _Decoder:
 
 def _export_head_features(mlm, example_ids: list[int], path: Path) -> None:
     """Trace ``input_ids (1 x L) -> h (L x E)``: the model up to the decoder's input
-    (:func:`~lsr_eval.models.encoder.head_features`), with an all-ones attention mask built in the graph."""
+    (:func:`~lsr_eval.models.encoder.head_features`), without an attention mask (every position is a token)."""
     import torch
     from torch import nn
 
@@ -186,7 +191,7 @@ def _export_head_features(mlm, example_ids: list[int], path: Path) -> None:
             self.model = model
 
         def forward(self, input_ids):
-            return head_features(self.model, input_ids, torch.ones_like(input_ids))[0]
+            return head_features(self.model, input_ids, None)[0]
 
     was_training = mlm.training
     mlm.eval()
@@ -303,6 +308,59 @@ def _model(graph):
     return model
 
 
+def _static_shapes(base, max_length: int, vocab_size: int):
+    """``base`` with the tracer's shape arithmetic removed where it is not needed: a Reshape whose output shape is
+    known but for the token count gets a constant target (that count as -1), an Expand to its input's own shape
+    (the same sizes and symbols) becomes an Identity, and nodes no output needs are dropped. Shapes come from ONNX
+    Runtime's symbolic shape inference; the result is kept only if it gives ``h`` bit for bit equal to ``base``'s
+    on token counts 1, 2 and ``max_length`` (else, or where the inference fails, ``base`` itself is returned)."""
+    import copy
+
+    from onnx import numpy_helper as nh
+
+    try:
+        from onnxruntime.tools.symbolic_shape_infer import SymbolicShapeInference
+
+        model = SymbolicShapeInference.infer_shapes(copy.deepcopy(base), auto_merge=True)
+    except Exception:      # an op the inference does not know: keep the traced graph
+        return base
+    g = model.graph
+    # a dimension: its size, or its symbol's name (the same name: the same size), or None (unknown)
+    shapes = {vi.name: [d.dim_value if d.HasField("dim_value") else d.dim_param or None
+                        for d in vi.type.tensor_type.shape.dim] for vi in [*g.value_info, *g.output, *g.input]}
+    for n, node in enumerate(g.node):
+        out, src = shapes.get(node.output[0]), shapes.get(node.input[0]) if node.input else None
+        if node.op_type == "Reshape" and out is not None and sum(not isinstance(d, int) for d in out) <= 1:
+            name = f"lsr_static_shape_{n}"
+            target = [d if isinstance(d, int) else -1 for d in out]
+            g.initializer.append(nh.from_array(np.array(target, np.int64), name))
+            node.input[1] = name
+        elif node.op_type == "Expand" and out is not None and src == out and None not in out:
+            node.op_type = "Identity"
+            del node.input[1:]
+    needed, keep = {o.name for o in g.output}, []
+    for node in reversed(g.node):
+        if any(o in needed for o in node.output):
+            keep.append(node)
+            needed.update(node.input)
+    del g.node[:]
+    g.node.extend(reversed(keep))
+    inits = [t for t in g.initializer if t.name in needed]
+    del g.initializer[:]
+    g.initializer.extend(inits)
+    del g.value_info[:]
+    ort = _import_onnxruntime()
+    try:
+        a, b = (_session(ort, m.SerializeToString()) for m in (base, model))
+        for L in sorted({1, 2, max(1, max_length)}):
+            x = (np.arange(7, 7 + L, dtype=np.int64) % vocab_size).reshape(1, L)
+            if not np.array_equal(a.run(None, {"input_ids": x})[0], b.run(None, {"input_ids": x})[0]):
+                return base
+    except Exception:      # the rewritten graph does not load or run: keep the traced one
+        return base
+    return model
+
+
 def export_query_model(encoder, folder: str | os.PathLike, mode: str = "pruned") -> Path:
     """Write the ONNX file(s) of ``mode`` for ``encoder`` into ``folder`` (see module doc); returns ``folder``."""
     check_choice("mode", mode, MODES)
@@ -323,6 +381,8 @@ def export_query_model(encoder, folder: str | os.PathLike, mode: str = "pruned")
     if [o.name for o in base.graph.output] != ["h"]:
         raise ConfigError(f"{type(encoder.mlm).__name__}: unexpected exported outputs "
                           f"{[o.name for o in base.graph.output]}")
+    if base.ByteSize() <= _EXTERNAL_DATA_BYTES:      # checked in memory: small models only
+        base = _static_shapes(base, encoder.max_length, dec.W.shape[0])
     if mode == "dense":
         _save(_dense_model(base, dec), folder / DENSE_FILE)
     else:
@@ -361,14 +421,15 @@ def part_sessions(enc: "OnnxQueryEncoder") -> dict[str, object]:
 
 # ---- the encoder ----------------------------------------------------------------------------------------------------
 
-def _session(ort, path: Path):
+def _session(ort, path: Path | bytes):
     so = ort.SessionOptions()
     so.intra_op_num_threads = 1
     so.inter_op_num_threads = 1
     so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     so.log_severity_level = 3
-    return ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
+    source = path if isinstance(path, bytes) else str(path)      # a file, or a serialised model
+    return ort.InferenceSession(source, so, providers=["CPUExecutionProvider"])
 
 
 class OnnxQueryEncoder:
@@ -416,6 +477,41 @@ class OnnxQueryEncoder:
         self._tok = tok
         self._special = np.zeros(self.vocab_size, dtype=bool)
         self._special[[i for i in self.special_ids if 0 <= i < self.vocab_size]] = True
+        if self.mode == "pruned":
+            self._bind_filter()
+
+    def _bind_filter(self) -> None:
+        """Output buffers of the filter session, allocated once for the longest query and reused by every call (no
+        per-call allocation of the L x V product, and memory that stays mapped); a lock keeps calls on one encoder
+        from sharing them at the same time."""
+        import threading
+
+        V, E = self._dec.W.shape
+        n = max(1, int(self.max_length))
+        self._acc_buf = np.empty((n, V), dtype=np.int32)
+        self._h_buf = np.empty((n, E), dtype=np.float32)
+        self._scalars = {name: np.empty((), dtype=np.float32) for name in ("s_h", "emax", "hmax")}
+        self._io = self._filter.io_binding()
+        for name, buf in self._scalars.items():
+            self._io.bind_output(name, "cpu", 0, np.float32, [], buf.ctypes.data)
+        self._approx = np.empty(V, dtype=np.float32)
+        self._over = np.empty(V, dtype=bool)
+        self._lock = threading.Lock()
+
+    def _run_filter(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, float, float, float]:
+        """``h``, ``acc`` (views of the reused buffers), ``s_h``, ``emax``, ``hmax`` of the token ids ``x`` (1 x L)."""
+        L = x.shape[1]
+        if L > len(self._acc_buf):        # a tokenizer that does not truncate: buffers grown once
+            V, E = self._dec.W.shape
+            self._acc_buf = np.empty((L, V), dtype=np.int32)
+            self._h_buf = np.empty((L, E), dtype=np.float32)
+        io = self._io
+        io.bind_cpu_input("input_ids", x)
+        io.bind_output("h", "cpu", 0, np.float32, [L, self._h_buf.shape[1]], self._h_buf.ctypes.data)
+        io.bind_output("acc", "cpu", 0, np.int32, [L, self._acc_buf.shape[1]], self._acc_buf.ctypes.data)
+        self._filter.run_with_iobinding(io)
+        sc = self._scalars
+        return self._h_buf[:L], self._acc_buf[:L], float(sc["s_h"]), float(sc["emax"]), float(sc["hmax"])
 
     def _exported(self) -> bool:
         """Whether :attr:`folder` holds a complete export with this key (its meta file, written last)."""
@@ -518,18 +614,19 @@ class OnnxQueryEncoder:
             if stats is not None:
                 _add(stats, session=t1 - t0, select=clock() - t1, candidates=len(w))
             return out
-        h, acc, s_h, emax, hmax = self._filter.run(None, {"input_ids": x})
-        t1 = clock()
-        if not np.isfinite([s_h, emax, hmax]).all():
-            raise InputError(f"non-finite hidden states for token ids {list(ids)[:16]}")
-        cand = self._candidates(acc, float(s_h), float(emax), float(hmax))
-        t2 = clock()
-        if cand.size:
-            w = self._exact.run(None, {"h": h, "idx": cand})[0]
-            keep = w > 0
-            out = cand[keep], w[keep]
-        else:
-            out = cand, np.zeros(0, np.float32)
+        with self._lock:
+            h, acc, s_h, emax, hmax = self._run_filter(x)
+            t1 = clock()
+            if not (math.isfinite(s_h) and math.isfinite(emax) and math.isfinite(hmax)):
+                raise InputError(f"non-finite hidden states for token ids {list(ids)[:16]}")
+            cand = self._candidates(acc, s_h, emax, hmax)
+            t2 = clock()
+            if cand.size:
+                w = self._exact.run(None, {"h": h, "idx": cand})[0]
+                keep = w > 0
+                out = cand[keep], w[keep]
+            else:
+                out = cand, np.zeros(0, np.float32)
         if stats is not None:
             _add(stats, session=t1 - t0, select=t2 - t1, exact_session=clock() - t2, candidates=len(cand))
         return out
@@ -538,11 +635,11 @@ class OnnxQueryEncoder:
         """Vocabulary ids (int64, ascending) whose logit bound is > 0 (module doc, step 2)."""
         d = self._dec
         m = np.maximum.reduce(acc, axis=0)                 # faster than acc.max(0) (measured)
-        approx = np.multiply(m, d.s32, dtype=np.float32)
+        approx = np.multiply(m, d.s32, out=self._approx, dtype=np.float32)
         approx *= np.float32(s_h)
         approx += d.c
         loose = emax * d.norm_max + hmax * d.err_max + MARGIN           # the largest bound over the vocabulary
-        first = np.flatnonzero(approx > -loose)
+        first = np.flatnonzero(np.greater(approx, -loose, out=self._over))
         tight = approx[first].astype(np.float64) + emax * d.norm[first] + hmax * d.err[first] + MARGIN
         return first[tight > 0].astype(np.int64)
 
@@ -563,6 +660,32 @@ class OnnxQueryEncoder:
             top = np.sort(np.argsort(-values, kind="stable")[:rule.top_k])
             idx, values = idx[top], values[top]
         return idx, values
+
+    def _one(self, text: str, rule: Sparsify,
+             stats: dict[str, float] | None) -> tuple[np.ndarray, np.ndarray, int, bool]:
+        """Sparsified ``(ids, weights)``, token count and truncation of one text; ``stats`` as :meth:`query_row`."""
+        if stats is None:
+            enc = self._tok.encode(text)
+            return (*self.sparse_row(*self.pooled(enc.ids), rule), len(enc.ids), bool(enc.overflowing))
+        clock = time.perf_counter
+        t0 = clock()
+        enc = self._tok.encode(text)
+        t1 = clock()
+        pooled = self.pooled(enc.ids, stats)
+        t2 = clock()
+        idx, val = self.sparse_row(*pooled, rule)
+        _add(stats, tokenize=t1 - t0, sparsify=clock() - t2)
+        return idx, val, len(enc.ids), bool(enc.overflowing)
+
+    def query_row(self, text: str, stats: dict[str, float] | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """One query's sparse vector under the encoder's rules: ``(vocabulary ids ascending, float32 weights > 0)``,
+        the entries of ``encode([text], sparse=True)``'s row without building the matrix (the query path's per-call
+        cost). ``stats`` (if given) gets added the seconds of each part: ``tokenize``, ``session``, ``select``,
+        ``exact_session``, ``sparsify`` (and ``candidates``, see :meth:`pooled`)."""
+        if not isinstance(text, str):
+            raise InputError(f"query: expected a string, got {type(text).__name__}")
+        idx, val, _, _ = self._one(text, self.sparsify, stats)
+        return idx, val
 
     def encode(self, texts: Sequence[str], batch_size: int = 32, *, bf16: bool | None = None,
                sparse: bool = False, sparsify: Sparsify | None = None, precision: str | None = None):
@@ -587,9 +710,7 @@ class OnnxQueryEncoder:
         for i, text in enumerate(texts):
             if not isinstance(text, str):
                 raise InputError(f"text {i}: expected a string, got {type(text).__name__}")
-            enc = self._tok.encode(text)
-            n_tokens[i], truncated[i] = len(enc.ids), bool(enc.overflowing)
-            idx, val = self.sparse_row(*self.pooled(enc.ids), rule)
+            idx, val, n_tokens[i], truncated[i] = self._one(text, rule, None)
             rows_idx.append(idx)
             rows_val.append(val)
         V = self.vocab_size
