@@ -3,7 +3,7 @@ PYTHON ?= python3
 PIP ?= $(PYTHON) -m pip
 OUT ?= work/quickstart
 
-.PHONY: install quickstart test test-reproduce reproduce
+.PHONY: install quickstart test test-fast test-reproduce reproduce
 
 install:
 	$(PIP) install --quiet --disable-pip-version-check torch==2.13.0
@@ -15,7 +15,12 @@ quickstart: install
 # CI: the whole suite, which reruns the cheap committed results (tests/test_reproduce_committed.py: BM25 on SciFact
 # and NFCorpus, the published DL19 runs, the quickstart benchmark) and fails naming any row that moved.
 test: install
-	$(PYTHON) -m pytest -q
+	$(PYTHON) -m pytest -q --durations=25
+
+# The fast tier (about a minute): the test files listed in tests/unit-tier.txt, which start no JVM and read nothing
+# of ../shared (LSR_EVAL_TIER=unit makes either fail the test, so the list cannot rot).
+test-fast:
+	LSR_EVAL_TIER=unit $(PYTHON) -m pytest -q --durations=10 $$(grep -v '^\#' tests/unit-tier.txt)
 
 # Only the reproduction tests (a few minutes).
 test-reproduce:

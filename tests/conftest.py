@@ -81,8 +81,26 @@ def cpu_kind(request, monkeypatch) -> str:
     return kind
 
 
+#: ``LSR_EVAL_TIER=unit`` (``make test-fast``): a test that starts the JVM or reads ``../shared`` fails.
+UNIT_TIER = os.environ.get("LSR_EVAL_TIER") == "unit"
+
+
+@pytest.fixture(autouse=True)
+def _unit_tier_guard(monkeypatch) -> None:
+    """In the unit tier, starting the JVM fails the test (it belongs in the full suite)."""
+    if UNIT_TIER:
+        from lsr_eval.anserini import jvm
+
+        def refuse():
+            raise RuntimeError("the unit tier (tests/unit-tier.txt) starts no JVM: move this test file out of it")
+
+        monkeypatch.setattr(jvm, "start", refuse)
+
+
 def shared_path(*parts: str) -> Path:
     """A path under ``../shared/data``; skips the test where it is absent, except in CI, where it must exist."""
+    if UNIT_TIER:
+        raise RuntimeError("the unit tier (tests/unit-tier.txt) reads nothing of ../shared: move this test file out")
     path = SHARED.joinpath(*parts)
     if not path.exists():
         if os.environ.get("CI"):
