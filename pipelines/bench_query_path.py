@@ -67,6 +67,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--query-top-k", type=int, default=32, help="0: no cap")
     p.add_argument("--engine", default="anserini", help="engine of lsr-eval's path: anserini, pisa or seismic")
     p.add_argument("--query-runtime", default="torch", help="lsr-eval's query encoder: torch or onnx")
+    p.add_argument("--inference-free", action="store_true",
+                   help="also time inference-free queries (the corpus IDF on the model's tokenizer) side by side")
     p.add_argument("--engine-option", action="append", default=[], metavar="KEY=VALUE",
                    help="an engine build setting or search knob (repeatable)")
     p.add_argument("--max-length-q", type=int, help="query max length in tokens (default: the model's, else 64)")
@@ -241,13 +243,18 @@ def ratios(num: dict, den: dict, num_field: str, den_field: str) -> dict[str, fl
             "p50": num[num_field]["p50_ms"] / den[den_field]["p50_ms"]}
 
 
-def our_rows(args: argparse.Namespace, model, s) -> dict[str, Any]:
+def our_rows(args: argparse.Namespace, model, s, dataset) -> dict[str, Any]:
     """lsr-eval's query paths, one row each (text -> weight map, :class:`QueryWeights`): ``lsr-eval`` is the model's
     query encoder on ``--query-runtime``. Another encoder (any with ``terms`` and ``encode(texts, sparse=True)``) is
     one more entry: it is then timed side by side, broken down, compared and evaluated as ``lsr-eval`` is."""
     from lsr_eval.efficiency.latency import QueryWeights
+    from lsr_eval.models.static_query import StaticQueryEncoder
 
-    return {"lsr-eval": QueryWeights(model.query, s.scale, runtime=args.query_runtime, work_dir=args.work_dir)}
+    rows = {"lsr-eval": QueryWeights(model.query, s.scale, runtime=args.query_runtime, work_dir=args.work_dir)}
+    if args.inference_free:  # tokenise + look up one weight per id (no forward pass), with the document encoder's top-k
+        idf = StaticQueryEncoder.from_idf(dataset, model.document, work_dir=args.work_dir, sparsify=model.query.sparsify)
+        rows["lsr-eval-idf"] = QueryWeights(idf, s.scale)
+    return rows
 
 
 # ---- main -----------------------------------------------------------------------------------------------------
@@ -314,7 +321,7 @@ def main(argv: list[str] | None = None) -> int:
     plain_terms = [len(plain.encode(q.text)) for q in queries[:5]]
     del plain
 
-    ours = our_rows(args, model, s)
+    ours = our_rows(args, model, s, dataset)
     qw = ours["lsr-eval"]
     anserini_searcher = ImpactSearcher(str(art["index_dir"]))
     if s_engine.engine == "anserini":
