@@ -81,7 +81,8 @@ def summarise(measured: dict, checkouts: dict[str, Path]) -> dict:
                       "max_s": {k: max(s) for k, s in by_label.items()}, "target_s": TARGETS[name],
                       "speedup": round(before / after, 2) if before and after else None,
                       "meets_target": after is not None and after < TARGETS[name],
-                      "same_output": len({tuple(o) for o in outs.values()}) == 1}
+                      # --help prints no numbers (and lists whatever commands each checkout has)
+                      "same_output": None if name == "help" else len({tuple(o) for o in outs.values()}) == 1}
     return rows
 
 
@@ -95,7 +96,7 @@ def markdown(rows: dict, repeats: int, load: tuple[float, float, float]) -> str:
         med = r["median_s"]
         lines.append(f"| `lsr-eval {name if name != 'help' else '--help'}` | {med.get('before', float('nan')):.3f} | "
                      f"{med.get('after', float('nan')):.3f} | {r['speedup']} | {r['target_s']} | "
-                     f"{'yes' if r['meets_target'] else 'no'} | {'yes' if r['same_output'] else 'no'} |")
+                     f"{'yes' if r['meets_target'] else 'no'} | { {True: 'yes', False: 'no', None: 'n/a'}[r['same_output']]} |")
     return "\n".join(lines) + "\n"
 
 
