@@ -4,6 +4,7 @@ the verdict on a row (lsr_eval/reproduce/tolerance.py, compare.py)."""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pytest
 
@@ -154,3 +155,21 @@ def test_a_difference_shows_enough_digits_to_tell_old_from_new():
         "table.postings_per_query 51420.11 -> 51420.08"
     assert str(Difference("table.nDCG@10", "metric", 0.6789094274508312, 0.6803342)) == \
         "table.nDCG@10 0.678909 -> 0.680334"
+
+
+def test_a_path_recorded_anchored_agrees_with_this_machines_absolute_one():
+    from lsr_eval.manifest import anchor_paths, anchor_roots
+    from lsr_eval.reproduce.compare import compare
+    from lsr_eval.reproduce.tolerance import Tolerances
+
+    here = str(Path(__file__).resolve())
+    anchored = anchor_paths(here, anchor_roots())
+    assert anchored != here
+    assert not compare({"settings.model": anchored}, {"settings.model": here}, Tolerances()).differences
+    assert compare({"settings.model": anchored}, {"settings.model": here + "x"}, Tolerances()).differences
+
+
+def test_a_query_paths_breakdown_is_a_timing():
+    from lsr_eval.reproduce.tolerance import kind_of
+
+    assert kind_of("bench.breakdown.lsr-eval.parts.session.share_of_mean_total", 0.37) == "timing"

@@ -116,8 +116,11 @@ def compare(old: Mapping[str, Any], new: Mapping[str, Any], tolerances: Toleranc
             skip: Iterable[str] = ()) -> Comparison:
     """Compare every key of the committed row ``old`` with the rerun ``new``; keys in ``skip`` are not compared
     (e.g. significance columns when the rerun had fewer systems)."""
+    from lsr_eval.manifest import anchor_paths, anchor_roots
+
     skip = set(skip)
     out = Comparison()
+    roots = anchor_roots()
     for key, value in old.items():
         if key in skip:
             continue
@@ -128,6 +131,8 @@ def compare(old: Mapping[str, Any], new: Mapping[str, Any], tolerances: Toleranc
             out.compared[tally] = out.compared.get(tally, 0) + 1
             continue
         out.compared[kind] = out.compared.get(kind, 0) + 1
+        if isinstance(value, str) and isinstance(got, str):   # a path: this machine's in the committed form
+            got = anchor_paths(got, roots)
         if not tolerances.agree(kind, value, None if got is _ABSENT else got):
             out.differences.append(Difference(key, kind, value, got))
     out.differences.sort(key=lambda d: not d.key.startswith(FIRST))  # what was run first: it explains the rest
