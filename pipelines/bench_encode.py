@@ -12,8 +12,8 @@ Documents: the first ``--docs`` of SciFact's corpus (``title + " " + text``, 256
   runs per window: length-sorted batches, chunked head, CSR output) in each precision of ``--precisions`` (default
   fp32, :data:`lsr_eval.models.options.DEFAULT_PRECISION`), the same weights, one after the other in every part. The
   first precision listed is the one compared with Pyserini and the roofline; each other one is compared with it:
-  docs/s side by side and the agreement of the vectors (:mod:`vector_agreement`). Whether bf16 is native here is
-  read from the recorded machine (:func:`lsr_eval.hardware.describe`: CPU flags, GPUs), not assumed.
+  docs/s side by side and the agreement of the vectors (:func:`lsr_eval.evaluation.agreement.vector_agreement`).
+  Whether bf16 is native here is read from the recorded machine (:func:`lsr_eval.hardware.describe`: CPU flags, GPUs), not assumed.
 * Device (``--device``, default cpu): documents, Pyserini and the roofline run on it; the default is the CPU because
   that is where Pyserini's encoder and the roofline are compared (GPU encoding: ``pipelines/gpu_check.sh``). Query
   latency is a one-thread CPU figure whatever the device.
@@ -44,18 +44,16 @@ import argparse
 import json
 import os
 import statistics
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 from lsr_eval.defaults import DEFAULT_SCALE
+from lsr_eval.efficiency.measure import rotation
 
 REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
 
-from model_options import add_device, add_precision, encoder_record, in_precision  # noqa: E402
+from lsr_eval.models.arguments import add_device, add_precision, encoder_record, in_precision
 STAGE = "bench-encode"
 #: Pyserini's quantisation of SPLADE weights: round(w / 5 * 256) (pyserini/encode/_splade.py).
 PYSERINI_SCALE = 256 / 5
@@ -232,7 +230,7 @@ def bench_documents(name: str, docs: list[str], args, PyDoc) -> dict[str, Any]:
     from lsr_eval.models.device import resolve_device
     from lsr_eval.models.offline import resolve_model
     from lsr_eval.models.splade import SpladeModel
-    from vector_agreement import agreement
+    from lsr_eval.evaluation.agreement import vector_agreement as agreement
 
     device = resolve_device(args.device)
     path = resolve_model(name)
@@ -384,8 +382,7 @@ def bench_queries(name: str, queries: list[tuple[str, str]], args, PyQuery) -> d
                 f(text)
         same, differing = 0, []
         for i, (qid, text) in enumerate(queries):
-            order = names[i % 3:] + names[:i % 3]
-            for k in order:
+            for k in rotation(names, i):
                 t = time.perf_counter()
                 out = paths[k](text)
                 times[k].append((time.perf_counter() - t) * 1e3)
@@ -448,7 +445,7 @@ def bf16_note(result: dict[str, Any], device: str) -> str:
 
 def precision_lines(result: dict[str, Any]) -> list[str]:
     """The side-by-side precisions (when more than one was measured)."""
-    from vector_agreement import agreement_text
+    from lsr_eval.evaluation.agreement import vector_agreement_text as agreement_text
 
     docs = [d for d in result["documents"] if len(d.get("precisions", {})) > 1]
     if not docs:

@@ -39,23 +39,21 @@ import hashlib
 import json
 import logging
 import os
-import resource
 import sys
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
 
-from lsr_eval.data.types import Document, Query, Run  # noqa: E402
-from lsr_eval.defaults import DEFAULT_SCALE  # noqa: E402
-from lsr_eval.models.options import DEFAULT_PRECISION  # noqa: E402
-from lsr_eval.errors import InputError, LsrEvalError  # noqa: E402
-from csv_text import csv_text  # noqa: E402
-from model_options import add_device, add_precision  # noqa: E402
+from lsr_eval.data.types import Document, Query, Run
+from lsr_eval.efficiency.measure import alternate, measure
+from lsr_eval.evaluation.agreement import ranked_hits_agreement
+from lsr_eval.defaults import DEFAULT_SCALE
+from lsr_eval.models.options import DEFAULT_PRECISION
+from lsr_eval.errors import InputError, LsrEvalError
+from lsr_eval.report.formatting import csv_text
+from lsr_eval.models.arguments import add_device, add_precision
 
 STAGE = "bench-long-queries"
 #: Run files print six decimals: scores within half a unit of the sixth decimal are equal at that precision.
@@ -153,69 +151,6 @@ def queries_digest(queries: Sequence[Query]) -> str:
     return _digest([[q.id, q.text] for q in queries])
 
 
-# ---- measuring ------------------------------------------------------------------------------------------------
-
-def cpu_seconds() -> float:
-    """CPU time of this process, every thread (Python's and the JVM's) together."""
-    r = resource.getrusage(resource.RUSAGE_SELF)
-    return r.ru_utime + r.ru_stime
-
-
-@dataclass
-class Measured:
-    """One timed run of a path: its result and what it cost."""
-
-    result: Any
-    seconds: float
-    cpu_seconds: float
-    heap: dict[str, Any]
-    load_1min: float
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    def record(self) -> dict[str, Any]:
-        return {"seconds": round(self.seconds, 3), "cpu_seconds": round(self.cpu_seconds, 3),
-                "load_1min_before": round(self.load_1min, 2), "heap": self.heap, **self.extra}
-
-
-def measure(fn: Callable[[], Any], memory, interval: float) -> Measured:
-    """Run ``fn`` timed (wall and CPU), with the JVM collected before, its heap sampled during, and the heap left
-    after ``System.gc()`` (``fn``'s result still held) recorded."""
-    from lsr_eval.anserini.search_collection import HeapSampler
-
-    before = memory.gc_used_mb()
-    memory.reset_peaks()
-    load = os.getloadavg()[0]
-    cpu0 = cpu_seconds()
-    with HeapSampler(memory, interval) as sampler:
-        t0 = time.perf_counter()
-        result = fn()
-        seconds = time.perf_counter() - t0
-    cpu = cpu_seconds() - cpu0
-    peaks = memory.pool_peaks_mb()
-    heap = {"before_mb": round(before, 1), "peak_sampled_mb": round(sampler.peak_mb, 1),
-            "pool_peaks_mb": {k: round(v, 1) for k, v in peaks.items()},
-            "after_gc_mb": round(memory.gc_used_mb(), 1)}
-    return Measured(result, seconds, cpu, heap, load)
-
-
-def alternate(paths: Mapping[str, Callable[[], Any]], repeats: int, memory, interval: float,
-              on_result: Callable[[str, Any], None] | None = None) -> dict[str, list[Measured]]:
-    """Every path ``repeats`` times, in ABBA order (each round reverses the last); ``on_result(name, result)`` sees
-    each result as it comes, so that only one result per path need be kept."""
-    names = list(paths)
-    out: dict[str, list[Measured]] = {n: [] for n in names}
-    for r in range(repeats):
-        for name in (names if r % 2 == 0 else names[::-1]):
-            m = measure(paths[name], memory, interval)
-            log.info("%s run %d: %.2fs (cpu %.2fs), heap peak %.0f MB, after gc %.0f MB", name, r + 1, m.seconds,
-                     m.cpu_seconds, m.heap["peak_sampled_mb"], m.heap["after_gc_mb"])
-            if on_result is not None:
-                on_result(name, m.result)
-            m.result = None
-            out[name].append(m)
-    return out
-
-
 # ---- the two paths --------------------------------------------------------------------------------------------
 
 def ours_bm25(index: Path, queries: Sequence[Query], run_path: Path, k: int, threads: int, k1: float, b: float
@@ -267,41 +202,6 @@ def anserini_path(argv: list[str]) -> Callable[[], Any]:
 
 # ---- comparing ------------------------------------------------------------------------------------------------
 
-def compare_runs(ours: Run, theirs: Run, qids: Sequence[str], tolerance: float = SCORE_TOLERANCE,
-                 examples: int = 5) -> dict[str, Any]:
-    """Query by query, in rank order: same docids (order included) and, where so, scores within ``tolerance``.
-
-    ``ours`` holds each query's hits in rank order (as ``batch_search`` returns them), ``theirs`` in run-file order
-    (:func:`lsr_eval.runs.trec.read_run`). A query absent from a run counts as one without hits there."""
-    identical = same_docids = 0
-    max_diff = 0.0
-    differing: list[dict[str, Any]] = []
-    for qid in qids:
-        a, b = list(ours.get(qid, {}).items()), list(theirs.get(qid, {}).items())
-        docs_a, docs_b = [d for d, _ in a], [d for d, _ in b]
-        if docs_a == docs_b:
-            same_docids += 1
-            diffs = [abs(x - y) for (_, x), (_, y) in zip(a, b)]
-            worst = max(diffs, default=0.0)
-            max_diff = max(max_diff, worst)
-            if worst <= tolerance:
-                identical += 1
-                continue
-        if len(differing) < examples:
-            rank = next((i for i, (x, y) in enumerate(zip(a, b)) if x[0] != y[0] or abs(x[1] - y[1]) > tolerance),
-                        min(len(a), len(b)))
-            differing.append({"qid": qid, "hits_ours": len(a), "hits_searchcollection": len(b), "first_rank": rank + 1,
-                              "ours": a[rank:rank + 2], "searchcollection": b[rank:rank + 2]})
-    known = set(qids)
-    return {"queries": len(qids), "identical_queries": identical, "same_docids_queries": same_docids,
-            "max_abs_score_diff_same_docids": max_diff, "tolerance": tolerance,
-            "hits_ours": sum(len(ours.get(q, {})) for q in qids),
-            "hits_searchcollection": sum(len(theirs.get(q, {})) for q in qids),
-            "unknown_queries_ours": sorted(set(ours) - known)[:examples],
-            "unknown_queries_searchcollection": sorted(set(theirs) - known)[:examples],
-            "differing_examples": differing}
-
-
 def check_counts(counts, qids: Sequence[str], ours: Run, theirs: Run) -> dict[str, Any]:
     """Nothing lost: every query is searched once and is in our run with hits or counted without; the hits add up;
     the queries absent from SearchCollection's run file are exactly those we found no hit for."""
@@ -335,7 +235,7 @@ def side_by_side(ours_fn: Callable[[], dict[str, Any]], anserini_argv: list[str]
     timed = alternate({OURS: ours_fn, ANSERINI: anserini_path(anserini_argv)}, repeats, memory, interval, keep)
     ours_out, sc_out = last[OURS], last[ANSERINI]
     theirs = read_run(sc_out.output)
-    comparison = compare_runs(ours_out["run"], theirs, qids)
+    comparison = ranked_hits_agreement(ours_out["run"], theirs, qids, SCORE_TOLERANCE, names=("ours", ANSERINI))
     counts = check_counts(ours_out["counts"], qids, ours_out["run"], theirs)
     best = {name: min(ms, key=lambda m: m.seconds) for name, ms in timed.items()}
     paths = {}

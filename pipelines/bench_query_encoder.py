@@ -32,8 +32,9 @@ from pathlib import Path
 from typing import Any
 
 from lsr_eval.defaults import DEFAULT_SCALE
+from lsr_eval.efficiency.measure import rotation
 from lsr_eval.models.options import DEFAULT_PRECISION
-from model_options import add_device, add_precision, encoder_record
+from lsr_eval.models.arguments import add_device, add_precision, encoder_record
 
 REPO = Path(__file__).resolve().parents[1]
 STAGE = "bench-query-encoder"
@@ -196,8 +197,7 @@ def main(argv: list[str] | None = None) -> int:
         for p in range(args.passes):
             log.info("pass %d/%d: %d queries x %d paths", p + 1, args.passes, len(queries), len(paths))
             for i, q in enumerate(queries):
-                k = (i + p) % len(paths)
-                for name in paths[k:] + paths[:k]:
+                for name in rotation(paths, i + p):
                     s = samples[name]
                     t0, c0 = clock(), cpu()
                     encode(name, q.text)

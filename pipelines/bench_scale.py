@@ -54,7 +54,6 @@ indexes and per-run records go to ``--work-dir`` (indexes are deleted after meas
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import logging
 import math
@@ -62,20 +61,22 @@ import os
 import shutil
 import subprocess
 import sys
-import threading
 import time
 import traceback
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
 
-from csv_text import csv_text  # noqa: E402
+from lsr_eval.data.synthetic import DataSpec
+from lsr_eval.efficiency.measure import MB, Monitor
+from lsr_eval.export.synthetic import read_query_vectors, write_synthetic
+from lsr_eval.manifest import write_json
+from lsr_eval.report.formatting import csv_text
+from lsr_eval.workdir import folder_bytes
 
 STAGE = "bench-scale"
 STAGES = ("export", "index", "search", "evaluate")
@@ -84,7 +85,6 @@ SHARED = "shared"
 MSMARCO_PASSAGES = 8_841_823
 DEFAULT_SIZES = (10_000, 100_000, 1_000_000)
 DEFAULT_ENGINES = ("anserini", "pisa", "seismic")
-MB = 1024 * 1024
 #: Written last into a generated collection's folder: its spec, counts and how long it took.
 GENERATED = "generated.json"
 RESULT_FILE = "result.json"
@@ -93,282 +93,6 @@ log = logging.getLogger("bench_scale")
 
 
 # ---- synthetic data -------------------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class DataSpec:
-    """What the synthetic collection and queries look like (all of it goes into the experiment record)."""
-
-    vocab: int = 30_522
-    zipf: float = 1.1
-    doc_terms: float = 120.0
-    doc_sigma: float = 0.5
-    max_doc_terms: int = 512
-    query_terms: float = 25.0
-    query_sigma: float = 0.3
-    max_query_terms: int = 64
-    plant_terms: int = 10
-    #: impacts: round(lognormal(log(impact_median), impact_sigma)) clipped to 1..255
-    impact_median: float = 20.0
-    impact_sigma: float = 0.8
-    query_impact_median: float = 40.0
-    queries: int = 1000
-    seed: int = 13
-    chunk: int = 50_000
-    file_docs: int = 500_000
-
-    def check(self) -> "DataSpec":
-        from lsr_eval.errors import ConfigError
-
-        if self.vocab < 2 or self.vocab > 10 ** 5:
-            raise ConfigError(f"vocab must be in 2..100000 (5-digit term names), got {self.vocab}")
-        if self.zipf <= 0 or self.doc_terms < 1 or self.query_terms < 1 or self.queries < 1:
-            raise ConfigError("zipf, doc_terms, query_terms and queries must be positive")
-        if self.max_doc_terms > self.vocab or self.max_query_terms > self.vocab:
-            raise ConfigError("max_doc_terms and max_query_terms cannot exceed the vocabulary")
-        if self.chunk < 1 or self.file_docs < 1 or self.plant_terms < 0:
-            raise ConfigError("chunk and file_docs must be >= 1, plant_terms >= 0")
-        return self
-
-
-def term_names(vocab: int) -> list[str]:
-    return [f"t{i:05d}" for i in range(vocab)]
-
-
-def doc_id(i: int) -> str:
-    return f"d{i:08d}"
-
-
-def query_id(i: int) -> str:
-    return f"q{i:05d}"
-
-
-class ZipfSampler:
-    """Term ranks 0..vocab-1 with ``p(r) ~ (r + 1) ** -exponent``: inverse CDF through a lookup table of ``2**20``
-    buckets (then a step or two of correction), several times faster than a binary search per draw."""
-
-    BUCKETS = 1 << 20
-
-    def __init__(self, vocab: int, exponent: float) -> None:
-        p = np.arange(1, vocab + 1, dtype=np.float64) ** -exponent
-        self.cdf = np.cumsum(p)
-        self.cdf /= self.cdf[-1]
-        self.cdf[-1] = np.inf  # every u < 1 falls in the vocabulary
-        self.vocab = vocab
-        self._table = np.searchsorted(self.cdf, np.arange(self.BUCKETS) / self.BUCKETS, side="right")
-
-    def __call__(self, u: np.ndarray) -> np.ndarray:
-        """The term of each uniform ``u`` in [0, 1): the first rank whose cumulative probability exceeds it."""
-        ranks = self._table[(u * self.BUCKETS).astype(np.int64)]
-        while True:
-            low = self.cdf[ranks] <= u
-            if not low.any():
-                return ranks
-            ranks[low] += 1
-
-    def probabilities(self) -> np.ndarray:
-        cdf = self.cdf.copy()
-        cdf[-1] = 1.0
-        return np.diff(cdf, prepend=0.0)
-
-
-def _lengths(rng: np.random.Generator, n: int, median: float, sigma: float, cap: int) -> np.ndarray:
-    return np.clip(np.rint(rng.lognormal(math.log(median), sigma, n)), 1, cap).astype(np.int64)
-
-
-def _impacts(rng: np.random.Generator, n: int, median: float, sigma: float) -> np.ndarray:
-    return np.clip(np.rint(rng.lognormal(math.log(median), sigma, n)), 1, 255).astype(np.int64)
-
-
-def draw_vectors(rng: np.random.Generator, lengths: np.ndarray, sampler: ZipfSampler, impact_median: float,
-                 impact_sigma: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Sparse vectors as CSR ``(offsets, terms, impacts)``: row ``i`` holds ``lengths[i]`` distinct terms (at most the
-    vocabulary) drawn from the Zipf ``sampler`` without replacement, each with a log-normal impact in 1..255.
-
-    Vectorised: ``2 * length + 8`` draws with replacement per row, the first occurrences kept in draw order up to the
-    row's length (two integer sorts of packed keys); a row still short is completed one draw at a time."""
-    n = len(lengths)
-    vocab = sampler.vocab
-    need = np.minimum(np.asarray(lengths, dtype=np.int64), vocab)
-    draws = 2 * need + 8
-    bits = int(draws.max()).bit_length() if n else 1
-    if n * vocab * (1 << bits) >= 1 << 62:
-        raise ValueError(f"{n} rows of {vocab} terms: too many to pack; draw them in smaller chunks")
-    first_draw = np.zeros(n, dtype=np.int64)
-    np.cumsum(draws[:-1], out=first_draw[1:])
-    rows = np.repeat(np.arange(n, dtype=np.int64), draws)
-    pos = np.arange(len(rows), dtype=np.int64) - np.repeat(first_draw, draws)
-    terms = sampler(rng.random(len(rows)))
-    packed = np.sort(((rows * vocab + terms) << bits) | pos)  # by row, term, then draw position
-    key = packed >> bits
-    first = np.ones(len(packed), dtype=bool)
-    first[1:] = key[1:] != key[:-1]  # the first draw of each (row, term)
-    packed, key = packed[first], key[first]
-    rows, terms, pos = key // vocab, key % vocab, packed & ((1 << bits) - 1)
-    packed = np.sort(((rows << bits) | pos) * vocab + terms)  # by row, then draw position
-    terms, rows = packed % vocab, (packed // vocab) >> bits
-    counts = np.bincount(rows, minlength=n)
-    starts = np.zeros(n, dtype=np.int64)
-    np.cumsum(counts[:-1], out=starts[1:])
-    keep = np.arange(len(rows), dtype=np.int64) - starts[rows] < need[rows]
-    terms = terms[keep]
-    counts = np.minimum(counts, need)
-    offsets = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(counts, out=offsets[1:])
-    short = np.flatnonzero(counts < need)
-    if len(short):
-        parts, start = [], 0
-        for i in short.tolist():
-            row = terms[offsets[i]:offsets[i + 1]].tolist()
-            seen = set(row)
-            while len(row) < need[i]:
-                for t in sampler(rng.random(4 * (need[i] - len(row)) + 16)).tolist():
-                    if t not in seen:
-                        seen.add(t)
-                        row.append(t)
-                        if len(row) == need[i]:
-                            break
-            parts += [terms[start:offsets[i]], np.array(row, dtype=terms.dtype)]
-            start = offsets[i + 1]
-        parts.append(terms[start:])
-        terms = np.concatenate(parts)
-        np.cumsum(need, out=offsets[1:])
-    impacts = _impacts(rng, len(terms), impact_median, impact_sigma)
-    return offsets, terms, impacts
-
-
-def _json_dumps() -> Callable[[Any], bytes]:
-    from lsr_eval.export.jsonl import json_dumper
-
-    return json_dumper()[1]
-
-
-def generate(folder: Path, n_docs: int, spec: DataSpec) -> dict[str, Any]:
-    """Write the synthetic collection (``folder/collection/part-NNN.jsonl``), ``queries.jsonl`` and ``qrels.json``
-    into the new ``folder``; returns counts and timings (generation vs writing). Memory: one chunk at a time."""
-    from lsr_eval.export.jsonl import AtomicLines
-
-    spec.check()
-    dumps = _json_dumps()
-    names = term_names(spec.vocab)
-    sampler = ZipfSampler(spec.vocab, spec.zipf)
-    collection = folder / "collection"
-    collection.mkdir(parents=True)
-    qrng = np.random.default_rng([spec.seed, n_docs, 1])
-    planted = qrng.integers(0, n_docs, spec.queries)
-    by_doc: dict[int, list[int]] = {}
-    for qi, d in enumerate(planted.tolist()):
-        by_doc.setdefault(d, []).append(qi)
-    planted_terms: dict[int, np.ndarray] = {}
-    gen_s = write_s = 0.0
-    postings = written = empty = 0
-    lengths_hist = np.zeros(spec.max_doc_terms + 1, dtype=np.int64)
-    term_df = np.zeros(spec.vocab, dtype=np.int64)
-    out: AtomicLines | None = None
-    files: list[str] = []
-    try:
-        for c, start in enumerate(range(0, n_docs, spec.chunk)):
-            t0 = time.perf_counter()
-            n = min(spec.chunk, n_docs - start)
-            rng = np.random.default_rng([spec.seed, c])
-            lengths = _lengths(rng, n, spec.doc_terms, spec.doc_sigma, spec.max_doc_terms)
-            offsets, terms, impacts = draw_vectors(rng, lengths, sampler, spec.impact_median, spec.impact_sigma)
-            for d in (d for d in by_doc if start <= d < start + n):
-                planted_terms[d] = terms[offsets[d - start]:offsets[d - start + 1]].copy()
-            t1 = time.perf_counter()
-            gen_s += t1 - t0
-            term_list, imp_list, off = terms.tolist(), impacts.tolist(), offsets.tolist()
-            lines = []
-            for i in range(n):
-                a, b = off[i], off[i + 1]
-                lines.append(dumps({"id": doc_id(start + i), "contents": "",
-                                    "vector": dict(zip([names[t] for t in term_list[a:b]], imp_list[a:b]))}))
-                empty += a == b
-            i = 0
-            while i < n:  # split the chunk at file boundaries
-                if out is None:
-                    name = f"part-{len(files):03d}.jsonl"
-                    files.append(name)
-                    out = AtomicLines(collection / name, compress=False)
-                take = min(n - i, spec.file_docs - out.lines)
-                out.write_lines(lines[i:i + take])
-                i += take
-                if out.lines >= spec.file_docs:
-                    out.close()
-                    out = None
-            written += n
-            postings += len(terms)
-            lengths_hist += np.bincount(np.diff(offsets), minlength=spec.max_doc_terms + 1)
-            np.add.at(term_df, terms, 1)
-            write_s += time.perf_counter() - t1
-            if n_docs > spec.chunk:
-                log.info("export %d: %d/%d documents (%.0fs)", n_docs, written, n_docs, gen_s + write_s)
-        if out is not None:
-            out.close()
-            out = None
-    except BaseException:
-        if out is not None:
-            out.abort()
-        raise
-    t0 = time.perf_counter()
-    queries, qrels = make_queries(n_docs, spec, planted, planted_terms, sampler, names)
-    with open(folder / "queries.jsonl", "wb") as f:
-        for qid, vec in queries.items():
-            f.write(dumps({"id": qid, "vector": vec}) + b"\n")
-    (folder / "qrels.json").write_text(json.dumps(qrels))
-    write_s += time.perf_counter() - t0
-    q_terms = [len(v) for v in queries.values()]
-    mean_len = postings / max(written, 1)
-    return {"documents": written, "postings": int(postings), "empty_documents": int(empty), "files": files,
-            "mean_terms_per_doc": round(mean_len, 2), "max_terms_per_doc": int(np.flatnonzero(lengths_hist).max()),
-            "terms_used": int((term_df > 0).sum()), "top_term_df": int(term_df.max()),
-            "queries": len(queries), "mean_terms_per_query": round(sum(q_terms) / len(q_terms), 2),
-            "generate_seconds": round(gen_s, 3), "write_seconds": round(write_s, 3),
-            "collection_bytes": dir_bytes(collection)}
-
-
-def make_queries(n_docs: int, spec: DataSpec, planted: np.ndarray, planted_terms: Mapping[int, np.ndarray],
-                 sampler: ZipfSampler, names: Sequence[str]) -> tuple[dict[str, dict[str, int]], dict[str, Any]]:
-    """Query ``i``: ``plant_terms`` random terms of its planted document plus Zipf terms up to a log-normal length;
-    qrels: the planted document, grade 1."""
-    rng = np.random.default_rng([spec.seed, n_docs, 2])
-    lengths = _lengths(rng, spec.queries, spec.query_terms, spec.query_sigma, spec.max_query_terms)
-    zipf_offsets, zipf_terms, _ = draw_vectors(rng, lengths, sampler, 1.0, 0.0)
-    queries: dict[str, dict[str, int]] = {}
-    qrels: dict[str, dict[str, int]] = {}
-    for qi, d in enumerate(planted.tolist()):
-        own = planted_terms[d]
-        take = min(spec.plant_terms, len(own), int(lengths[qi]))
-        chosen = list(rng.choice(own, take, replace=False).tolist()) if take else []
-        seen = set(chosen)
-        for t in zipf_terms[zipf_offsets[qi]:zipf_offsets[qi + 1]].tolist():
-            if len(chosen) >= lengths[qi]:
-                break
-            if t not in seen:
-                seen.add(t)
-                chosen.append(t)
-        weights = _impacts(rng, len(chosen), spec.query_impact_median, spec.impact_sigma).tolist()
-        qid = query_id(qi)
-        queries[qid] = {names[t]: w for t, w in zip(chosen, weights)}
-        qrels[qid] = {doc_id(d): 1}
-    return queries, qrels
-
-
-def read_queries(path: Path) -> dict[str, dict[str, int]]:
-    out: dict[str, dict[str, int]] = {}
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            if line.strip():
-                obj = json.loads(line)
-                out[obj["id"]] = obj["vector"]
-    return out
-
-
-def dir_bytes(path: Path) -> int:
-    path = Path(path)
-    if path.is_file():
-        return path.stat().st_size
-    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
-
 
 def ensure_collection(work: Path, n_docs: int, spec: DataSpec, regenerate: bool) -> dict[str, Any]:
     """The generated data for ``n_docs`` in ``work/docs-N/`` (made, or reused when its spec matches)."""
@@ -383,149 +107,14 @@ def ensure_collection(work: Path, n_docs: int, spec: DataSpec, regenerate: bool)
     if folder.exists():
         shutil.rmtree(folder)
     folder.mkdir(parents=True)
-    stats = generate(folder, n_docs, spec)
+    stats = write_synthetic(folder, n_docs, spec)
     meta = {"key": want, "folder": str(folder), "created": time.strftime("%Y-%m-%dT%H:%M:%S"), **stats}
     meta_path.write_text(json.dumps(meta, indent=2) + "\n")
     meta["reused"] = False
     return meta
 
 
-# ---- memory monitor --------------------------------------------------------------------------------------------
-
-def _status_kb(key: str) -> float | None:
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith(key + ":"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return None
-
-
-def rss_mb() -> float:
-    try:
-        with open("/proc/self/statm") as f:
-            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / MB
-    except OSError:
-        import resource
-
-        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-
-def reset_peak_rss() -> bool:
-    """Reset the kernel's peak RSS of this process (``VmHWM``) to its current RSS; False where not possible."""
-    try:
-        with open("/proc/self/clear_refs", "w") as f:
-            f.write("5")
-        return True
-    except OSError:
-        return False
-
-
-class JvmHeap:
-    """The in-process JVM's heap through ``lsr_eval.anserini.jvm`` (the one module allowed to touch Java)."""
-
-    def __init__(self) -> None:
-        from lsr_eval.anserini.jvm import autoclass
-
-        self._runtime = autoclass("java.lang.Runtime").getRuntime()
-        try:
-            self._bean = autoclass("java.lang.management.ManagementFactory").getMemoryMXBean()
-        except Exception:  # noqa: BLE001 - the Runtime figures suffice
-            self._bean = None
-
-    def read(self) -> tuple[float, float]:
-        """(heap in use, heap committed), MiB."""
-        total = self._runtime.totalMemory()
-        used = total - self._runtime.freeMemory()
-        if self._bean is not None:
-            used = max(used, self._bean.getHeapMemoryUsage().getUsed())
-        return used / MB, total / MB
-
-    def max_mb(self) -> float:
-        return self._runtime.maxMemory() / MB
-
-    def gc(self) -> None:
-        self._runtime.gc()
-
-
-class Monitor:
-    """One sampling thread for the whole process: resident memory and (once attached) the JVM heap, every
-    ``interval`` seconds, the maxima kept per stage (:meth:`stage`)."""
-
-    def __init__(self, interval: float = 0.05) -> None:
-        self.interval = interval
-        self.heap: JvmHeap | None = None
-        self._lock = threading.Lock()
-        self._peak: dict[str, float] = {}
-        self._samples = 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._loop, name="bench-scale-monitor", daemon=True)
-        self._thread.start()
-
-    def _sample(self) -> None:
-        values = {"rss": rss_mb()}
-        heap = self.heap
-        if heap is not None:
-            try:
-                values["heap"], values["heap_committed"] = heap.read()
-            except Exception:  # noqa: BLE001 - sampling must never stop the benchmark
-                pass
-        with self._lock:
-            self._samples += 1
-            for k, v in values.items():
-                if v > self._peak.get(k, -1.0):
-                    self._peak[k] = v
-
-    def _loop(self) -> None:
-        while not self._stop.wait(self.interval):
-            self._sample()
-
-    def stop(self) -> None:
-        self._stop.set()
-
-    @contextlib.contextmanager
-    def stage(self, record: dict[str, Any]) -> Iterator[dict[str, Any]]:
-        """Time the block and fill ``record`` with seconds and memory peaks (also when the block raises)."""
-        if self.heap is not None:
-            self.heap.gc()  # the stage's heap starts from live objects only (not timed)
-        hwm_reset = reset_peak_rss()
-        with self._lock:
-            self._peak = {}
-            self._samples = 0
-        self._sample()
-        record["rss_start_mb"] = round(rss_mb(), 1)
-        if self.heap is not None:
-            record["heap_start_mb"] = round(self.heap.read()[0], 1)
-        record["load_1min"] = round(os.getloadavg()[0], 2)
-        t0 = time.perf_counter()
-        cpu0 = time.process_time()
-        try:
-            yield record
-        finally:
-            record["seconds"] = round(time.perf_counter() - t0, 3)
-            record["cpu_seconds"] = round(time.process_time() - cpu0, 3)
-            self._sample()
-            with self._lock:
-                peak = dict(self._peak)
-                samples = self._samples
-            hwm = _status_kb("VmHWM") if hwm_reset else None
-            record["rss_peak_mb"] = round(max(peak.get("rss", 0.0), hwm or 0.0), 1)
-            record["rss_peak_source"] = "VmHWM (reset at stage start) and samples" if hwm_reset else "samples"
-            record["memory_samples"] = samples
-            if "heap" in peak:
-                record["heap_peak_mb"] = round(peak["heap"], 1)
-                record["heap_committed_peak_mb"] = round(peak["heap_committed"], 1)
-                record["heap_max_mb"] = round(self.heap.max_mb(), 1) if self.heap else None
-
-
 # ---- one (size, engine) run, in its own process ----------------------------------------------------------------
-
-def _write_json(path: Path, obj: Any) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(obj, indent=2, default=str) + "\n")
-    os.replace(tmp, path)
-
 
 def _error(e: BaseException) -> str:
     return f"{type(e).__name__}: {e}"
@@ -541,7 +130,7 @@ def child_export(work: Path, n_docs: int, spec: DataSpec, regenerate: bool, resu
             meta = ensure_collection(work, n_docs, spec, regenerate)
     except Exception as e:  # noqa: BLE001 - recorded
         record.update(status="failed", error=_error(e), traceback=traceback.format_exc())
-        _write_json(result_path, result)
+        write_json(result_path, result, default=str)
         return result
     if meta["reused"]:  # report the generation run's own figures
         old = meta.get("export_record") or {}
@@ -556,7 +145,7 @@ def child_export(work: Path, n_docs: int, spec: DataSpec, regenerate: bool, resu
                   collection_mb=round(meta["collection_bytes"] / MB, 1),
                   generate_seconds=meta["generate_seconds"], write_seconds=meta["write_seconds"])
     result["collection"] = {k: v for k, v in meta.items() if k != "export_record"}
-    _write_json(result_path, result)
+    write_json(result_path, result, default=str)
     return result
 
 
@@ -574,7 +163,7 @@ def child_engine(work: Path, n_docs: int, engine_name: str, args: argparse.Names
                               "started": time.strftime("%Y-%m-%dT%H:%M:%S")}
     stages = {s: {"stage": s, "engine": engine_name, "docs": n_docs, "status": "pending"} for s in STAGES[1:]}
     result["stages"] = list(stages.values())
-    save = lambda: _write_json(result_path, result)  # noqa: E731
+    save = lambda: write_json(result_path, result, default=str)  # noqa: E731
 
     def fail_rest(after: str, why: str) -> None:
         for s in STAGES[STAGES.index(after) + 1:]:
@@ -587,11 +176,12 @@ def child_engine(work: Path, n_docs: int, engine_name: str, args: argparse.Names
         result["setup"]["engine_seconds"] = round(time.perf_counter() - t0, 3)
         if engine_name == "anserini":
             from lsr_eval.anserini.jvm import start
+            from lsr_eval.anserini.search_collection import JvmMemory
 
             t0 = time.perf_counter()
             start()
             result["setup"]["jvm_start_seconds"] = round(time.perf_counter() - t0, 3)
-            monitor.heap = JvmHeap()
+            monitor.memory = JvmMemory()
         result["setup"]["describe"] = engine.describe()
     except Exception as e:  # noqa: BLE001 - recorded
         result["setup"]["error"] = _error(e)
@@ -612,7 +202,7 @@ def child_engine(work: Path, n_docs: int, engine_name: str, args: argparse.Names
         with monitor.stage(rec):
             counts = engine.build(data / "collection", index, threads=args.threads)
         rec.update(status="ok", documents_read=counts.documents_read, documents_indexed=counts.documents_indexed,
-                   postings=meta["postings"], index_mb=round(dir_bytes(index) / MB, 1),
+                   postings=meta["postings"], index_mb=round(folder_bytes(index) / MB, 1),
                    engine_build_seconds=round(counts.seconds, 3))
         if not counts.documents_read == counts.documents_indexed == meta["documents"]:
             rec.update(status="failed", note=f"counts differ: {meta['documents']} written, "
@@ -626,7 +216,7 @@ def child_engine(work: Path, n_docs: int, engine_name: str, args: argparse.Names
         _cleanup(index, args.keep_indexes)
         return result
 
-    queries = read_queries(data / "queries.jsonl")
+    queries = read_query_vectors(data / "queries.jsonl")
     qrels = json.loads((data / "qrels.json").read_text())
     rec = stages["search"]
     rec["status"] = "running"

@@ -35,9 +35,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Mapping
 
+from lsr_eval.evaluation.agreement import differing_queries
+
 REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
 
 STAGE = "check-exact-engines"
 #: the engines checked against Anserini, and their names in the summary
@@ -68,12 +68,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--out", required=True)
     p.add_argument("--overwrite", action="store_true")
     return p.parse_args(argv)
-
-
-def differing(run: Run, reference: Run) -> list[str]:
-    """Query ids whose ranked ``(docid, score)`` lists differ between two runs (a missing query is an empty list)."""
-    return sorted(q for q in reference.keys() | run.keys()
-                  if list(run.get(q, {}).items()) != list(reference.get(q, {}).items()))
 
 
 def integer_scores(run: Run) -> dict[str, dict[str, float]]:
@@ -151,14 +145,14 @@ def check_dataset(spec: str, args: argparse.Namespace, work: Path) -> dict[str, 
             seconds[f"{e}_one_by_one"] = time.perf_counter() - t
     reference = runs["anserini"]
     off = residue(reference)
-    before = differing(integer_scores(runs["pisa"]), reference) if "pisa" in runs else []
+    before = differing_queries(integer_scores(runs["pisa"]), reference) if "pisa" in runs else []
     first = next(iter(sorted(off.items())), None)
     return {
         "dataset": dataset.describe(),
         "documents": stages["anserini"]["export"]["counts"]["documents_out"],
         "queries": len(maps), "k": args.k, "remove_query": remove,
         "hits": {name: sum(map(len, run.values())) for name, run in runs.items()},
-        "differing_from_anserini": {name: differing(run, reference) for name, run in runs.items()
+        "differing_from_anserini": {name: differing_queries(run, reference) for name, run in runs.items()
                                     if name != "anserini"},
         "before_fix": {"differing": len(before), "qids": before},
         "residue": {"queries": len(off), "hits": sum(map(len, off.values())), "qids": sorted(off),

@@ -50,10 +50,9 @@ import numpy as np
 
 PIPELINES = Path(__file__).resolve().parent
 REPO = PIPELINES.parent
-if str(PIPELINES) not in sys.path:
-    sys.path.insert(0, str(PIPELINES))
 
-from model_options import add_device, add_precision  # noqa: E402
+from lsr_eval.evaluation.agreement import run_agreement
+from lsr_eval.models.arguments import add_device, add_precision
 
 STAGE = "parity-pyserini"
 #: Pyserini's SPLADE quantisation: ``round(weight / weight_range * quant_range)`` (pyserini/encode/_splade.py).
@@ -344,24 +343,6 @@ def float_top(q_matrix, d_matrix, qids: Sequence[str], doc_ids: Sequence[str], d
 
 # ---- runs and agreement ---------------------------------------------------------------------------------------
 
-def ranked(hits: Mapping[str, float]) -> list[str]:
-    """Doc ids in the searcher's order (runs keep Anserini's order)."""
-    return list(hits)
-
-
-def agreement(a: Mapping[str, Mapping[str, float]], b: Mapping[str, Mapping[str, float]], qids: Sequence[str],
-              depth: int = TOP) -> dict[str, Any]:
-    """Same top-``depth`` set / list per query, and identical runs (docids and scores, all depths)."""
-    same_set = [qid for qid in qids if set(ranked(a[qid])[:depth]) == set(ranked(b[qid])[:depth])]
-    same_list = sum(ranked(a[qid])[:depth] == ranked(b[qid])[:depth] for qid in qids)
-    same_run = sum(dict(a[qid]) == dict(b[qid]) for qid in qids)
-    same_positive = sum({d: x for d, x in a[qid].items() if x > 0} == {d: x for d, x in b[qid].items() if x > 0}
-                        for qid in qids)
-    return {"queries": len(qids), "same_top10_set": len(same_set), "same_top10_list": same_list,
-            "identical_runs": same_run, "identical_positive_score_hits": same_positive,
-            "differing_top10_set": [q for q in qids if q not in set(same_set)]}
-
-
 @dataclass(frozen=True)
 class Step:
     """One stage of the ablation: Pyserini's path with some of its parts replaced by lsr-eval's."""
@@ -390,7 +371,7 @@ def first_change(runs: Mapping[str, Mapping[str, Mapping[str, float]]], qid: str
     """The first step whose top-10 set differs from the previous step's, for a query."""
     names = [s.name for s in STEPS]
     for prev, cur in zip(names, names[1:]):
-        if set(ranked(runs[prev][qid])[:TOP]) != set(ranked(runs[cur][qid])[:TOP]):
+        if set(list(runs[prev][qid])[:TOP]) != set(list(runs[cur][qid])[:TOP]):
             return cur
     return None
 
@@ -402,13 +383,13 @@ def explain_query(qid: str, runs, float_q: Mapping[str, Mapping[str, float]],
     their float score (dot product of the float vectors without special tokens): near-ties explain quantisation
     swaps."""
     py, ours = runs["pyserini"][qid], runs["lsr-eval"][qid]
-    top_py, top_ours = ranked(py)[:TOP], ranked(ours)[:TOP]
+    top_py, top_ours = list(py)[:TOP], list(ours)[:TOP]
     q = {t: w for t, w in float_q[qid].items() if t not in specials}
 
     def doc(d: str) -> dict[str, Any]:
         fd = float_d.get(d, {})
-        return {"doc": d, "rank_pyserini": ranked(py).index(d) + 1 if d in py else None,
-                "score_pyserini": py.get(d), "rank_lsr_eval": ranked(ours).index(d) + 1 if d in ours else None,
+        return {"doc": d, "rank_pyserini": list(py).index(d) + 1 if d in py else None,
+                "score_pyserini": py.get(d), "rank_lsr_eval": list(ours).index(d) + 1 if d in ours else None,
                 "score_lsr_eval": ours.get(d), "float_score": sum(w * fd.get(t, 0.0) for t, w in q.items())}
 
     tenth = {"pyserini": doc(top_py[-1]) if top_py else None, "lsr_eval": doc(top_ours[-1]) if top_ours else None}
@@ -431,7 +412,7 @@ def main(argv: list[str] | None = None) -> int:
     from lsr_eval.anserini import jvm
     from lsr_eval.anserini.searcher import ImpactSearcher
     from lsr_eval.benchmark.config import load_config
-    from lsr_eval.commands._model_args import resolve_model
+    from lsr_eval.models.offline import resolve_model
     from lsr_eval.data.datasets import load_dataset
     from lsr_eval.encode.queries import encode_queries
     from lsr_eval.encode.reader import load_matrix, read_vocab
@@ -587,12 +568,12 @@ def main(argv: list[str] | None = None) -> int:
     steps = []
     names = list(runs)
     for prev, cur in zip(names, names[1:]):
-        steps.append({"from": prev, "to": cur, **agreement(runs[prev], runs[cur], qids),
+        steps.append({"from": prev, "to": cur, **run_agreement(runs[prev], runs[cur], qids),
                       "nDCG@10_from": metrics[prev]["nDCG@10"], "nDCG@10_to": metrics[cur]["nDCG@10"]})
-    end_to_end = agreement(run_py, run_lsr, qids)
+    end_to_end = run_agreement(run_py, run_lsr, qids)
     explained = [explain_query(q, runs, q_float, d_float, specials, exact_top)
                  for q in end_to_end["differing_top10_set"]]
-    float_agreement = {name: sum(set(ranked(runs[name][q])[:TOP]) == exact_top[q] for q in qids)
+    float_agreement = {name: sum(set(list(runs[name][q])[:TOP]) == exact_top[q] for q in qids)
                        for name in ("pyserini", "lsr-eval")}
     float_agreement["differing_queries_agreeing_with"] = {
         who: sum(x["float_top10_equals"] == [who] for x in explained) for who in ("pyserini", "lsr-eval")}
@@ -670,7 +651,7 @@ def write_per_query(path: Path, qids: Sequence[str], runs, per_query) -> None:
         w = csv.writer(f)
         w.writerow(["qid", "ndcg10_pyserini", "ndcg10_lsr_eval", "top10_overlap", "same_top10_set", "first_step"])
         for q in qids:
-            a, b = set(ranked(runs["pyserini"][q])[:TOP]), set(ranked(runs["lsr-eval"][q])[:TOP])
+            a, b = set(list(runs["pyserini"][q])[:TOP]), set(list(runs["lsr-eval"][q])[:TOP])
             w.writerow([q, f"{per_query['pyserini'].get(q, 0.0):.4f}", f"{per_query['lsr-eval'].get(q, 0.0):.4f}",
                         len(a & b), int(a == b), first_change(runs, q) or ""])
 

@@ -13,12 +13,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from lsr_eval.data.synthetic import DataSpec, ZipfSampler, doc_id, draw_vectors, query_id
+from lsr_eval.export.synthetic import read_query_vectors, write_synthetic
+
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "pipelines"))
 
 import bench_scale as bs  # noqa: E402
 
-SPEC = bs.DataSpec(queries=20, chunk=200, file_docs=300, seed=5)
+SPEC = DataSpec(queries=20, chunk=200, file_docs=300, seed=5)
 
 
 def _lines(folder: Path) -> list[dict]:
@@ -29,10 +32,10 @@ def _lines(folder: Path) -> list[dict]:
 
 
 def test_draw_vectors_distinct_terms_exact_lengths_zipf():
-    sampler = bs.ZipfSampler(2000, 1.1)
+    sampler = ZipfSampler(2000, 1.1)
     rng = np.random.default_rng(0)
     lengths = np.array([1, 5, 120, 400, 2000, 3000, 60] * 50)
-    offsets, terms, impacts = bs.draw_vectors(rng, lengths, sampler, 20.0, 0.8)
+    offsets, terms, impacts = draw_vectors(rng, lengths, sampler, 20.0, 0.8)
     assert np.diff(offsets).tolist() == np.minimum(lengths, 2000).tolist()
     for i in range(len(lengths)):
         row = terms[offsets[i]:offsets[i + 1]].tolist()
@@ -46,7 +49,7 @@ def test_draw_vectors_distinct_terms_exact_lengths_zipf():
 
 
 def test_zipf_sampler_matches_a_binary_search():
-    sampler = bs.ZipfSampler(30522, 1.1)
+    sampler = ZipfSampler(30522, 1.1)
     u = np.random.default_rng(1).random(200_000)
     u[:3] = [0.0, 0.999999999999, 0.5]
     exact = np.searchsorted(np.cumsum(sampler.probabilities()), u, side="right").clip(0, 30521)
@@ -55,20 +58,20 @@ def test_zipf_sampler_matches_a_binary_search():
 
 
 def test_generate_counts_files_queries_and_determinism(tmp_path):
-    meta = bs.generate(tmp_path / "a", 500, SPEC)
+    meta = write_synthetic(tmp_path / "a", 500, SPEC)
     docs = _lines(tmp_path / "a")
     assert meta["documents"] == len(docs) == 500
     assert sorted(p.name for p in (tmp_path / "a" / "collection").iterdir()) == ["part-000.jsonl", "part-001.jsonl"]
     assert len((tmp_path / "a" / "collection" / "part-000.jsonl").read_text().splitlines()) == 300
-    assert [d["id"] for d in docs] == [bs.doc_id(i) for i in range(500)]
+    assert [d["id"] for d in docs] == [doc_id(i) for i in range(500)]
     assert meta["postings"] == sum(len(d["vector"]) for d in docs)
     for d in docs:
         assert d["contents"] == "" and d["vector"]
         assert all(isinstance(w, int) and 1 <= w <= 255 for w in d["vector"].values())
         assert all(t.startswith("t") and len(t) == 6 for t in d["vector"])
-    queries = bs.read_queries(tmp_path / "a" / "queries.jsonl")
+    queries = read_query_vectors(tmp_path / "a" / "queries.jsonl")
     qrels = json.loads((tmp_path / "a" / "qrels.json").read_text())
-    assert list(queries) == list(qrels) == [bs.query_id(i) for i in range(20)]
+    assert list(queries) == list(qrels) == [query_id(i) for i in range(20)]
     by_id = {d["id"]: d["vector"] for d in docs}
     for qid, vec in queries.items():
         (rel,) = qrels[qid]
@@ -76,13 +79,13 @@ def test_generate_counts_files_queries_and_determinism(tmp_path):
         shared = set(vec) & set(by_id[rel])
         assert len(shared) >= min(SPEC.plant_terms, len(by_id[rel])), f"{qid}: planted terms missing"
     # same seed, same bytes; a smaller collection is a prefix (same chunk size)
-    bs.generate(tmp_path / "b", 500, SPEC)
+    write_synthetic(tmp_path / "b", 500, SPEC)
     for name in ("part-000.jsonl", "part-001.jsonl"):
         a, b = (tmp_path / "a" / "collection" / name), (tmp_path / "b" / "collection" / name)
         assert a.read_bytes() == b.read_bytes()
-    bs.generate(tmp_path / "c", 200, SPEC)
+    write_synthetic(tmp_path / "c", 200, SPEC)
     assert [d["vector"] for d in _lines(tmp_path / "c")] == [d["vector"] for d in docs[:200]]
-    other = bs.generate(tmp_path / "d", 500, replace(SPEC, seed=6))
+    other = write_synthetic(tmp_path / "d", 500, replace(SPEC, seed=6))
     assert _lines(tmp_path / "d")[0]["vector"] != docs[0]["vector"] and other["documents"] == 500
 
 

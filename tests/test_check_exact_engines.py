@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from lsr_eval.evaluation.agreement import differing_queries
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "pipelines"))
 
 import check_exact_engines as check  # noqa: E402
@@ -18,10 +20,10 @@ from tiny_models import tiny_model  # noqa: E402
 
 def test_differing_compares_order_and_scores_bit_for_bit():
     ref = {"q1": {"a": 3.0, "b": 2.0}, "q2": {"a": 51.0, "b": 50.999996185302734}, "q3": {"a": 1.0}}
-    assert check.differing(ref, ref) == []
-    assert check.differing({"q1": {"b": 2.0, "a": 3.0}, "q2": ref["q2"], "q3": {}}, ref) == ["q1", "q3"]
-    assert check.differing(check.integer_scores(ref), ref) == ["q2"]  # 50.999996 -> 51
-    assert check.differing({**ref, "q4": {}}, ref) == [] and check.differing({**ref, "q4": {"x": 1.0}}, ref) == ["q4"]
+    assert differing_queries(ref, ref) == []
+    assert differing_queries({"q1": {"b": 2.0, "a": 3.0}, "q2": ref["q2"], "q3": {}}, ref) == ["q1", "q3"]
+    assert differing_queries(check.integer_scores(ref), ref) == ["q2"]  # 50.999996 -> 51
+    assert differing_queries({**ref, "q4": {}}, ref) == [] and differing_queries({**ref, "q4": {"x": 1.0}}, ref) == ["q4"]
 
 
 def test_residue_lists_the_scores_off_their_integer_and_their_tied_runs():
