@@ -33,9 +33,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
-
 from lsr_eval.evaluation.agreement import top_agreement, weight_map_agreement
+
+REPO = Path(__file__).resolve().parents[1]
 
 STAGE = "bench-bf16-fidelity"
 PRECISIONS = ("fp32", "bf16")

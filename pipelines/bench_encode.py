@@ -51,9 +51,9 @@ from typing import Any
 from lsr_eval.defaults import DEFAULT_SCALE
 from lsr_eval.efficiency.measure import rotation
 
-REPO = Path(__file__).resolve().parents[1]
-
 from lsr_eval.models.arguments import add_device, add_precision, encoder_record, in_precision
+
+REPO = Path(__file__).resolve().parents[1]
 STAGE = "bench-encode"
 #: Pyserini's quantisation of SPLADE weights: round(w / 5 * 256) (pyserini/encode/_splade.py).
 PYSERINI_SCALE = 256 / 5

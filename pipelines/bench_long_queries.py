@@ -44,8 +44,6 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-REPO = Path(__file__).resolve().parents[1]
-
 from lsr_eval.data.types import Document, Query, Run
 from lsr_eval.efficiency.measure import alternate, measure
 from lsr_eval.evaluation.agreement import ranked_hits_agreement
@@ -54,6 +52,8 @@ from lsr_eval.models.options import DEFAULT_PRECISION
 from lsr_eval.errors import InputError, LsrEvalError
 from lsr_eval.report.formatting import csv_text
 from lsr_eval.models.arguments import add_device, add_precision
+
+REPO = Path(__file__).resolve().parents[1]
 
 STAGE = "bench-long-queries"
 #: Run files print six decimals: scores within half a unit of the sixth decimal are equal at that precision.

@@ -56,7 +56,6 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import math
 import os
 import shutil
 import subprocess
@@ -65,24 +64,23 @@ import time
 import traceback
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Mapping, Sequence
-
-import numpy as np
-
-REPO = Path(__file__).resolve().parents[1]
+from typing import Any, Mapping
 
 from lsr_eval.data.synthetic import DataSpec
 from lsr_eval.efficiency.measure import MB, Monitor
+from lsr_eval.efficiency.scaling import (MSMARCO_PASSAGES, SHARED, STAGES, TABLE_FIELDS, available_memory_mb,
+                                         budget_decision, close_result, compare_exact, fits, predict, skipped_result,
+                                         table_rows)
+from lsr_eval.evaluation.agreement import run_digests
 from lsr_eval.export.synthetic import read_query_vectors, write_synthetic
 from lsr_eval.manifest import write_json
 from lsr_eval.report.formatting import csv_text
+from lsr_eval.report.scale import plot, summaries, summary_text  # noqa: F401  (summaries: the results test)
 from lsr_eval.workdir import folder_bytes
 
+REPO = Path(__file__).resolve().parents[1]
+
 STAGE = "bench-scale"
-STAGES = ("export", "index", "search", "evaluate")
-SHARED = "shared"
-#: MS MARCO v1 passages: the collection the curve is extrapolated to.
-MSMARCO_PASSAGES = 8_841_823
 DEFAULT_SIZES = (10_000, 100_000, 1_000_000)
 DEFAULT_ENGINES = ("anserini", "pisa", "seismic")
 #: Written last into a generated collection's folder: its spec, counts and how long it took.
@@ -273,108 +271,12 @@ def child_engine(work: Path, n_docs: int, engine_name: str, args: argparse.Names
     return result
 
 
-def run_digests(run: Mapping[str, Mapping[str, float]]) -> tuple[str, dict[str, list[str]]]:
-    """The run's sha256, and per query the sha256 of its hits (docid and ``repr`` of the score, in rank order:
-    score descending, then docid) and of its set of docids: what :func:`compare_exact` compares across engines
-    that ran in other processes (the runs themselves are not kept)."""
-    import hashlib
-
-    def sha(text: str) -> str:
-        return hashlib.sha256(text.encode()).hexdigest()
-
-    per_query = {}
-    for qid in sorted(run):
-        hits = sorted(run[qid].items(), key=lambda h: (-h[1], h[0]))
-        per_query[qid] = [sha("\n".join(f"{d} {x!r}" for d, x in hits)), sha("\n".join(sorted(run[qid])))]
-    return sha("\n".join(f"{q} {h}" for q, (h, _) in per_query.items())), per_query
-
-
-def compare_exact(results: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Per collection size, each exact engine's run (:attr:`EngineSpec.exact`) against the reference engine's
-    (Anserini's, else the first exact engine that searched): the same run from every exact engine is the contract
-    (lsr_eval/engines/base.py). Counts the queries with identical hits (docids and scores) and with the same set
-    of docids. The per-query digests are taken out of every record (they are only for this)."""
-    from lsr_eval.engines.registry import ENGINES, REFERENCE_ENGINE
-
-    by_size: dict[int, dict[str, dict[str, Any]]] = {}
-    for res in results:
-        spec = ENGINES.get(res["engine"])
-        search = next((r for r in res["stages"] if r["stage"] == "search"), {})
-        digests = search.pop("query_sha256", None)
-        if spec is not None and spec.exact and digests is not None:
-            by_size.setdefault(res["docs"], {})[res["engine"]] = digests
-    out = []
-    for n_docs, searches in sorted(by_size.items()):
-        ref = REFERENCE_ENGINE if REFERENCE_ENGINE in searches else next(iter(searches))
-        a = searches[ref]
-        for engine, b in searches.items():
-            if engine == ref:
-                continue
-            qids = sorted(set(a) | set(b))
-            identical = [q for q in qids if q in a and q in b and a[q][0] == b[q][0]]
-            same_sets = sum(q in a and q in b and a[q][1] == b[q][1] for q in qids)
-            out.append({"docs": n_docs, "reference": ref, "engine": engine, "queries": len(qids),
-                        "identical_queries": len(identical), "same_docid_set_queries": same_sets,
-                        "identical": len(identical) == len(qids),
-                        "differing_queries": [q for q in qids if q not in set(identical)][:10]})
-    return out
-
-
 def _cleanup(index: Path, keep: bool) -> None:
     if not keep and index.exists():
         shutil.rmtree(index, ignore_errors=True)
 
 
 # ---- the parent: sizes x engines, budget, outputs --------------------------------------------------------------
-
-def available_memory_mb() -> float | None:
-    kb = None
-    try:
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemAvailable:"):
-                kb = int(line.split()[1])
-    except OSError:
-        return None
-    return kb / 1024 if kb else None
-
-
-def predict(previous: Sequence[Mapping[str, Any]], n_docs: int) -> dict[str, Any] | None:
-    """A run's total seconds and peak resident memory at ``n_docs``, predicted linearly from the same engine's
-    complete runs at smaller sizes: from the two largest, the line through them (the marginal cost); from one,
-    seconds scaled by the size ratio (fixed costs scaled too: pessimistic) and memory as the memory at its index
-    stage's start plus the growth during its stages scaled by the ratio."""
-    done = []
-    for res in previous:
-        stages = [s for s in res["stages"] if s.get("status") == "ok"]
-        if len(stages) == len(STAGES) - 1:
-            done.append((res["docs"], sum(s["seconds"] for s in stages),
-                         max(s.get("rss_peak_mb") or 0.0 for s in stages), stages[0].get("rss_start_mb") or 0.0))
-    done = sorted(d for d in done if d[0] < n_docs)
-    if not done:
-        return None
-    if len(done) >= 2 and done[-1][0] > done[-2][0]:
-        (n0, t0, m0, _), (n1, t1, m1, _) = done[-2:]
-        slope_t, slope_m = max((t1 - t0) / (n1 - n0), 0.0), max((m1 - m0) / (n1 - n0), 0.0)
-        return {"from_docs": [n0, n1], "seconds": t1 + slope_t * (n_docs - n1),
-                "rss_peak_mb": m1 + slope_m * (n_docs - n1)}
-    n1, t1, m1, base = done[-1]
-    ratio = n_docs / n1
-    return {"from_docs": [n1], "seconds": t1 * ratio, "rss_peak_mb": base + max(m1 - base, 0.0) * ratio}
-
-
-def budget_decision(prediction: Mapping[str, float] | None, budget_s: float, mem_limit_mb: float | None,
-                    force: bool) -> str | None:
-    """Why a run is skipped (None: run it)."""
-    if prediction is None or force:
-        return None
-    why = []
-    if prediction["seconds"] > budget_s:
-        why.append(f"predicted {prediction['seconds'] / 60:.1f} min (linear from {prediction['from_docs']} docs) > "
-                   f"budget {budget_s / 60:.0f} min")
-    if mem_limit_mb is not None and prediction["rss_peak_mb"] > mem_limit_mb:
-        why.append(f"predicted peak RSS {prediction['rss_peak_mb']:.0f} MB > {mem_limit_mb:.0f} MB allowed")
-    return "; ".join(why) or None
-
 
 def run_child(argv: list[str], result_path: Path, timeout_s: float, log_path: Path) -> tuple[dict | None, str | None]:
     """Run this script on ``argv`` in a fresh process; (its result file, a problem or None)."""
@@ -396,214 +298,6 @@ def run_child(argv: list[str], result_path: Path, timeout_s: float, log_path: Pa
             problem = f"timeout: stopped after {timeout_s / 60:.0f} min (--timeout-minutes)"
     result = json.loads(result_path.read_text()) if result_path.exists() else None
     return result, problem
-
-
-def close_result(result: dict | None, n_docs: int, engine: str, problem: str | None) -> dict:
-    """A child's result with every stage left pending or running marked as failed by ``problem``."""
-    stages = STAGES[:1] if engine == SHARED else STAGES[1:]
-    if result is None:
-        result = {"docs": n_docs, "engine": engine,
-                  "stages": [{"stage": s, "engine": engine, "docs": n_docs, "status": "pending"} for s in stages]}
-    for rec in result["stages"]:
-        if rec.get("status") in ("pending", "running"):
-            status = "timeout" if problem and problem.startswith("timeout") else "failed"
-            rec.update(status=status, note=problem or "the run ended without finishing this stage")
-    return result
-
-
-def skipped_result(n_docs: int, engine: str, why: str, stages: Sequence[str]) -> dict:
-    return {"docs": n_docs, "engine": engine, "skipped": why,
-            "stages": [{"stage": s, "engine": engine, "docs": n_docs, "status": "skipped", "note": why}
-                       for s in stages]}
-
-
-TABLE_FIELDS = ["docs", "engine", "stage", "status", "seconds", "seconds_per_1k_docs", "throughput",
-                "throughput_unit", "cpu_seconds", "rss_start_mb", "rss_peak_mb", "heap_peak_mb",
-                "heap_committed_peak_mb", "heap_max_mb", "index_mb", "collection_mb", "postings", "queries", "hits",
-                "load_1min", "note"]
-
-
-def table_rows(results: Sequence[Mapping[str, Any]], n_queries: int) -> list[dict[str, Any]]:
-    rows = []
-    for res in results:
-        for rec in res["stages"]:
-            row = {k: rec.get(k) for k in TABLE_FIELDS}
-            secs = rec.get("seconds")
-            if rec.get("status") == "ok" and secs:
-                row["seconds_per_1k_docs"] = round(secs / rec["docs"] * 1000, 5)
-                if rec["stage"] in ("export", "index"):
-                    row["throughput"], row["throughput_unit"] = round(rec["docs"] / secs, 1), "docs/s"
-                else:
-                    row["throughput"], row["throughput_unit"] = round(n_queries / secs, 1), "queries/s"
-            else:
-                row["seconds"] = row["cpu_seconds"] = None if rec.get("status") != "ok" else secs
-            note = rec.get("note") or rec.get("error")
-            row["note"] = note
-            rows.append(row)
-    return rows
-
-
-def fit_stage(points: Sequence[tuple[int, float]], target: int = MSMARCO_PASSAGES) -> dict[str, Any] | None:
-    """Least-squares ``value = a + b * docs`` over ``points`` ((docs, value), >= 2 sizes), its value at ``target``,
-    the log-log exponent (1 = linear) and the per-document cost ratio of the largest to the smallest size."""
-    pts = sorted((int(n), float(v)) for n, v in points if v is not None)
-    if len({n for n, _ in pts}) < 2:
-        return None
-    x = np.array([n for n, _ in pts], dtype=float)
-    y = np.array([v for _, v in pts], dtype=float)
-    b, a = np.polyfit(x, y, 1)
-    (n0, v0), (n1, v1) = pts[0], pts[-1]
-    exponent = (math.log(v1) - math.log(v0)) / (math.log(n1) - math.log(n0)) if v0 > 0 and v1 > 0 else None
-    per_doc_ratio = (v1 / n1) / (v0 / n0) if v0 > 0 else None
-    # slope of the two largest sizes: the marginal cost, the best guess for larger collections (a falling value,
-    # e.g. a constant cost measured with noise, is extrapolated flat)
-    (m0, w0), (m1, w1) = pts[-2], pts[-1]
-    marginal = (w1 - w0) / (m1 - m0)
-    growth = None
-    if len(pts) >= 3 and pts[1][0] > pts[0][0] and pts[1][1] > pts[0][1]:
-        growth = marginal / ((pts[1][1] - pts[0][1]) / (pts[1][0] - pts[0][0]))
-    return {"sizes": [int(n) for n in x], "values": [round(v, 4) for v in y],
-            "marginal_growth_last_vs_first_interval": round(growth, 3) if growth is not None else None,
-            "slope_per_1k_docs": round(b * 1000, 6), "intercept": round(a, 4),
-            "marginal_per_1k_docs": round(marginal * 1000, 6),
-            "extrapolated": round(a + b * target, 2),
-            "extrapolated_marginal": round(w1 + max(marginal, 0.0) * (target - m1), 2),
-            "loglog_exponent": round(exponent, 3) if exponent is not None else None,
-            "per_doc_ratio_largest_vs_smallest": round(per_doc_ratio, 3) if per_doc_ratio is not None else None}
-
-
-def fits(results: Sequence[Mapping[str, Any]], target: int = MSMARCO_PASSAGES) -> dict[str, dict[str, Any]]:
-    """Per ``engine/stage``: fits of seconds and of peak RSS (and index size for ``index``) against documents."""
-    points: dict[tuple[str, str], list[dict]] = {}
-    for res in results:
-        for rec in res["stages"]:
-            if rec.get("status") == "ok" and rec.get("seconds") is not None:
-                points.setdefault((rec["engine"], rec["stage"]), []).append(rec)
-    out: dict[str, dict[str, Any]] = {}
-    for (engine, stage), recs in sorted(points.items()):
-        entry: dict[str, Any] = {"engine": engine, "stage": stage}
-        for key, field in (("seconds", "seconds"), ("cpu_seconds", "cpu_seconds"), ("rss_peak_mb", "rss_peak_mb"),
-                           ("index_mb", "index_mb"), ("heap_peak_mb", "heap_peak_mb")):
-            f = fit_stage([(r["docs"], r.get(field)) for r in recs if r.get(field) is not None], target)
-            if f is not None:
-                entry[key] = f
-        if "seconds" in entry:
-            entry["extrapolated_hours"] = round(entry["seconds"]["extrapolated"] / 3600, 2)
-        out[f"{engine}/{stage}"] = entry
-    # whole runs: export + index + search + evaluate seconds, and the largest peak RSS of the engine's stages
-    export = {r["docs"]: r["stages"][0] for r in results
-              if r["engine"] == SHARED and r["stages"][0].get("status") == "ok"}
-    totals: dict[str, list[tuple]] = {}
-    for res in results:
-        stages = res["stages"]
-        if res["engine"] == SHARED or res["docs"] not in export or any(s.get("status") != "ok" for s in stages):
-            continue
-        totals.setdefault(res["engine"], []).append(
-            (res["docs"], export[res["docs"]]["seconds"] + sum(s["seconds"] for s in stages),
-             max(s.get("rss_peak_mb") or 0.0 for s in stages),
-             next((s.get("index_mb") for s in stages if s["stage"] == "index"), None),
-             sum(s.get("cpu_seconds") or 0.0 for s in [export[res["docs"]], *stages])))
-    for engine, pts in sorted(totals.items()):
-        entry = {"engine": engine, "stage": "total"}
-        for key, i in (("seconds", 1), ("rss_peak_mb", 2), ("index_mb", 3), ("cpu_seconds", 4)):
-            f = fit_stage([(p[0], p[i]) for p in pts if p[i] is not None], target)
-            if f is not None:
-                entry[key] = f
-        if "seconds" in entry:
-            entry["extrapolated_hours"] = round(entry["seconds"]["extrapolated"] / 3600, 2)
-            out[f"{engine}/total"] = entry
-    return out
-
-
-def plot(results: Sequence[Mapping[str, Any]], path: Path, target: int = MSMARCO_PASSAGES) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    series: dict[tuple[str, str], list[tuple[int, float, float | None]]] = {}
-    for res in results:
-        for rec in res["stages"]:
-            if rec.get("status") == "ok" and rec.get("seconds"):
-                series.setdefault((rec["engine"], rec["stage"]), []).append(
-                    (rec["docs"], rec["seconds"], rec.get("rss_peak_mb")))
-    engines = sorted({e for e, _ in series}, key=lambda e: (e != SHARED, e))
-    colors = {e: f"C{i}" for i, e in enumerate(engines)}
-    markers = {"export": "s", "index": "o", "search": "^", "evaluate": "x"}
-    styles = {"export": ":", "index": "-", "search": "--", "evaluate": "-."}
-    fig, (ax_t, ax_m) = plt.subplots(1, 2, figsize=(13, 5.2))
-    xs_all = sorted({n for pts in series.values() for n, _, _ in pts})
-    order = sorted(series.items(), key=lambda kv: (engines.index(kv[0][0]), STAGES.index(kv[0][1])))
-    for (engine, stage), pts in order:
-        pts.sort()
-        label = f"{engine} {stage}"
-        ax_t.plot([p[0] for p in pts], [p[1] for p in pts], styles[stage], marker=markers[stage],
-                  color=colors[engine], label=label)
-        mem = [(p[0], p[2]) for p in pts if p[2]]
-        if mem:
-            ax_m.plot([m[0] for m in mem], [m[1] for m in mem], styles[stage], marker=markers[stage],
-                      color=colors[engine], label=label)
-    if len(xs_all) >= 2:  # slope-1 guide through the smallest-size median
-        lo, hi = xs_all[0], xs_all[-1]
-        first = [p[1] for pts in series.values() for p in pts if p[0] == lo]
-        if first:
-            y0 = float(np.median(first))
-            ax_t.plot([lo, hi], [y0, y0 * hi / lo], color="grey", lw=0.8, alpha=0.6, label="linear (slope 1)")
-    for ax, title, ylabel in ((ax_t, "wall time per stage", "seconds"),
-                              (ax_m, "peak resident memory per stage (process; JVM included)", "MB")):
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel("documents")
-        ax.set_ylabel(ylabel)
-        ax.set_title(title, fontsize=10)
-        ax.grid(True, which="both", alpha=0.3)
-    ax_t.legend(fontsize=7, ncol=2)
-    ax_m.legend(fontsize=7, ncol=2)
-    fig.suptitle(f"Scale curve on synthetic Zipf collections (extrapolate to {target:,} MS MARCO passages)",
-                 fontsize=11)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-
-
-def summary_text(rows: Sequence[Mapping[str, Any]], fit: Mapping[str, Mapping[str, Any]]) -> str:
-    def f(v, spec):
-        return format(v, spec) if isinstance(v, (int, float)) else "-"
-
-    lines = [f"{'docs':>8} {'engine':<9} {'stage':<9} {'status':<8} {'seconds':>9} {'docs/s|q/s':>11} "
-             f"{'RSS peak':>9} {'heap peak':>9} {'index MB':>9}  note"]
-    for r in rows:
-        lines.append(f"{r['docs']:>8} {r['engine']:<9} {r['stage']:<9} {r['status']:<8} {f(r['seconds'], '9.2f')} "
-                     f"{f(r['throughput'], '11.1f')} {f(r['rss_peak_mb'], '9.0f')} {f(r['heap_peak_mb'], '9.0f')} "
-                     f"{f(r['index_mb'], '9.1f')}  {(r.get('note') or '')[:80]}")
-    lines.append("")
-    lines.append(f"fits (extrapolated to {MSMARCO_PASSAGES:,} documents; exponent: log-log slope largest vs smallest "
-                 "size, 1 = linear; ratio: per-document cost largest / smallest size)")
-    lines.append(f"{'engine/stage':<18} {'s/1k docs':>10} {'exponent':>8} {'ratio':>6} {'cpu exp.':>8} "
-                 f"{'cpu ratio':>9} {'8.8M s (fit)':>13} {'8.8M s (marg.)':>14} {'8.8M RSS MB':>12} "
-                 f"{'8.8M index MB':>14}")
-    for key, e in fit.items():
-        s = e.get("seconds")
-        if not s:
-            continue
-        m = (e.get("rss_peak_mb") or {}) if e["stage"] in ("index", "search", "total") else {}
-        ix = e.get("index_mb") or {}
-        c = e.get("cpu_seconds") or {}
-        lines.append(f"{key:<18} {s['slope_per_1k_docs']:>10.4f} {f(s['loglog_exponent'], '8.3f')} "
-                     f"{f(s['per_doc_ratio_largest_vs_smallest'], '6.2f')} {f(c.get('loglog_exponent'), '8.3f')} "
-                     f"{f(c.get('per_doc_ratio_largest_vs_smallest'), '9.2f')} {s['extrapolated']:>13.1f} "
-                     f"{s['extrapolated_marginal']:>14.1f} {f(m.get('extrapolated_marginal'), '12.0f')} "
-                     f"{f(ix.get('extrapolated_marginal'), '14.0f')}")
-    return "\n".join(lines)
-
-
-def summaries(folder: Path) -> dict[str, str]:
-    """``table.csv`` of a results folder of this script, made again from the per-run records in its
-    ``results.json`` (the query count from the manifest): what tests/test_committed_results.py compares with the
-    committed one."""
-    results = json.loads((folder / "results.json").read_text(encoding="utf-8"))
-    queries = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))["experiment"]["queries"]
-    return {"table.csv": csv_text(TABLE_FIELDS, table_rows(results["runs"], queries))}
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:

@@ -21,9 +21,9 @@ import statistics
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-
 from lsr_eval.models.arguments import add_device, add_precision
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def fixed_batch(data: Path, n_queries: int, negatives: int) -> tuple[list[str], list[str]]:

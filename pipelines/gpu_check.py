@@ -27,9 +27,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
-
 from lsr_eval.models.arguments import add_device, add_precision, encoder_record, in_precision
+
+REPO = Path(__file__).resolve().parents[1]
 
 STAGE = "gpu-check"
 #: largest absolute weight difference allowed between fp32 on the device and fp32 on the CPU (summation order only;

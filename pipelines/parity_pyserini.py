@@ -48,11 +48,11 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-PIPELINES = Path(__file__).resolve().parent
-REPO = PIPELINES.parent
-
 from lsr_eval.evaluation.agreement import run_agreement
 from lsr_eval.models.arguments import add_device, add_precision
+
+PIPELINES = Path(__file__).resolve().parent
+REPO = PIPELINES.parent
 
 STAGE = "parity-pyserini"
 #: Pyserini's SPLADE quantisation: ``round(weight / weight_range * quant_range)`` (pyserini/encode/_splade.py).

@@ -14,6 +14,9 @@ import numpy as np
 import pytest
 
 from lsr_eval.data.synthetic import DataSpec, ZipfSampler, doc_id, draw_vectors, query_id
+from lsr_eval.efficiency.scaling import (MSMARCO_PASSAGES, STAGES, budget_decision, close_result, compare_exact,
+                                         fit_stage, predict)
+from lsr_eval.evaluation.agreement import run_digests
 from lsr_eval.export.synthetic import read_query_vectors, write_synthetic
 
 REPO = Path(__file__).resolve().parents[1]
@@ -102,36 +105,36 @@ def test_ensure_collection_reuses_only_the_same_spec(tmp_path):
 
 
 def test_fit_linear_and_superlinear():
-    linear = bs.fit_stage([(1000, 2.0), (10_000, 20.0), (100_000, 200.0)])
+    linear = fit_stage([(1000, 2.0), (10_000, 20.0), (100_000, 200.0)])
     assert linear["loglog_exponent"] == pytest.approx(1.0)
     assert linear["per_doc_ratio_largest_vs_smallest"] == pytest.approx(1.0)
     assert linear["slope_per_1k_docs"] == pytest.approx(2.0)
-    assert linear["extrapolated"] == pytest.approx(2.0 * bs.MSMARCO_PASSAGES / 1000, rel=1e-6)
-    quad = bs.fit_stage([(1000, 1.0), (10_000, 100.0)])
+    assert linear["extrapolated"] == pytest.approx(2.0 * MSMARCO_PASSAGES / 1000, rel=1e-6)
+    quad = fit_stage([(1000, 1.0), (10_000, 100.0)])
     assert quad["loglog_exponent"] == pytest.approx(2.0)
     assert quad["per_doc_ratio_largest_vs_smallest"] == pytest.approx(10.0)
-    assert bs.fit_stage([(1000, 1.0)]) is None
+    assert fit_stage([(1000, 1.0)]) is None
 
 
 def _run(docs: int, seconds: float, peak: float, start: float = 100.0) -> dict:
     return {"docs": docs, "stages": [{"stage": s, "status": "ok", "seconds": seconds, "rss_peak_mb": peak,
-                                      "rss_start_mb": start} for s in bs.STAGES[1:]]}
+                                      "rss_start_mb": start} for s in STAGES[1:]]}
 
 
 def test_predict_and_budget_decision():
-    pred = bs.predict([_run(1000, 10.0, 300.0)], 100_000)  # one size: seconds x ratio, memory growth x ratio
+    pred = predict([_run(1000, 10.0, 300.0)], 100_000)  # one size: seconds x ratio, memory growth x ratio
     assert pred["seconds"] == pytest.approx(3000.0) and pred["rss_peak_mb"] == pytest.approx(100 + 200 * 100)
     # two sizes: the line through them (fixed costs not scaled)
-    pred2 = bs.predict([_run(1000, 10.0, 300.0), _run(10_000, 28.0, 400.0)], 100_000)
+    pred2 = predict([_run(1000, 10.0, 300.0), _run(10_000, 28.0, 400.0)], 100_000)
     assert pred2["seconds"] == pytest.approx(3 * (28 + 18 * 10)) and pred2["from_docs"] == [1000, 10_000]
     assert pred2["rss_peak_mb"] == pytest.approx(400 + 100 * 10)
-    assert "budget" in bs.budget_decision(pred, 25 * 60, None, force=False)
-    assert "RSS" in bs.budget_decision(pred, 10 ** 6, 5000.0, force=False)
-    assert bs.budget_decision(pred, 10 ** 6, 50_000.0, force=False) is None
-    assert bs.budget_decision(pred, 1.0, 1.0, force=True) is None
+    assert "budget" in budget_decision(pred, 25 * 60, None, force=False)
+    assert "RSS" in budget_decision(pred, 10 ** 6, 5000.0, force=False)
+    assert budget_decision(pred, 10 ** 6, 50_000.0, force=False) is None
+    assert budget_decision(pred, 1.0, 1.0, force=True) is None
     incomplete = {"docs": 1000, "stages": _run(1000, 1.0, 1.0)["stages"][:1]}
-    assert bs.predict([incomplete], 2000) is None  # an incomplete run predicts nothing
-    assert bs.predict([], 2000) is None
+    assert predict([incomplete], 2000) is None  # an incomplete run predicts nothing
+    assert predict([], 2000) is None
 
 
 def _engines() -> list[str]:
@@ -155,7 +158,7 @@ def test_pipeline_end_to_end(tmp_path):
                   "--file-docs", "250", "--out", str(out), "--work-dir", str(work)])
     rows = _table(out)
     assert [(r["engine"], r["stage"]) for r in rows] == [("shared", "export")] + [
-        (e, s) for e in engines for s in bs.STAGES[1:]]
+        (e, s) for e in engines for s in STAGES[1:]]
     bad = [(r["engine"], r["stage"], r["status"], r["note"]) for r in rows if r["status"] != "ok"]
     assert bad == [] and rc == 0
     assert all(float(r["seconds"]) > 0 and float(r["rss_peak_mb"]) > 0 for r in rows)
@@ -200,18 +203,18 @@ def test_compare_exact_counts_identical_and_same_set_queries():
     other = {"q1": {"d1": 51.0, "d2": 50.999996}, "q2": {"d1": 3.0}, "q3": {"d4": 2.0}}
 
     def result(engine, run):
-        digest, per_query = bs.run_digests(run)
+        digest, per_query = run_digests(run)
         return {"docs": 10, "engine": engine, "stages": [{"stage": "search", "status": "ok", "run_sha256": digest,
                                                           "query_sha256": per_query}]}
 
     runs = [result("pisa", other), result("anserini", ref), result("seismic", {"q1": {}})]
-    (c,) = bs.compare_exact(runs)
+    (c,) = compare_exact(runs)
     assert (c["reference"], c["engine"], c["queries"]) == ("anserini", "pisa", 3)
     assert (c["identical_queries"], c["same_docid_set_queries"], c["identical"]) == (1, 2, False)
     assert c["differing_queries"] == ["q1", "q3"]
     assert all("query_sha256" not in r["stages"][0] for r in runs[:2])
-    assert bs.run_digests({"q": {"b": 1.0, "a": 1.0}}) == bs.run_digests({"q": {"a": 1.0, "b": 1.0}})
-    assert bs.compare_exact([result("anserini", ref), result("pisa", dict(ref))])[0]["identical"]
+    assert run_digests({"q": {"b": 1.0, "a": 1.0}}) == run_digests({"q": {"a": 1.0, "b": 1.0}})
+    assert compare_exact([result("anserini", ref), result("pisa", dict(ref))])[0]["identical"]
 
 
 def test_skips_and_failures_are_recorded(tmp_path):
@@ -222,7 +225,7 @@ def test_skips_and_failures_are_recorded(tmp_path):
     rows = _table(out)
     at = {(r["docs"], r["engine"], r["stage"]): r for r in rows}
     assert at[("100", engine, "search")]["status"] == "ok"
-    assert {at[("200", engine, s)]["status"] for s in bs.STAGES[1:]} == {"skipped"}
+    assert {at[("200", engine, s)]["status"] for s in STAGES[1:]} == {"skipped"}
     assert "budget" in at[("200", engine, "index")]["note"]
     assert at[("200", "shared", "export")]["status"] == "ok"
     results = json.loads((out / "results.json").read_text())
@@ -233,13 +236,13 @@ def test_skips_and_failures_are_recorded(tmp_path):
     result = work / "runs" / "bad.json"
     res, problem = bs.run_child(["--one", "100", "no-such-engine", "--result", str(result), "--work-dir", str(work),
                                  "--queries", "5", "--engines", engine], result, 120, work / "runs" / "bad.log")
-    res = bs.close_result(res, 100, "no-such-engine", problem)
+    res = close_result(res, 100, "no-such-engine", problem)
     assert problem and "status 3" in problem
     assert [s["status"] for s in res["stages"]] == ["failed"] * 3
     assert "unknown engine" in res["stages"][0]["note"]
 
     # a process that dies without a result: every stage failed with the problem
-    res = bs.close_result(None, 100, "anserini", "process exited with status -9")
+    res = close_result(None, 100, "anserini", "process exited with status -9")
     assert [(s["stage"], s["status"]) for s in res["stages"]] == [("index", "failed"), ("search", "failed"),
                                                                   ("evaluate", "failed")]
-    assert bs.close_result(None, 100, "anserini", "timeout: stopped")["stages"][0]["status"] == "timeout"
+    assert close_result(None, 100, "anserini", "timeout: stopped")["stages"][0]["status"] == "timeout"

@@ -3,6 +3,7 @@ hits within a score tolerance, integer weight maps term for term, and weight mat
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -185,3 +186,18 @@ def vector_agreement_text(a: dict[str, Any]) -> str:
             f"documents{share}, {a['impact_entries_differing']} of {a['impact_entries']} impacts differ, by at most "
             f"{a['max_abs_impact_difference']}; max |weight difference| {a['max_abs_weight_difference']:.2e}; "
             f"top-{a['top_k']} terms: same set on {a['rows_with_same_top_k']}/{a['rows']}, mean overlap {overlap}")
+
+
+def run_digests(run: Mapping[str, Mapping[str, float]]) -> tuple[str, dict[str, list[str]]]:
+    """The run's sha256, and per query the sha256 of its hits (docid and ``repr`` of the score, in rank order:
+    score descending, then docid) and of its set of docids: what :func:`lsr_eval.efficiency.scaling.compare_exact`
+    compares across engines that ran in other processes (the runs themselves are not kept)."""
+    def sha(text: str) -> str:
+        return hashlib.sha256(text.encode()).hexdigest()
+
+    per_query = {}
+    for qid in sorted(run):
+        hits = sorted(run[qid].items(), key=lambda h: (-h[1], h[0]))
+        per_query[qid] = [sha("\n".join(f"{d} {x!r}" for d, x in hits)), sha("\n".join(sorted(run[qid])))]
+    return sha("\n".join(f"{q} {h}" for q, (h, _) in per_query.items())), per_query
+
