@@ -72,7 +72,8 @@ from lsr_eval.efficiency.scaling import (MSMARCO_PASSAGES, SHARED, STAGES, TABLE
                                          budget_decision, close_result, compare_exact, fits, predict, skipped_result,
                                          table_rows)
 from lsr_eval.evaluation.agreement import run_digests
-from lsr_eval.export.synthetic import read_query_vectors, write_synthetic
+from lsr_eval.export.queries import read_query_jsonl
+from lsr_eval.export.synthetic import write_synthetic
 from lsr_eval.manifest import write_json
 from lsr_eval.report.formatting import csv_text
 from lsr_eval.report.scale import plot, summaries, summary_text  # noqa: F401  (summaries: the results test)
@@ -214,7 +215,7 @@ def child_engine(work: Path, n_docs: int, engine_name: str, args: argparse.Names
         _cleanup(index, args.keep_indexes)
         return result
 
-    queries = read_query_vectors(data / "queries.jsonl")
+    queries = read_query_jsonl(data / "queries.jsonl")
     qrels = json.loads((data / "qrels.json").read_text())
     rec = stages["search"]
     rec["status"] = "running"

@@ -1,4 +1,4 @@
-"""GPU check (issue 20): the same documents encoded on a GPU in fp32 and in bf16, against the CPU's fp32 vectors.
+"""GPU check: the same documents encoded on a GPU in fp32 and in bf16, against the CPU's fp32 vectors.
 
     python pipelines/gpu_check.py --out results/gpu-check          # what pipelines/gpu_check.sh runs
     python pipelines/gpu_check.py --device cpu --docs 20 --out DIR   # the comparison itself, on a machine without GPU

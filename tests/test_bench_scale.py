@@ -17,7 +17,8 @@ from lsr_eval.data.synthetic import DataSpec, ZipfSampler, doc_id, draw_vectors,
 from lsr_eval.efficiency.scaling import (MSMARCO_PASSAGES, STAGES, budget_decision, close_result, compare_exact,
                                          fit_stage, predict)
 from lsr_eval.evaluation.agreement import run_digests
-from lsr_eval.export.synthetic import read_query_vectors, write_synthetic
+from lsr_eval.export.queries import read_query_jsonl
+from lsr_eval.export.synthetic import write_synthetic
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "pipelines"))
@@ -72,7 +73,7 @@ def test_generate_counts_files_queries_and_determinism(tmp_path):
         assert d["contents"] == "" and d["vector"]
         assert all(isinstance(w, int) and 1 <= w <= 255 for w in d["vector"].values())
         assert all(t.startswith("t") and len(t) == 6 for t in d["vector"])
-    queries = read_query_vectors(tmp_path / "a" / "queries.jsonl")
+    queries = read_query_jsonl(tmp_path / "a" / "queries.jsonl")
     qrels = json.loads((tmp_path / "a" / "qrels.json").read_text())
     assert list(queries) == list(qrels) == [query_id(i) for i in range(20)]
     by_id = {d["id"]: d["vector"] for d in docs}

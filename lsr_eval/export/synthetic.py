@@ -99,16 +99,3 @@ def write_synthetic(folder: Path, n_docs: int, spec: DataSpec) -> dict[str, Any]
             "queries": len(queries), "mean_terms_per_query": round(sum(q_terms) / len(q_terms), 2),
             "generate_seconds": round(gen_s, 3), "write_seconds": round(write_s, 3),
             "collection_bytes": folder_bytes(collection)}
-
-
-
-def read_query_vectors(path: Path) -> dict[str, dict[str, int]]:
-    """The weight maps of a ``queries.jsonl`` (``{"id", "vector"}`` per line), by query id."""
-    out: dict[str, dict[str, int]] = {}
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            if line.strip():
-                obj = json.loads(line)
-                out[obj["id"]] = obj["vector"]
-    return out
-
