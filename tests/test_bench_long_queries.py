@@ -1,29 +1,22 @@
-"""pipelines/bench_long_queries.py on tiny hand-made corpora: lsr-eval's runs equal Anserini's own SearchCollection's
+"""lsr_eval.experiments.long_queries (pipelines/bench_long_queries.py) on tiny hand-made corpora: lsr-eval's runs equal Anserini's own SearchCollection's
 (BM25 and impact, self-hits removed), the counts add up, and the comparison catches what differs."""
 
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 
 import pytest
 
 from lsr_eval.evaluation.agreement import ranked_hits_agreement
-
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "pipelines"))
-
-import bench_long_queries as bench  # noqa: E402
-
-from lsr_eval.anserini.collections import write_json_collection  # noqa: E402
-from lsr_eval.anserini.indexer import build_index  # noqa: E402
-from lsr_eval.anserini.search_collection import (  # noqa: E402
+from lsr_eval.experiments import long_queries as bench
+from lsr_eval.anserini.collections import write_json_collection
+from lsr_eval.anserini.indexer import build_index
+from lsr_eval.anserini.search_collection import (
     JvmMemory, pretokenized, run_search_collection, search_collection_argv, write_tsv_topics)
-from lsr_eval.data.types import Document  # noqa: E402
-from lsr_eval.searching.counts import SearchCounts  # noqa: E402
-from lsr_eval.errors import InputError  # noqa: E402
-from lsr_eval.runs.trec import read_run  # noqa: E402
+from lsr_eval.data.types import Document
+from lsr_eval.searching.counts import SearchCounts
+from lsr_eval.errors import InputError
+from lsr_eval.runs.trec import read_run
 
 DOCS = [
     Document("d1", "Sparse retrieval with learned term weights\nexpands documents.", title="Sparse"),
