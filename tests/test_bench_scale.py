@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from lsr_eval.data.synthetic import DataSpec, ZipfSampler, doc_id, draw_vectors, query_id
+from lsr_eval.efficiency.scale_run import GENERATED, ensure_collection
 from lsr_eval.efficiency.scaling import (MSMARCO_PASSAGES, STAGES, budget_decision, close_result, compare_exact,
                                          fit_stage, predict)
 from lsr_eval.evaluation.agreement import run_digests
@@ -94,14 +95,14 @@ def test_generate_counts_files_queries_and_determinism(tmp_path):
 
 
 def test_ensure_collection_reuses_only_the_same_spec(tmp_path):
-    first = bs.ensure_collection(tmp_path, 100, SPEC, regenerate=False)
-    assert not bs.ensure_collection(tmp_path, 100, SPEC, regenerate=False)["reused"]  # no timing recorded: redone
-    first = bs.ensure_collection(tmp_path, 100, SPEC, regenerate=False)
-    meta_path = tmp_path / "docs-100" / bs.GENERATED
+    first = ensure_collection(tmp_path, 100, SPEC, regenerate=False)
+    assert not ensure_collection(tmp_path, 100, SPEC, regenerate=False)["reused"]  # no timing recorded: redone
+    first = ensure_collection(tmp_path, 100, SPEC, regenerate=False)
+    meta_path = tmp_path / "docs-100" / GENERATED
     meta_path.write_text(json.dumps({**json.loads(meta_path.read_text()), "export_record": {"seconds": 1.0}}))
-    again = bs.ensure_collection(tmp_path, 100, SPEC, regenerate=False)
+    again = ensure_collection(tmp_path, 100, SPEC, regenerate=False)
     assert not first["reused"] and again["reused"] and again["created"] == first["created"]
-    changed = bs.ensure_collection(tmp_path, 100, replace(SPEC, zipf=1.3), regenerate=False)
+    changed = ensure_collection(tmp_path, 100, replace(SPEC, zipf=1.3), regenerate=False)
     assert not changed["reused"]
 
 
