@@ -233,14 +233,19 @@ def relativize_file(path: str | os.PathLike, *, write: bool = True) -> int:
     return count
 
 
+def installed_version(name: str) -> str | None:
+    """The installed version of the distribution ``name``, None where it is not installed (reads metadata only)."""
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return None
+
+
 def package_versions() -> dict[str, str | None]:
     """Installed versions of the tracked packages (None where absent); reads metadata, imports nothing."""
     out: dict[str, str | None] = {"python": platform.python_version(), "lsr-eval": __version__}
     for name in TRACKED_PACKAGES:
-        try:
-            out[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            out[name] = None
+        out[name] = installed_version(name)
     return out
 
 

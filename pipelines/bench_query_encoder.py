@@ -140,13 +140,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.device != "cpu" and paths != ["torch"]:
         raise SystemExit(f"--device {args.device}: the ONNX paths run on the CPU; pass --paths torch to time the "
                          "torch path alone on another device")
-    from importlib import metadata
-
     import numpy as np
 
     from lsr_eval.data.datasets import load_dataset
     from lsr_eval.efficiency.latency import QueryWeights, torch_threads
-    from lsr_eval.manifest import machine, prepare_output, write_manifest
+    from lsr_eval.manifest import installed_version, machine, prepare_output, write_manifest
     from lsr_eval.models.device import resolve_device
     from lsr_eval.models.encoder import SpladeEncoder
     from lsr_eval.models.offline import resolve_model
@@ -157,7 +155,7 @@ def main(argv: list[str] | None = None) -> int:
     load = {"start": list(os.getloadavg())}
     dataset = load_dataset(args.dataset, args.split)
     queries = dataset.queries()[:args.limit] if args.limit else dataset.queries()
-    versions = {name: _version(metadata, name) for name in ("onnxruntime", "onnx", "torch", "transformers",
+    versions = {name: installed_version(name) for name in ("onnxruntime", "onnx", "torch", "transformers",
                                                             "tokenizers", "numpy")}
     experiment = {"benchmark": STAGE, "dataset": dataset.describe(), "split": args.split, "queries": len(queries),
                   "model": args.model, "max_length_q": args.max_length_q, "query_top_k": args.query_top_k,
@@ -261,13 +259,6 @@ def main(argv: list[str] | None = None) -> int:
                    outputs=["bench.json", "per_query.csv", "summary.md"], seconds=bench["seconds"])
     print(text)
     return 0
-
-
-def _version(metadata, name: str) -> str | None:
-    try:
-        return metadata.version(name)
-    except metadata.PackageNotFoundError:
-        return None
 
 
 def summary_md(b: dict) -> str:

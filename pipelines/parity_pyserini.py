@@ -51,6 +51,7 @@ from lsr_eval.experiments.pyserini_parity import (QUANT_RANGE, STAGE, STEPS, TOP
                                                   pyserini_quantize, pyserini_query_max_length, read_jsonl_vectors,
                                                   recording, row_maps, sources_sha256, summaries, summary_md, without,
                                                   write_collection, write_per_query)  # noqa: F401  (summaries)
+from lsr_eval.manifest import installed_version
 from lsr_eval.models.arguments import add_device, add_precision
 
 PIPELINES = Path(__file__).resolve().parent
@@ -160,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
 
     # Pyserini's documents
     py_key = {"stage": "pyserini-encode", "model": fp, "corpus": dataset.corpus_key(),
-              "encoder": "pyserini.encode.SpladeDocumentEncoder", "pyserini": _version("pyserini"),
+              "encoder": "pyserini.encode.SpladeDocumentEncoder", "pyserini": installed_version("pyserini"),
               "torch": torch.__version__, "fields": ["title", "text"], "docid_field": "_id",
               "max_length": doc_len, "batch_size": args.py_batch_size, "device": "cpu", "limit": args.limit_docs}
     py_slot = pyserini_encoding(corpus_file, s.model, py_key, args.work_dir, args.py_batch_size, args.limit_docs)
@@ -264,7 +265,7 @@ def main(argv: list[str] | None = None) -> int:
         "system": system.name, "settings": settings_record(s), "inference": inference_record(model),
         "dataset": dataset.describe(),
         "queries": len(queries), "k": args.k, "remove_query": remove_query,
-        "pyserini": {"version": _version("pyserini"), "document_max_length": doc_len,
+        "pyserini": {"version": installed_version("pyserini"), "document_max_length": doc_len,
                      "query_max_length": py_q_len, "document_batch_size": args.py_batch_size,
                      "scale": QUANT_RANGE / WEIGHT_RANGE, "quantisation": "round(w / 5 * 256)",
                      "zero_weight_document_entries": py_zero_entries,
@@ -313,15 +314,6 @@ def main(argv: list[str] | None = None) -> int:
                    seconds=result["seconds"])
     print(summary_md(result))
     return 0
-
-
-def _version(dist: str) -> str | None:
-    from importlib import metadata
-
-    try:
-        return metadata.version(dist)
-    except metadata.PackageNotFoundError:
-        return None
 
 
 if __name__ == "__main__":
