@@ -30,6 +30,7 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
+import uuid
 from importlib import metadata
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
@@ -232,14 +233,19 @@ def relativize_file(path: str | os.PathLike, *, write: bool = True) -> int:
     return count
 
 
+def installed_version(name: str) -> str | None:
+    """The installed version of the distribution ``name``, None where it is not installed (reads metadata only)."""
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return None
+
+
 def package_versions() -> dict[str, str | None]:
     """Installed versions of the tracked packages (None where absent); reads metadata, imports nothing."""
     out: dict[str, str | None] = {"python": platform.python_version(), "lsr-eval": __version__}
     for name in TRACKED_PACKAGES:
-        try:
-            out[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            out[name] = None
+        out[name] = installed_version(name)
     return out
 
 
@@ -414,7 +420,7 @@ def write_manifest(folder: str | os.PathLike, stage: str, experiment: Mapping[st
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
     }
     path = Path(folder) / manifest_name
-    _write_json(path, recorded(doc, folder))
+    write_json(path, _canonical(recorded(doc, folder)))
     return path
 
 
@@ -427,18 +433,36 @@ def update_manifest(folder: str | os.PathLike, **sections: Any) -> dict[str, Any
         raise FileNotFoundError(f"{Path(folder) / MANIFEST} does not exist: nothing to update")
     doc.update(sections)
     doc = recorded(doc, folder)
-    _write_json(Path(folder) / MANIFEST, doc)
+    write_json(Path(folder) / MANIFEST, _canonical(doc))
     return doc
 
 
-def _write_json(path: Path, doc: Mapping[str, Any]) -> None:
-    tmp = path.with_suffix(".json.tmp")
-    text = json.dumps(_canonical(doc), indent=2) + "\n"
-    with on_disk_full(path.parent, f"writing {path.name}", len(text.encode("utf-8")),
-                      cleanup=lambda: tmp.unlink(missing_ok=True)):
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
+#: marks a file being written (a crash may leave one; readers skip and cleaners remove it)
+TMP_MARK = ".tmp-"
+
+
+def atomic_write(path: Path, write: Callable[[Any], None], binary: bool = True, size: int | None = None) -> None:
+    """Write ``path`` via a unique temporary file, fsync, rename: readers never see a partial file. A full disk is
+    one :class:`~lsr_eval.errors.DiskFullError` naming the folder and ``size`` (the bytes the file needs, if known)."""
+    tmp = path.with_name(f"{path.name}{TMP_MARK}{os.getpid()}-{uuid.uuid4().hex[:8]}")
+    with on_disk_full(path.parent, f"writing {path.name}", size):  # after the cleanup below: the free space is true
+        try:
+            with open(tmp, "wb" if binary else "w", **({} if binary else {"encoding": "utf-8"})) as f:
+                write(f)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, path)
+        finally:
+            if tmp.exists():
+                tmp.unlink()
+
+
+def write_json(path: str | os.PathLike, obj: Any, *, indent: int = 2, ensure_ascii: bool = True,
+               default: Callable[[Any], Any] | None = None, newline: bool = True) -> None:
+    """``obj`` as JSON into ``path``, atomically (:func:`atomic_write`); ``default`` as for :func:`json.dumps`."""
+    text = json.dumps(obj, indent=indent, ensure_ascii=ensure_ascii, default=default) + ("\n" if newline else "")
+    data = text.encode("utf-8")
+    atomic_write(Path(path), lambda f: f.write(data), size=len(data))
 
 
 def completed(folder: str | os.PathLike, experiment: Mapping[str, Any]) -> dict[str, Any] | None:

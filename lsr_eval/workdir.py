@@ -65,8 +65,11 @@ def lock_path(slot: Path) -> Path:
 
 
 def folder_bytes(folder: str | os.PathLike) -> int:
-    """Total size of the regular files under ``folder`` (recursively), e.g. a Lucene index."""
+    """Total size of the regular files under ``folder`` (recursively), e.g. a Lucene index; a file's own size (an
+    engine whose index is one file)."""
     path = Path(folder)
+    if path.is_file():
+        return path.stat().st_size
     if not path.is_dir():
         raise InputError(f"{path}: not a folder")
     return sum(f.stat().st_size for f in path.rglob("*") if f.is_file() and not f.is_symlink())

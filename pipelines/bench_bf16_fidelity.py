@@ -33,57 +33,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
+from lsr_eval.evaluation.agreement import top_agreement, weight_map_agreement
 
-from lsr_eval.data.types import Run  # noqa: E402
+REPO = Path(__file__).resolve().parents[1]
 
 STAGE = "bench-bf16-fidelity"
 PRECISIONS = ("fp32", "bf16")
 TOP = 10
-#: differing queries / query vectors listed in full in the outputs
-LISTED = 20
 log = logging.getLogger("bench_bf16_fidelity")
-
-
-def top_docs(ranking: dict[str, float], k: int = TOP) -> list[str]:
-    """The ``k`` best documents of one query: by score, then docid ascending (the engines' order)."""
-    return [d for d, _ in sorted(ranking.items(), key=lambda x: (-x[1], x[0]))[:k]]
-
-
-def compare_top(reference: Run, other: Run, k: int = TOP) -> dict[str, Any]:
-    """Queries of ``reference`` whose top ``k`` in ``other`` is identical in order and as a set; a query missing
-    from ``other`` counts as differing (overlap 0)."""
-    ordered = as_set = 0
-    differ = []
-    for qid in sorted(reference):
-        a, b = top_docs(reference[qid], k), top_docs(other.get(qid, {}), k)
-        ordered += a == b
-        as_set += set(a) == set(b)
-        if a != b:
-            differ.append({"query": qid, "overlap": len(set(a) & set(b)), "same_set": set(a) == set(b)})
-    n = len(reference)
-    return {"queries": n, "k": k, "identical_ordered": ordered, "identical_set": as_set,
-            "share_ordered": ordered / n if n else None, "share_set": as_set / n if n else None,
-            "missing_in_other": sorted(set(reference) - set(other))[:LISTED],
-            "differing": differ[:LISTED], "differing_count": len(differ)}
-
-
-def compare_vectors(reference: dict[str, dict[str, int]], other: dict[str, dict[str, int]]) -> dict[str, Any]:
-    """Queries whose integer weight maps are identical; for the first :data:`LISTED` others, the terms that differ
-    as ``[reference, other]`` (0: absent)."""
-    same = 0
-    listed = []
-    for qid in reference:
-        a, b = reference[qid], other.get(qid, {})
-        if a == b:
-            same += 1
-        elif len(listed) < LISTED:
-            listed.append({"query": qid, "terms": {t: [a.get(t, 0), b.get(t, 0)]
-                                                   for t in sorted(set(a) | set(b)) if a.get(t, 0) != b.get(t, 0)}})
-    return {"queries": len(reference), "identical": same, "share": same / len(reference) if reference else None,
-            "differing": listed}
 
 
 def _label(name: str) -> str:
@@ -93,7 +50,7 @@ def _label(name: str) -> str:
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     from lsr_eval.defaults import DEFAULT_SCALE
-    from model_options import add_device
+    from lsr_eval.models.arguments import add_device
 
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--dataset", default=str(REPO.parent / "shared/data/beir/scifact"),
@@ -163,8 +120,8 @@ def main(argv: list[str] | None = None) -> int:
                    if m in low["result"].metrics else None} for m in ref["result"].metrics}
     fidelity = {
         "metrics": metrics,
-        "top10": compare_top(ref["result"].run, low["result"].run),
-        "query_vectors": compare_vectors(ref["maps"], low["maps"]),
+        "top10": top_agreement(ref["result"].run, low["result"].run, TOP),
+        "query_vectors": weight_map_agreement(ref["maps"], low["maps"]),
         "precision": {p: s["resolved"] for p, s in systems.items()},
         "seconds": {p: round(s["seconds"], 1) for p, s in systems.items()},
         "reused": {p: s["result"].reused for p, s in systems.items()},

@@ -32,8 +32,11 @@ from pathlib import Path
 from typing import Any
 
 from lsr_eval.defaults import DEFAULT_SCALE
+from lsr_eval.efficiency.measure import rotation
 from lsr_eval.models.options import DEFAULT_PRECISION
-from model_options import add_device, add_precision, encoder_record
+from lsr_eval.experiments.query_encoder_speed import breakdown, floor_parts
+from lsr_eval.models.arguments import add_device, add_precision, encoder_record
+from lsr_eval.report.query_encoder_speed import summaries, summary_md  # noqa: F401  (summaries)
 
 REPO = Path(__file__).resolve().parents[1]
 STAGE = "bench-query-encoder"
@@ -63,72 +66,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
-def summary(ms: list[float]) -> dict[str, float]:
-    from lsr_eval.efficiency.latency import LatencySummary
-
-    return LatencySummary.from_ms(ms).to_dict()
-
-
-def breakdown(enc, queries, scale: float) -> dict[str, float]:
-    """Mean milliseconds per step of QueryWeights' work on the ONNX path, done step by step (module doc)."""
-    import scipy.sparse as sp
-
-    from lsr_eval.export.quantize import VocabCheck, quantize_rows
-
-    vocab = VocabCheck(enc.terms)
-    total: dict[str, float] = {}
-    clock = time.perf_counter
-    for q in queries:
-        t0 = clock()
-        e = enc.tokenize(q.text)
-        t1 = clock()
-        stats: dict[str, float] = {}
-        idx, val = enc.pooled(e.ids, stats)
-        t2 = clock()
-        idx, val = enc.sparse_row(idx, val)
-        row = sp.csr_matrix((val, idx.astype("int32"), [0, len(val)]), shape=(1, enc.vocab_size))
-        qr = quantize_rows(row, [q.id], vocab, scale, what="query")
-        dict(zip(vocab.tokens[qr.indices].tolist(), qr.values.tolist()))
-        t3 = clock()
-        for k, v in {"tokenizer": t1 - t0, "pooled_other": t2 - t1 - sum(v for k, v in stats.items()
-                                                                          if k != "candidates"),
-                     "post": t3 - t2, **stats}.items():
-            total[k] = total.get(k, 0.0) + v
-    n = len(queries)
-    return {k: (v / n if k == "candidates" else v / n * 1e3) for k, v in total.items()}
-
-
-def floor_parts(enc, queries) -> dict[str, float]:
-    """Mean milliseconds per query of the parts the ``pruned`` design cannot avoid, each run alone on the query's
-    tokens (:func:`lsr_eval.models.onnx_query.part_sessions`): tokenizer, transformer, int8 vocabulary product; and
-    their sum, the floor of this design on this machine."""
-    import numpy as np
-
-    from lsr_eval.models.onnx_query import part_sessions
-
-    sessions = part_sessions(enc)
-    clock = time.perf_counter
-    total = {"tokenizer": 0.0, "transformer": 0.0, "int8_product": 0.0}
-    zero = np.array(0, dtype=np.uint8)
-    hidden = enc.encoder.mlm.get_output_embeddings().in_features
-    for q in queries:
-        t0 = clock()
-        ids = enc.tokenize(q.text).ids
-        t1 = clock()
-        x = np.asarray(ids, dtype=np.int64).reshape(1, -1)
-        sessions["transformer"].run(None, {"input_ids": x})
-        t2 = clock()
-        hq = np.zeros((len(ids), hidden), dtype=np.uint8)
-        t3 = clock()
-        sessions["int8_product"].run(None, {"hq": hq, "zh": zero})
-        t4 = clock()
-        for k, v in (("tokenizer", t1 - t0), ("transformer", t2 - t1), ("int8_product", t4 - t3)):
-            total[k] += v
-    out = {k: v / len(queries) * 1e3 for k, v in total.items()}
-    out["sum"] = sum(out.values())
-    return out
-
-
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
@@ -139,13 +76,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.device != "cpu" and paths != ["torch"]:
         raise SystemExit(f"--device {args.device}: the ONNX paths run on the CPU; pass --paths torch to time the "
                          "torch path alone on another device")
-    from importlib import metadata
-
     import numpy as np
 
     from lsr_eval.data.datasets import load_dataset
-    from lsr_eval.efficiency.latency import QueryWeights, torch_threads
-    from lsr_eval.manifest import machine, prepare_output, write_manifest
+    from lsr_eval.efficiency.latency import LatencySummary, QueryWeights, torch_threads
+    from lsr_eval.manifest import installed_version, machine, prepare_output, write_manifest
     from lsr_eval.models.device import resolve_device
     from lsr_eval.models.encoder import SpladeEncoder
     from lsr_eval.models.offline import resolve_model
@@ -156,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     load = {"start": list(os.getloadavg())}
     dataset = load_dataset(args.dataset, args.split)
     queries = dataset.queries()[:args.limit] if args.limit else dataset.queries()
-    versions = {name: _version(metadata, name) for name in ("onnxruntime", "onnx", "torch", "transformers",
+    versions = {name: installed_version(name) for name in ("onnxruntime", "onnx", "torch", "transformers",
                                                             "tokenizers", "numpy")}
     experiment = {"benchmark": STAGE, "dataset": dataset.describe(), "split": args.split, "queries": len(queries),
                   "model": args.model, "max_length_q": args.max_length_q, "query_top_k": args.query_top_k,
@@ -196,8 +131,7 @@ def main(argv: list[str] | None = None) -> int:
         for p in range(args.passes):
             log.info("pass %d/%d: %d queries x %d paths", p + 1, args.passes, len(queries), len(paths))
             for i, q in enumerate(queries):
-                k = (i + p) % len(paths)
-                for name in paths[k:] + paths[:k]:
+                for name in rotation(paths, i + p):
                     s = samples[name]
                     t0, c0 = clock(), cpu()
                     encode(name, q.text)
@@ -217,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
     for name in paths:
         latency[name] = {}
         for k, per_pass in samples[name].items():
-            passes = [summary(x) for x in per_pass]
+            passes = [LatencySummary.from_ms(x).to_dict() for x in per_pass]
             p50s = [x["p50_ms"] for x in passes]
             latency[name][k] = {"passes": passes, "p50_ms_median_of_passes": float(np.median(p50s)),
                                 "p50_ms_fastest_pass": min(p50s),
@@ -261,54 +195,6 @@ def main(argv: list[str] | None = None) -> int:
                    outputs=["bench.json", "per_query.csv", "summary.md"], seconds=bench["seconds"])
     print(text)
     return 0
-
-
-def _version(metadata, name: str) -> str | None:
-    try:
-        return metadata.version(name)
-    except metadata.PackageNotFoundError:
-        return None
-
-
-def summary_md(b: dict) -> str:
-    p = b["protocol"]
-    lines = [f"# Query encoder, one query, one thread: {p['queries']} queries x {p['passes']} passes "
-             f"({p['machine']['cpu']}, {p['machine']['cores']} cores; onnxruntime {p['versions']['onnxruntime']}, "
-             f"torch {p['versions']['torch']})", "",
-             "Load average (1 / 5 / 15 min; other processes shared the CPUs): " + ", ".join(
-                 f"{when} {' / '.join(f'{x:.1f}' for x in v)}" for when, v in p["load_average_1_5_15min"].items()),
-             "", "ms, tokenizer included; p50 = median of the passes' p50 (fastest pass's p50), p99 = median of the "
-             "passes' p99; cpu = thread CPU time", "",
-             "| path | encode p50 | encode p99 | weights p50 | weights p99 | weights cpu p50 |",
-             "|---|---|---|---|---|---|"]
-    for name, x in b["latency_ms"].items():
-        e, w, wc = x["encode"], x["weights"], x["weights_cpu"]
-        lines.append(f"| {name} | {e['p50_ms_median_of_passes']:.3f} ({e['p50_ms_fastest_pass']:.3f}) | "
-                     f"{e['p99_ms_median_of_passes']:.3f} | {w['p50_ms_median_of_passes']:.3f} "
-                     f"({w['p50_ms_fastest_pass']:.3f}) | {w['p99_ms_median_of_passes']:.3f} | "
-                     f"{wc['p50_ms_median_of_passes']:.3f} ({wc['p50_ms_fastest_pass']:.3f}) |")
-    lines += ["", "ONNX steps of `weights` (mean ms per query; candidates = mean vocabulary ids scored exactly):", ""]
-    for name, s in b["onnx_steps_mean_ms"].items():
-        lines.append(f"* {name}: " + ", ".join(f"{k} {v:.3f}" if k != "candidates" else f"{k} {v:.0f}"
-                                               for k, v in s.items()))
-    if b.get("pruned_floor_mean_ms"):
-        f = b["pruned_floor_mean_ms"]
-        lines += ["", "Floor of the pruned design (mean ms per query, each part run alone on the query's tokens): "
-                  + ", ".join(f"{k} {v:.3f}" for k, v in f.items() if k != "sum")
-                  + f"; sum **{f['sum']:.3f}** (target p50 <= 1 ms)."]
-    lines += ["", "Fidelity (integer query vectors identical to the torch path):", ""]
-    for name, f in b["fidelity"].items():
-        lines.append(f"* {name}: {f['identical']}/{f['queries']}" + ("; differing: " + "; ".join(
-            f"{qid} " + ", ".join(f"{t} {d['torch']} vs {d['onnx']} (w x scale {d['torch_w_x_scale']:.5f})"
-                                  for t, d in diff.items()) for qid, diff in f["differing"].items())
-            if f["differing"] else ""))
-    return "\n".join(lines) + "\n"
-
-
-def summaries(folder: Path) -> dict[str, str]:
-    """The summary of a results folder of this script, made again from its raw file (``bench.json``): what
-    tests/test_committed_results.py compares with the committed one (``per_query.csv`` holds the raw timings)."""
-    return {"summary.md": summary_md(json.loads((folder / "bench.json").read_text(encoding="utf-8")))}
 
 
 if __name__ == "__main__":

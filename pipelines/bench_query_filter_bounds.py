@@ -33,8 +33,6 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
 
 STAGE = "bench-query-filter-bounds"
 #: an id counts as missed by the ONNX filter only when its exact (float64) logit exceeds this

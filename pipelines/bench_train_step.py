@@ -18,15 +18,12 @@ import copy
 import json
 import os
 import statistics
-import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+from lsr_eval.models.arguments import add_device, add_precision
 
-from model_options import add_device, add_precision  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def fixed_batch(data: Path, n_queries: int, negatives: int) -> tuple[list[str], list[str]]:

@@ -35,9 +35,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Mapping
 
+from lsr_eval.evaluation.agreement import differing_queries
+from lsr_eval.experiments.exactness import integer_scores, residue, residue_runs
+
 REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
 
 STAGE = "check-exact-engines"
 #: the engines checked against Anserini, and their names in the summary
@@ -68,42 +69,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--out", required=True)
     p.add_argument("--overwrite", action="store_true")
     return p.parse_args(argv)
-
-
-def differing(run: Run, reference: Run) -> list[str]:
-    """Query ids whose ranked ``(docid, score)`` lists differ between two runs (a missing query is an empty list)."""
-    return sorted(q for q in reference.keys() | run.keys()
-                  if list(run.get(q, {}).items()) != list(reference.get(q, {}).items()))
-
-
-def integer_scores(run: Run) -> dict[str, dict[str, float]]:
-    """The run with every score rounded to its integer: the exact dot products of integer impacts, which is what PISA
-    returned before it applied Anserini's tie rule."""
-    return {q: {d: float(round(s)) for d, s in hits.items()} for q, hits in run.items()}
-
-
-def residue(run: Run) -> dict[str, list[tuple[int, str, float]]]:
-    """Per query, the ``(rank, docid, score)`` hits whose score is not an integer (Anserini's tie adjustment left a
-    float32 residue)."""
-    out = {}
-    for q, hits in run.items():
-        off = [(r, d, s) for r, (d, s) in enumerate(hits.items(), 1) if s != round(s)]
-        if off:
-            out[q] = off
-    return out
-
-
-def residue_runs(run: Run) -> dict[str, dict[int, list[str]]]:
-    """Per query with a residue, every tied run holding one: ``{integer score: docids of the run, in rank order}``
-    (the documents a focused test needs to meet the case: the adjustment depends only on a run's own members)."""
-    out: dict[str, dict[int, list[str]]] = {}
-    for q in residue(run):
-        runs: dict[int, list[str]] = {}
-        for d, s in run[q].items():
-            runs.setdefault(round(s), []).append(d)
-        out[q] = {score: docs for score, docs in runs.items()
-                  if any(run[q][d] != score for d in docs)}
-    return out
 
 
 def check_dataset(spec: str, args: argparse.Namespace, work: Path) -> dict[str, Any]:
@@ -151,14 +116,14 @@ def check_dataset(spec: str, args: argparse.Namespace, work: Path) -> dict[str, 
             seconds[f"{e}_one_by_one"] = time.perf_counter() - t
     reference = runs["anserini"]
     off = residue(reference)
-    before = differing(integer_scores(runs["pisa"]), reference) if "pisa" in runs else []
+    before = differing_queries(integer_scores(runs["pisa"]), reference) if "pisa" in runs else []
     first = next(iter(sorted(off.items())), None)
     return {
         "dataset": dataset.describe(),
         "documents": stages["anserini"]["export"]["counts"]["documents_out"],
         "queries": len(maps), "k": args.k, "remove_query": remove,
         "hits": {name: sum(map(len, run.values())) for name, run in runs.items()},
-        "differing_from_anserini": {name: differing(run, reference) for name, run in runs.items()
+        "differing_from_anserini": {name: differing_queries(run, reference) for name, run in runs.items()
                                     if name != "anserini"},
         "before_fix": {"differing": len(before), "qids": before},
         "residue": {"queries": len(off), "hits": sum(map(len, off.values())), "qids": sorted(off),

@@ -1,4 +1,4 @@
-"""GPU check (issue 20): the same documents encoded on a GPU in fp32 and in bf16, against the CPU's fp32 vectors.
+"""GPU check: the same documents encoded on a GPU in fp32 and in bf16, against the CPU's fp32 vectors.
 
     python pipelines/gpu_check.py --out results/gpu-check          # what pipelines/gpu_check.sh runs
     python pipelines/gpu_check.py --device cpu --docs 20 --out DIR   # the comparison itself, on a machine without GPU
@@ -7,8 +7,8 @@ The first ``--docs`` SciFact documents (``title + " " + text``, ``--max-length``
 encoder of ``--model`` the way ``lsr-eval encode`` does (:func:`lsr_eval.encode.batching.encode_window`, batches of
 ``--batch-size``, length-sorted): first on ``--reference-device`` (the CPU) in fp32, the reference; then on
 ``--device`` in each of ``--precisions`` (fp32 and bf16, one model on the device, the same weights: a warm-up batch
-first, not timed). Each is compared with the reference (:mod:`vector_agreement`: identical integer impacts at scale
-100, largest weight difference, top-10 term overlap), and bf16 with fp32 on the device.
+first, not timed). Each is compared with the reference (:func:`lsr_eval.evaluation.agreement.vector_agreement`:
+identical integer impacts at scale 100, largest weight difference, top-10 term overlap), and bf16 with fp32 on the device.
 
 fp32 on the device must agree with the CPU within :data:`FP32_TOLERANCE` (largest absolute weight difference): the
 device is not part of an encoding's cache identity (lsr_eval/models/device.py) only while that holds; the script
@@ -27,11 +27,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
+from lsr_eval.models.arguments import add_device, add_precision, encoder_record, in_precision
 
-from model_options import add_device, add_precision, encoder_record, in_precision  # noqa: E402
+REPO = Path(__file__).resolve().parents[1]
 
 STAGE = "gpu-check"
 #: largest absolute weight difference allowed between fp32 on the device and fp32 on the CPU (summation order only;
@@ -80,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     from lsr_eval.models.device import resolve_device
     from lsr_eval.models.offline import resolve_model
     from lsr_eval.models.splade import SpladeModel
-    from vector_agreement import agreement
+    from lsr_eval.evaluation.agreement import vector_agreement as agreement
 
     device, reference_device = resolve_device(args.device), resolve_device(args.reference_device)
     path = resolve_model(args.model)
@@ -130,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def summary_md(r: dict[str, Any]) -> str:
-    from vector_agreement import agreement_text
+    from lsr_eval.evaluation.agreement import vector_agreement_text as agreement_text
 
     m = r["machine"]
     gpus = ", ".join(f"{g['name']} (CUDA {g['cuda']})" for g in m.get("gpus") or []) or "none"

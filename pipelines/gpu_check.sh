@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# GPU check (issue 20): splade-tiny encodes 2,000 SciFact documents on CUDA in fp32 and in bf16; both are compared
+# GPU check: splade-tiny encodes 2,000 SciFact documents on CUDA in fp32 and in bf16; both are compared
 # with the CPU's fp32 vectors (identical integer impacts at scale 100, largest weight difference, top-10 term overlap)
 # and docs/s are written with the agreement to results/gpu-check/ (gpu_check.json, summary.md, manifest.json).
 # Under 5 minutes on one GPU (pipelines/gpu_check.py does the work). Refuses when torch sees no CUDA device.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The rescaling study on a real MLM head (issue 24; docs/training.md, "Rescaling on a real MLM head").
+# The rescaling study on a real MLM head (docs/training.md, "Rescaling on a real MLM head").
 #
 #   pipelines/train_rescale_mlm.sh head       # 1. complete all-MiniLM-L6-v2's MLM head by MLM (middle-train): the
 #                                             #    head alone on the frozen encoder, then every parameter

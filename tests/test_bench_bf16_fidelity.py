@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from lsr_eval.evaluation.agreement import top_agreement, top_docs, weight_map_agreement
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "pipelines"))
 
 import bench_bf16_fidelity as bench  # noqa: E402
@@ -15,7 +17,7 @@ from tiny_models import tiny_model  # noqa: E402
 
 
 def test_top_docs_ranks_by_score_then_docid():
-    assert bench.top_docs({"b": 1.0, "a": 1.0, "c": 2.0, "d": 0.5}, 3) == ["c", "a", "b"]
+    assert top_docs({"b": 1.0, "a": 1.0, "c": 2.0, "d": 0.5}, 3) == ["c", "a", "b"]
 
 
 def test_compare_top_counts_order_and_set_identity():
@@ -23,7 +25,7 @@ def test_compare_top_counts_order_and_set_identity():
     other = {"q1": {"a": 3.0, "b": 2.0},          # identical
              "q2": {"a": 2.0, "b": 3.0},          # same set, swapped
              "q3": {"z": 1.0}}                    # disjoint; q4 missing
-    got = bench.compare_top(ref, other, k=2)
+    got = top_agreement(ref, other, k=2)
     assert (got["queries"], got["identical_ordered"], got["identical_set"]) == (4, 1, 2)
     assert got["share_ordered"] == 0.25 and got["share_set"] == 0.5
     assert got["missing_in_other"] == ["q4"] and got["differing_count"] == 3
@@ -33,7 +35,7 @@ def test_compare_top_counts_order_and_set_identity():
 
 def test_compare_vectors_lists_differing_terms():
     ref = {"q1": {"a": 3, "b": 1}, "q2": {"a": 2}}
-    got = bench.compare_vectors(ref, {"q1": {"a": 3, "b": 1}, "q2": {"a": 1, "c": 4}})
+    got = weight_map_agreement(ref, {"q1": {"a": 3, "b": 1}, "q2": {"a": 1, "c": 4}})
     assert got["identical"] == 1 and got["share"] == 0.5
     assert got["differing"] == [{"query": "q2", "terms": {"a": [2, 1], "c": [0, 4]}}]
 

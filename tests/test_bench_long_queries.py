@@ -1,27 +1,22 @@
-"""pipelines/bench_long_queries.py on tiny hand-made corpora: lsr-eval's runs equal Anserini's own SearchCollection's
+"""lsr_eval.experiments.long_queries (pipelines/bench_long_queries.py) on tiny hand-made corpora: lsr-eval's runs equal Anserini's own SearchCollection's
 (BM25 and impact, self-hits removed), the counts add up, and the comparison catches what differs."""
 
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "pipelines"))
-
-import bench_long_queries as bench  # noqa: E402
-
-from lsr_eval.anserini.collections import write_json_collection  # noqa: E402
-from lsr_eval.anserini.indexer import build_index  # noqa: E402
-from lsr_eval.anserini.search_collection import (  # noqa: E402
+from lsr_eval.evaluation.agreement import ranked_hits_agreement
+from lsr_eval.experiments import long_queries as bench
+from lsr_eval.anserini.collections import write_json_collection
+from lsr_eval.anserini.indexer import build_index
+from lsr_eval.anserini.search_collection import (
     JvmMemory, pretokenized, run_search_collection, search_collection_argv, write_tsv_topics)
-from lsr_eval.data.types import Document  # noqa: E402
-from lsr_eval.searching.counts import SearchCounts  # noqa: E402
-from lsr_eval.errors import InputError  # noqa: E402
-from lsr_eval.runs.trec import read_run  # noqa: E402
+from lsr_eval.data.types import Document
+from lsr_eval.searching.counts import SearchCounts
+from lsr_eval.errors import InputError
+from lsr_eval.runs.trec import read_run
 
 DOCS = [
     Document("d1", "Sparse retrieval with learned term weights\nexpands documents.", title="Sparse"),
@@ -70,7 +65,7 @@ def test_bm25_run_equals_search_collection_and_counts_add_up(tmp_path):
     ours = bench.ours_bm25(index, queries, tmp_path / "ours.trec", k=3, threads=2, k1=0.9, b=0.4)()
     theirs = read_run(sc.output)
     qids = [q.id for q in queries]
-    cmp = bench.compare_runs(ours["run"], theirs, qids)
+    cmp = ranked_hits_agreement(ours["run"], theirs, qids, bench.SCORE_TOLERANCE, names=("ours", bench.ANSERINI))
     assert cmp["identical_queries"] == 6 and cmp["differing_examples"] == []
     assert cmp["hits_ours"] == cmp["hits_searchcollection"] > 0
     counts = bench.check_counts(ours["counts"], qids, ours["run"], theirs)
@@ -101,7 +96,7 @@ def test_impact_run_equals_search_collection_with_ties(tmp_path):
     theirs = read_run(sc.output)
     assert list(ours["run"]["a"].items()) == [("b", pytest.approx(17, abs=2e-6)), ("c", 7.0), ("e", 3.0)]
     assert list(ours["run"]["c"]) == ["a", "b", "e"] and ours["run"]["c"]["b"] < ours["run"]["c"]["a"] == 9.0
-    cmp = bench.compare_runs(ours["run"], theirs, list(maps))
+    cmp = ranked_hits_agreement(ours["run"], theirs, list(maps), bench.SCORE_TOLERANCE, names=("ours", bench.ANSERINI))
     assert cmp["identical_queries"] == 4, cmp
     counts = bench.check_counts(ours["counts"], list(maps), ours["run"], theirs)
     assert counts["ok"] and ours["counts"].queries_without_hits == ["e", "q"]
@@ -111,7 +106,7 @@ def test_compare_runs_catches_order_scores_and_missing_queries():
     ours = {"q1": {"a": 2.0, "b": 1.0}, "q2": {"a": 2.0, "b": 1.0}, "q3": {"a": 1.0}, "q4": {"a": 1.0},
             "q5": {}}
     theirs = {"q1": {"a": 2.0000004, "b": 1.0}, "q2": {"b": 2.0, "a": 1.0}, "q3": {"a": 1.00001}, "q5": {}}
-    cmp = bench.compare_runs(ours, theirs, ["q1", "q2", "q3", "q4", "q5"])
+    cmp = ranked_hits_agreement(ours, theirs, ["q1", "q2", "q3", "q4", "q5"], tolerance=5.01e-7)
     assert cmp["identical_queries"] == 2  # q1 (within the printed precision) and q5 (both empty)
     assert cmp["same_docids_queries"] == 3  # q3 has the right docs, a wrong score
     assert [d["qid"] for d in cmp["differing_examples"]] == ["q2", "q3", "q4"]

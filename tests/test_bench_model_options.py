@@ -72,18 +72,18 @@ def _bf16_result(flags: list[str], device: str = "cpu") -> dict:
 
 
 def test_bench_encode_says_whether_bf16_is_native_from_the_recorded_flags():
-    import bench_encode
+    from lsr_eval.report import encode_speed
 
-    emulated = "\n".join(bench_encode.precision_lines(_bf16_result(["avx2", "fma"])))
+    emulated = "\n".join(encode_speed.precision_lines(_bf16_result(["avx2", "fma"])))
     assert "| m | bf16 (bf16: requested) | cpu | 8.0 | 0.20x |" in emulated
     assert "flags (avx2 fma) include neither avx512_bf16 nor amx_bf16: bf16 is emulated here" in emulated
     assert "identical integer impacts (scale 100) on 1/4 documents (25.0%)" in emulated
-    native = "\n".join(bench_encode.precision_lines(_bf16_result(["avx2", "avx512_bf16", "amx_bf16"])))
+    native = "\n".join(encode_speed.precision_lines(_bf16_result(["avx2", "avx512_bf16", "amx_bf16"])))
     assert "This CPU has amx_bf16, avx512_bf16: bf16 is native here." in native
-    assert "GPU" in bench_encode.bf16_note(_bf16_result([], "cuda:0"), "cuda:0")
+    assert "GPU" in encode_speed.bf16_note(_bf16_result([], "cuda:0"), "cuda:0")
     one = _bf16_result(["avx2"])
     del one["documents"][0]["precisions"]["bf16"]
-    assert bench_encode.precision_lines(one) == []          # one precision: no side-by-side section
+    assert encode_speed.precision_lines(one) == []          # one precision: no side-by-side section
 
 
 def test_bench_encode_measures_precisions_side_by_side(tmp_path):
@@ -154,7 +154,7 @@ def test_train_step_runs_in_the_precision_asked(tmp_path):
 def test_long_query_key_keeps_the_fp32_identity_and_separates_bf16(tmp_path):
     """The cached weight maps of the long queries are keyed by the resolved precision: fp32 adds nothing to the
     key made before precisions were resolved (model, query encoder settings, scale, texts), bf16 adds bf16."""
-    import bench_long_queries as bench
+    from lsr_eval.experiments import long_queries as bench
 
     from lsr_eval.data.types import Query
     from lsr_eval.experiments.splade import SpladeSettings, load_model, model_fingerprint
@@ -182,7 +182,7 @@ def test_long_query_key_keeps_the_fp32_identity_and_separates_bf16(tmp_path):
 @pytest.mark.precision_sensitive
 def test_long_query_key_of_auto_follows_the_cpu(tmp_path, cpu_kind):
     """... and to bf16 where the CPU has native bf16 (simulated): the key names what ran, not the alias."""
-    import bench_long_queries as bench
+    from lsr_eval.experiments import long_queries as bench
 
     from lsr_eval.data.types import Query
     from lsr_eval.experiments.splade import SpladeSettings, load_model

@@ -1,4 +1,5 @@
-"""pipelines/check_exact_engines.py: its comparisons on hand-made runs, and the whole script on a tiny model."""
+"""pipelines/check_exact_engines.py: its comparisons (lsr_eval.evaluation.agreement, lsr_eval.experiments.exactness)
+on hand-made runs, and the whole script on a tiny model."""
 
 from __future__ import annotations
 
@@ -10,6 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from lsr_eval.evaluation.agreement import differing_queries
+from lsr_eval.experiments.exactness import integer_scores, residue, residue_runs
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "pipelines"))
 
 import check_exact_engines as check  # noqa: E402
@@ -18,16 +22,17 @@ from tiny_models import tiny_model  # noqa: E402
 
 def test_differing_compares_order_and_scores_bit_for_bit():
     ref = {"q1": {"a": 3.0, "b": 2.0}, "q2": {"a": 51.0, "b": 50.999996185302734}, "q3": {"a": 1.0}}
-    assert check.differing(ref, ref) == []
-    assert check.differing({"q1": {"b": 2.0, "a": 3.0}, "q2": ref["q2"], "q3": {}}, ref) == ["q1", "q3"]
-    assert check.differing(check.integer_scores(ref), ref) == ["q2"]  # 50.999996 -> 51
-    assert check.differing({**ref, "q4": {}}, ref) == [] and check.differing({**ref, "q4": {"x": 1.0}}, ref) == ["q4"]
+    assert differing_queries(ref, ref) == []
+    assert differing_queries({"q1": {"b": 2.0, "a": 3.0}, "q2": ref["q2"], "q3": {}}, ref) == ["q1", "q3"]
+    assert differing_queries(integer_scores(ref), ref) == ["q2"]  # 50.999996 -> 51
+    assert differing_queries({**ref, "q4": {}}, ref) == []
+    assert differing_queries({**ref, "q4": {"x": 1.0}}, ref) == ["q4"]
 
 
 def test_residue_lists_the_scores_off_their_integer_and_their_tied_runs():
     run = {"q1": {"a": 52.0, "b": 51.0, "c": 51.0, "d": 50.999996185302734}, "q2": {"a": 7.0}}
-    assert check.residue(run) == {"q1": [(4, "d", 50.999996185302734)]}
-    assert check.residue_runs(run) == {"q1": {51: ["b", "c", "d"]}}
+    assert residue(run) == {"q1": [(4, "d", 50.999996185302734)]}
+    assert residue_runs(run) == {"q1": {51: ["b", "c", "d"]}}
 
 
 @pytest.mark.skipif(not all(map(importlib.util.find_spec, ("pyterrier_pisa", "bmp"))) and not os.environ.get("CI"),

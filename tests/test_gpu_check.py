@@ -11,13 +11,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
+from lsr_eval.evaluation.agreement import vector_agreement
 import scipy.sparse as sp
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "pipelines"))
 
 import gpu_check  # noqa: E402
-import vector_agreement  # noqa: E402
 from tiny_models import sample_texts, tiny_model  # noqa: E402
 
 
@@ -27,23 +28,23 @@ def test_agreement_by_hand():
     # row 2: impacts 300/200/100 against 300/100/200, top-2 {1, 2} against {1, 3}
     a = sp.csr_matrix(np.array([[1.5, 0.305, 0.0, 0.0], [0.0, 2.0, 0.004, 0.0], [0.0, 3.0, 2.0, 1.0]]))
     b = sp.csr_matrix(np.array([[1.5, 0.31, 0.0, 0.0], [0.0, 2.0, 0.0, 0.0], [0.0, 3.0, 1.0, 2.0]]))
-    got = vector_agreement.agreement(a, b, scale=100, top_k=2)
+    got = vector_agreement(a, b, scale=100, top_k=2)
     assert (got["rows"], got["identical_integer_rows"]) == (3, 1)
     assert got["max_abs_weight_difference"] == pytest.approx(1.0)
     assert got["max_abs_impact_difference"] == 100            # row 2: 200 vs 100
     assert (got["impact_entries_differing"], got["impact_entries"]) == (3, 6)
     assert got["rows_with_same_top_k"] == 1
     assert got["mean_top_k_overlap"] == pytest.approx((1 + 0.5 + 0.5) / 3) and got["min_top_k_overlap"] == 0.5
-    same = vector_agreement.agreement(a, a.copy())
+    same = vector_agreement(a, a.copy())
     assert same["identical_integer_rows"] == 3 and same["max_abs_weight_difference"] == 0.0
     with pytest.raises(ValueError, match="shapes differ"):
-        vector_agreement.agreement(a, b[:2])
+        vector_agreement(a, b[:2])
 
 
 def test_top_k_ties_go_to_the_lower_vocabulary_id():
     a = sp.csr_matrix(np.array([[1.0, 1.0, 1.0]]))
     b = sp.csr_matrix(np.array([[1.0, 1.0, 0.0]]))
-    assert vector_agreement.agreement(a, b, top_k=2)["rows_with_same_top_k"] == 1
+    assert vector_agreement(a, b, top_k=2)["rows_with_same_top_k"] == 1
 
 
 def test_check_on_the_cpu_against_itself(tmp_path, capsys):

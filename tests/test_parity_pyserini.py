@@ -1,17 +1,12 @@
-"""pipelines/parity_pyserini.py: Pyserini's quantisation reproduced on lsr-eval's vectors (issue 15, item 6)."""
+"""lsr_eval.experiments.pyserini_parity (pipelines/parity_pyserini.py): Pyserini's quantisation reproduced on
+lsr-eval's vectors."""
 
 from __future__ import annotations
-
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "pipelines"))
-
-import parity_pyserini as parity  # noqa: E402
+from lsr_eval.experiments import pyserini_parity as parity
 
 
 def test_quantize_by_hand():

@@ -207,7 +207,7 @@ def encode_corpus(documents: Iterable[Document], encoder: TextEncoder, folder: s
     store.write_json(path / store.done_name(rank, world_size), {
         "rank": rank, "world_size": world_size, "n_input": stream.count, "shards_written": written,
         "shards_verified": verified, "batch_size": batch_size, "window_batches": window_batches,
-        "wall_seconds": time.perf_counter() - start, **dict(run_info or {})})
+        "wall_seconds": time.perf_counter() - start, **dict(run_info or {})}, **store.ENCODED_JSON)
     manifest = finalize_encoding(path) if world_size == 1 else None
     return EncodeSummary(path, rank, world_size, stream.count, written, verified, others, manifest)
 
@@ -235,5 +235,5 @@ def write_vectors(vectors: SparseVectors, folder: str | os.PathLike, experiment:
         m = rows.stop - rows.start
         store.write_shard(path / store.shard_name(k), store.Shard(
             vectors.ids[rows], weights[rows], np.zeros(m, np.int32), np.zeros(m, bool), None))
-    store.write_json(path / store.done_name(0, 1), {"rank": 0, "world_size": 1, "n_input": n})
+    store.write_json(path / store.done_name(0, 1), {"rank": 0, "world_size": 1, "n_input": n}, **store.ENCODED_JSON)
     return finalize_encoding(path)

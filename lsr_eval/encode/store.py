@@ -25,25 +25,26 @@ import hashlib
 import json
 import os
 import re
-import uuid
 import zipfile
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import scipy.sparse as sp
 
-from lsr_eval.errors import ConfigError, InputError, OutputExistsError, on_disk_full
+from lsr_eval.errors import ConfigError, InputError, OutputExistsError
+from lsr_eval.manifest import TMP_MARK, atomic_write, write_json  # noqa: F401  (re-exported: encode's users)
 
 FORMAT = "lsr-eval-sparse-vectors/1"
 SPEC = "encoding.json"
 VOCAB = "vocab.json"
 SHARD_RE = re.compile(r"^shard-(\d{5,})\.npz$")
 SHARD_TIME_RE = re.compile(r"^shard-(\d{5,})\.time\.json$")
+#: how an encoded folder's JSON files are written (compact, UTF-8 kept)
+ENCODED_JSON: dict[str, Any] = {"indent": 1, "ensure_ascii": False, "newline": False}
 DONE_RE = re.compile(r"^done-rank(\d+)-of-(\d+)\.json$")
-TMP_MARK = ".tmp-"
 _OWN_RE = re.compile(r"^(shard-\d{5,}\.npz|shard-\d{5,}\.time\.json|done-rank\d+-of-\d+\.json|vocab\.json"
                      r"|encoding\.json|manifest\.json)$")
 
@@ -67,27 +68,6 @@ def canonical(obj: Any) -> Any:
         return json.loads(json.dumps(obj, sort_keys=True, allow_nan=False))
     except (TypeError, ValueError) as e:
         raise ConfigError(f"not JSON-serialisable: {e}") from e
-
-
-def atomic_write(path: Path, write: Callable[[Any], None], binary: bool = True, size: int | None = None) -> None:
-    """Write ``path`` via a unique temporary file, fsync, rename: readers never see a partial file. A full disk is
-    one :class:`~lsr_eval.errors.DiskFullError` naming the folder and ``size`` (the bytes the file needs, if known)."""
-    tmp = path.with_name(f"{path.name}{TMP_MARK}{os.getpid()}-{uuid.uuid4().hex[:8]}")
-    with on_disk_full(path.parent, f"writing {path.name}", size):  # after the cleanup below: the free space is true
-        try:
-            with open(tmp, "wb" if binary else "w", **({} if binary else {"encoding": "utf-8"})) as f:
-                write(f)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, path)
-        finally:
-            if tmp.exists():
-                tmp.unlink()
-
-
-def write_json(path: Path, obj: Any) -> None:
-    data = json.dumps(obj, ensure_ascii=False, indent=1).encode("utf-8")
-    atomic_write(path, lambda f: f.write(data), size=len(data))
 
 
 def read_json(path: Path) -> Any:
@@ -151,7 +131,7 @@ def write_shard(path: Path, shard: Shard) -> None:
         "truncated": np.asarray(shard.truncated, dtype=bool),
     }
     if shard.seconds is not None:     # first: a shard present has its time
-        write_json(shard_time_path(path), {"seconds": shard.seconds})
+        write_json(shard_time_path(path), {"seconds": shard.seconds}, **ENCODED_JSON)
     # an uncompressed zip: the arrays' bytes plus a header per member (npy ~128 B, zip ~100 B with the name)
     size = sum(a.nbytes + NPZ_MEMBER_OVERHEAD for a in arrays.values())
     atomic_write(path, lambda f: np.savez(f, **arrays), size=size)
@@ -297,8 +277,8 @@ def open_output(folder: str | os.PathLike, spec: Mapping[str, Any], vocab: Seque
             raise OutputExistsError(f"{path} is not empty ({', '.join(others[:3])}) and has no {SPEC}; choose "
                                     "another folder or pass --overwrite")
     path.mkdir(parents=True, exist_ok=True)
-    write_json(path / VOCAB, list(vocab))
-    write_json(spec_file, spec)
+    write_json(path / VOCAB, list(vocab), **ENCODED_JSON)
+    write_json(spec_file, spec, **ENCODED_JSON)
     if read_json(spec_file) != spec:  # another rank wrote a different spec at the same moment
         raise OutputExistsError(f"{spec_file} was written by another process with different settings")
     return path

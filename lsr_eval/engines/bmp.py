@@ -75,12 +75,9 @@ def _bmp() -> Any:
 
 
 def package_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
+    from lsr_eval.manifest import installed_version
 
-    try:
-        return version(PACKAGE)
-    except PackageNotFoundError:
-        return "unknown"
+    return installed_version(PACKAGE) or "unknown"
 
 
 def _int_option(name: str, value: Any, low: int, high: int) -> int:

@@ -100,12 +100,9 @@ def _seismic() -> Any:
 
 
 def package_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
+    from lsr_eval.manifest import installed_version
 
-    try:
-        return version(PACKAGE)
-    except PackageNotFoundError:
-        return "unknown"
+    return installed_version(PACKAGE) or "unknown"
 
 
 def _token_width(seismic: Any) -> int:

@@ -6,7 +6,6 @@ evaluation can be told apart from one computed after it."""
 from __future__ import annotations
 
 import hashlib
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -26,11 +25,8 @@ def sources_sha256() -> str:
 def evaluation_code() -> dict[str, Any]:
     """The ``evaluation`` section of a manifest: sources' sha256, lsr-eval and ranx versions, commit."""
     from lsr_eval import __version__
-    from lsr_eval.manifest import git_commit
+    from lsr_eval.manifest import git_commit, installed_version
 
-    try:
-        ranx = metadata.version("ranx")
-    except metadata.PackageNotFoundError:
-        ranx = None
+    ranx = installed_version("ranx")
     return {"sources_sha256": sources_sha256(), "sources": list(SOURCES), "lsr-eval": __version__, "ranx": ranx,
             "commit": git_commit()}

@@ -80,3 +80,36 @@ def check_exactness(collection_dir: str | os.PathLike, query_maps: Mapping[str, 
             if len(brute) == len(anserini) and len(brute):
                 report.max_abs_diff = max(report.max_abs_diff, float(np.abs(brute - anserini).max()))
     return report
+
+
+def integer_scores(run: Run) -> dict[str, dict[str, float]]:
+    """The run with every score rounded to its integer: the exact dot products of integer impacts, which is what PISA
+    returned before it applied Anserini's tie rule."""
+    return {q: {d: float(round(s)) for d, s in hits.items()} for q, hits in run.items()}
+
+
+
+def residue(run: Run) -> dict[str, list[tuple[int, str, float]]]:
+    """Per query, the ``(rank, docid, score)`` hits whose score is not an integer (Anserini's tie adjustment left a
+    float32 residue)."""
+    out = {}
+    for q, hits in run.items():
+        off = [(r, d, s) for r, (d, s) in enumerate(hits.items(), 1) if s != round(s)]
+        if off:
+            out[q] = off
+    return out
+
+
+
+def residue_runs(run: Run) -> dict[str, dict[int, list[str]]]:
+    """Per query with a residue, every tied run holding one: ``{integer score: docids of the run, in rank order}``
+    (the documents a focused test needs to meet the case: the adjustment depends only on a run's own members)."""
+    out: dict[str, dict[int, list[str]]] = {}
+    for q in residue(run):
+        runs: dict[int, list[str]] = {}
+        for d, s in run[q].items():
+            runs.setdefault(round(s), []).append(d)
+        out[q] = {score: docs for score, docs in runs.items()
+                  if any(run[q][d] != score for d in docs)}
+    return out
+

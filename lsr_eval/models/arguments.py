@@ -1,0 +1,53 @@
+"""Command-line options of the model layer shared by the scripts in pipelines/: precision and device, and what an
+encoder records beside its figures."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from lsr_eval.models.options import DEFAULT_DEVICE, DEFAULT_PRECISION, DEVICE_CHOICES, PRECISIONS, check_device
+
+
+def _device(value: str) -> str:
+    try:
+        return check_device(value)
+    except ValueError as e:   # ConfigError: argparse reports it as a usage error
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def add_precision(p: argparse.ArgumentParser, *, choices: tuple[str, ...] = PRECISIONS, nargs: str | None = None,
+                  flag: str = "--precision", default: Any = DEFAULT_PRECISION, default_text: str | None = None,
+                  note: str = "") -> None:
+    """``--precision`` among ``choices``, default :data:`~lsr_eval.models.options.DEFAULT_PRECISION` (``default``
+    and ``default_text`` for a script whose default is another, said in its help); with ``nargs="+"`` a list of
+    them (default: the default precision alone)."""
+    if nargs and default == DEFAULT_PRECISION:
+        default = [DEFAULT_PRECISION]
+    said = default_text or f"{DEFAULT_PRECISION}: the same numbers on every machine"
+    p.add_argument(flag, default=default, choices=choices, nargs=nargs,
+                   help=f"forward-pass precision ({', '.join(choices)}; default {said}; bf16, or auto = bf16 on CUDA "
+                        f"and CPUs with avx512_bf16/AMX, opt in for speed){note}; the resolved precision is recorded")
+
+
+def add_device(p: argparse.ArgumentParser, default: str = DEFAULT_DEVICE, why: str = "") -> None:
+    """``--device`` (:data:`~lsr_eval.models.options.DEVICE_CHOICES`); ``why`` says why a script's default is not
+    ``auto``."""
+    p.add_argument("--device", default=default, type=_device, metavar="DEVICE",
+                   help=f"{DEVICE_CHOICES} (default {default}" + (f": {why}" if why else
+                                                                  "; auto = CUDA when present, else cpu") + ")")
+
+
+def encoder_record(encoder) -> dict[str, Any]:
+    """Device and resolved precision of one encoder (a :class:`~lsr_eval.models.encoder.SpladeEncoder`), as the
+    scripts record them beside their figures."""
+    return {"device": str(encoder.device), "precision": encoder.resolved_precision().to_dict()}
+
+
+def in_precision(encoder, precision: str):
+    """A :class:`~lsr_eval.models.encoder.SpladeEncoder` that shares ``encoder``'s model (weights, tokenizer, max
+    length, sparsification) and runs in ``precision``: the same function, another forward-pass dtype."""
+    from lsr_eval.models.encoder import SpladeEncoder
+
+    return SpladeEncoder(encoder.mlm, encoder.tokenizer, encoder.max_length, sparsify=encoder.sparsify,
+                         head_init=encoder.head_init, precision=precision, chunked=encoder.chunked)
