@@ -77,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     from lsr_eval.manifest import prepare_output, write_manifest
     from lsr_eval.models.encoder import SpladeEncoder
     from lsr_eval.models.offline import resolve_model
-    from lsr_eval.models.onnx_query import OnnxQueryEncoder, _decoder_of
+    from lsr_eval.models.onnx_query import OnnxQueryEncoder, decoder_of
 
     dataset = load_dataset(args.dataset, args.split)
     queries = dataset.queries()
@@ -87,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     out = prepare_output(args.out, experiment, overwrite=args.overwrite)
     enc = SpladeEncoder.from_pretrained(resolve_model(args.model), args.max_length_q)
     enc.eval()
-    dec = _decoder_of(enc)
+    dec = decoder_of(enc)
     W, c = dec.W.astype(np.float64), dec.c.astype(np.float64)
     V, E = W.shape
     hs = head_inputs(enc, [q.text for q in queries])

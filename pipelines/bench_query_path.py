@@ -27,7 +27,7 @@ Pyserini paths (``LuceneImpactSearcher`` with a ``SpladeQueryEncoder`` built on 
   into Python: Pyserini's time to read them is measured apart ("read") and added for the like-for-like ratio.
 
 The paths run interleaved, query by query, the order rotating at each query, so machine load drifts evenly over
-them (:func:`lsr_eval.efficiency.latency.run_interleaved`). Ratios are Pyserini / lsr-eval (above 1: lsr-eval is
+them (:func:`lsr_eval.efficiency.measure.run_interleaved`). Ratios are Pyserini / lsr-eval (above 1: lsr-eval is
 faster). lsr-eval's time per part (tokenizer, session runs, candidate selection, sparsification, weight map,
 search) is measured in the same run and tabulated (:func:`lsr_eval.efficiency.latency.part_breakdown`).
 """
@@ -48,7 +48,7 @@ from typing import Any, Callable
 
 from lsr_eval.defaults import DEFAULT_SCALE
 from lsr_eval.models.options import DEFAULT_PRECISION
-from model_options import add_device, add_precision
+from lsr_eval.models.arguments import add_device, add_precision
 
 REPO = Path(__file__).resolve().parents[1]
 STAGE = "bench-query-path"
@@ -205,21 +205,6 @@ def pyserini_path(searcher, k: int) -> Callable:
 
 # ---- comparisons ----------------------------------------------------------------------------------------------
 
-def top_agreement(a: list[list[tuple[str, float]]], b: list[list[tuple[str, float]]], depth: int = 10) -> dict:
-    """Per query: same top-``depth`` list (order included), same set, overlap; summarised over queries."""
-    same_list = same_set = 0
-    overlaps = []
-    for ha, hb in zip(a, b):
-        da, db = [d for d, _ in ha[:depth]], [d for d, _ in hb[:depth]]
-        same_list += da == db
-        same_set += set(da) == set(db)
-        overlaps.append(len(set(da) & set(db)) / max(1, min(depth, max(len(da), len(db)))))
-    n = len(overlaps)
-    return {"queries": n, "depth": depth, "same_ranked_list": same_list, "same_set": same_set,
-            "same_ranked_list_fraction": same_list / n, "same_set_fraction": same_set / n,
-            "mean_overlap": sum(overlaps) / n, "overlaps": overlaps}
-
-
 def to_run(queries, results, remove_query: bool) -> dict[str, dict[str, float]]:
     return {q.id: {d: s for d, s in r["hits"] if not (remove_query and d == q.id)} for q, r in zip(queries, results)}
 
@@ -271,11 +256,13 @@ def main(argv: list[str] | None = None) -> int:
 
     from lsr_eval.anserini.jvm import info as java_info
     from lsr_eval.anserini.searcher import Bm25Searcher, ImpactSearcher
-    from lsr_eval.commands._model_args import resolve_model
+    from lsr_eval.models.offline import resolve_model
     from lsr_eval.data.datasets import load_dataset
     from lsr_eval.efficiency.flops import count_encoding, count_matrix, count_weight_maps, flops_report
     from lsr_eval.efficiency.latency import (QueryWeights, measure_latency, part_breakdown, query_path,
-                                             run_interleaved, summarise_path, torch_threads)
+                                             summarise_path, torch_threads)
+    from lsr_eval.efficiency.measure import run_interleaved
+    from lsr_eval.evaluation.agreement import hit_lists_agreement
     from lsr_eval.efficiency.postings import posting_stats
     from lsr_eval.encode import encode_queries, read_vocab
     from lsr_eval.encode.splade import SpladeTextEncoder
@@ -351,14 +338,14 @@ def main(argv: list[str] | None = None) -> int:
 
     # agreement and effectiveness
     ours_hits = [r["hits"] for r in results["lsr-eval"]]
-    agreement = {name: top_agreement(ours_hits, [r["hits"] for r in res]) for name, res in results.items()
+    agreement = {name: hit_lists_agreement(ours_hits, [r["hits"] for r in res]) for name, res in results.items()
                  if name != "lsr-eval"}
     # lsr-eval's path with Pyserini's query scale and term filter: isolates the rest of the two paths
     qw_py = QueryWeights(model.query, PYSERINI_SCALE)
     maps_py_scale = {q.id: {t: w for t, w in qw_py(q.text, q.id).items()
                             if t in ls_same.idf and ls_same.idf[t] > ls_same.min_idf} for q in queries}
     run_py_scale, _ = anserini_searcher.batch_search(maps_py_scale, k=args.k, threads=1)
-    agreement["lsr-eval-pyserini-scale-and-filter_vs_pyserini-same-weights"] = top_agreement(
+    agreement["lsr-eval-pyserini-scale-and-filter_vs_pyserini-same-weights"] = hit_lists_agreement(
         [sorted(run_py_scale[q.id].items(), key=lambda x: -x[1]) for q in queries],
         [r["hits"] for r in results["pyserini-same-weights"]])
     same_terms = sum(set(a["weights"]) == set(b["weights"]) for a, b in

@@ -1,4 +1,4 @@
-"""Side-by-side query-path harness (lsr_eval.efficiency.latency: query_path, run_interleaved, part_breakdown) and
+"""Side-by-side query-path harness (lsr_eval.efficiency.latency: query_path, part_breakdown; measure.run_interleaved) and
 the per-part table of pipelines/bench_query_path.py, on hand-made paths and results."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "pipelines"))
 
 import bench_query_path  # noqa: E402
 from lsr_eval.data.types import Query  # noqa: E402
-from lsr_eval.efficiency.latency import (PARTS, part_breakdown, query_path, run_interleaved,  # noqa: E402
-                                         summarise_path)
+from lsr_eval.efficiency.latency import PARTS, part_breakdown, query_path, summarise_path  # noqa: E402
+from lsr_eval.efficiency.measure import run_interleaved  # noqa: E402
 from lsr_eval.errors import InputError  # noqa: E402
 
 QUERIES = [Query(f"q{i}", f"text {i}") for i in range(3)]

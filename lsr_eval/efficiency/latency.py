@@ -261,18 +261,6 @@ def query_path(weights: QueryWeights, searcher, k: int, search: str = "search") 
     return run
 
 
-def run_interleaved(queries: Sequence[Query], paths: dict[str, Callable[[Query], dict]]) -> dict[str, list[dict]]:
-    """Every path on every query, the order rotating at each query (machine load drifts evenly over the paths);
-    the results of all queries, warm-up included."""
-    names = list(paths)
-    out: dict[str, list[dict]] = {n: [] for n in names}
-    for i, q in enumerate(queries):
-        r = i % len(names)
-        for name in names[r:] + names[:r]:
-            out[name].append(paths[name](q))
-    return out
-
-
 def summarise_path(results: Sequence[dict], warmup: int, fields: Sequence[str]) -> dict[str, Any]:
     """Summaries (:class:`LatencySummary` dicts) of ``fields`` over the results after the first ``warmup``, and the
     mean number of query terms."""

@@ -160,7 +160,7 @@ class _Decoder:
         self.err_max = float(self.err.max()) if len(self.err) else 0.0
 
 
-def _decoder_of(encoder) -> _Decoder:
+def decoder_of(encoder) -> _Decoder:
     from lsr_eval.models.encoder import chunkable_decoder
 
     dec = chunkable_decoder(encoder.mlm)
@@ -367,7 +367,7 @@ def export_query_model(encoder, folder: str | os.PathLike, mode: str = "pruned")
     onnx = _import_onnx()
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    dec = _decoder_of(encoder)
+    dec = decoder_of(encoder)
     example = encoder.tokenizer.backend_tokenizer.encode("splade query encoder export").ids if getattr(
         encoder.tokenizer, "backend_tokenizer", None) is not None else encoder.tokenizer("splade query")["input_ids"]
     traced = folder / f"head_features.tmp{os.getpid()}.onnx"
@@ -454,7 +454,7 @@ class OnnxQueryEncoder:
                               f"use query_runtime='torch'")
         self.precision = self._check_precision(encoder.precision)
         self.encoder = encoder
-        self._dec = _decoder_of(encoder)
+        self._dec = decoder_of(encoder)
         from lsr_eval.workdir import work_dir as default_work
 
         self.key = {"format_version": FORMAT_VERSION, "mode": self.mode, "opset": OPSET,
