@@ -128,18 +128,25 @@ def main(argv: list[str] | None = None) -> int:
         measured = measure(checkouts, cmds, args.repeats, args.warmup)
     rows = summarise(measured, checkouts)
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "summary.md").write_text(markdown(rows, args.repeats, load), encoding="utf-8")
     results = {"commands": {n: ["python", "-m", "lsr_eval.cli", *c] for n, c in cmds.items()}, "rows": rows,
-               "samples": measured["samples"]}
+               "samples": measured["samples"], "repeats": args.repeats, "load_average_before": list(load),
+               "load_average_after": list(os.getloadavg())}
     (args.out / "results.json").write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
-    manifest = {"script": "pipelines/bench_commands.py", "argv": sys.argv[1:] if argv is None else argv,
-                "checkouts": {k: {"path": str(v), "commit": _commit(v)} for k, v in checkouts.items()},
-                "python": sys.version.split()[0], "cpus": os.cpu_count(), "load_average_before": load,
-                "load_average_after": os.getloadavg(), "repeats": args.repeats, "warmup": args.warmup,
-                "outputs": ["summary.md", "results.json"]}
-    (args.out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    (args.out / "summary.md").write_text(markdown(rows, args.repeats, load), encoding="utf-8")
+    from lsr_eval.manifest import write_manifest
+
+    write_manifest(args.out, "bench-commands", {"bench": "commands", "repeats": args.repeats, "warmup": args.warmup},
+                   checkouts={k: {"path": str(v), "commit": _commit(v)} for k, v in checkouts.items()},
+                   outputs=["summary.md", "results.json"])
     print(markdown(rows, args.repeats, load), end="")
     return 0
+
+
+def summaries(folder: Path) -> dict[str, str]:
+    """The summary of a results folder of this script, made again from its ``results.json`` (what
+    tests/test_committed_results.py compares with the committed one)."""
+    r = json.loads((Path(folder) / "results.json").read_text(encoding="utf-8"))
+    return {"summary.md": markdown(r["rows"], r["repeats"], tuple(r["load_average_before"]))}
 
 
 if __name__ == "__main__":

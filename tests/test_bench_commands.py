@@ -4,12 +4,16 @@ two repeats): its three files, medians that are the medians of the recorded samp
 from __future__ import annotations
 
 import json
+import sys
 import os
 import statistics
 import subprocess
 import sys
 
 from conftest import REPO, shared_path
+
+
+sys.path.insert(0, str(REPO / "pipelines"))
 
 
 def test_two_repeats_write_the_three_files(tmp_path):
@@ -25,6 +29,10 @@ def test_two_repeats_write_the_three_files(tmp_path):
         assert row["median_s"] == {k: statistics.median(s) for k, s in samples.items()}
         assert row["same_output"] is (None if name == "help" else True)  # one checkout: the same numbers twice
         assert row["meets_target"] == (row["median_s"]["after"] < row["target_s"])
-    assert json.loads((tmp_path / "manifest.json").read_text())["repeats"] == 2
+    manifest = json.loads((tmp_path / "manifest.json").read_text())
+    assert manifest["experiment"]["repeats"] == 2 and manifest["stage"] == "bench-commands" and manifest["commit"]
+    from bench_commands import summaries
+
+    assert summaries(tmp_path) == {"summary.md": (tmp_path / "summary.md").read_text()}
     summary = (tmp_path / "summary.md").read_text()
     assert summary.startswith("# Command wall times") and summary.count("| `lsr-eval ") == 3

@@ -175,6 +175,7 @@ PIPELINES = RESULTS.parent / "pipelines"
 #: table.csv, ...) again from the raw files beside it
 SUMMARIES = {
     "bf16-fidelity": ("bench-bf16-fidelity", "bench_bf16_fidelity"),
+    "commands": ("bench-commands", "bench_commands"),
     "encode*": ("bench-encode", "bench_encode"),
     "exact-engines": ("check-exact-engines", "check_exact_engines"),
     "gpu-check": ("gpu-check", "gpu_check"),
