@@ -31,6 +31,10 @@ test-reproduce:
 # MAX_MINUTES), into work/reproduce/matrix.{md,html,json}; MATRIX=results/reproduce to commit it (clean tree).
 MAX_MINUTES ?= 15
 MATRIX ?= work/reproduce
+# ir_datasets reads the offline copies of ../shared (SciFact, NFCorpus, MS MARCO topics and qrels) from work/ir_datasets.
+IRDS ?= $(CURDIR)/work/ir_datasets
 reproduce:
+	export IR_DATASETS_HOME=$(IRDS); for d in ir_datasets msmarco-passage; do \
+		[ -d ../shared/data/$$d ] && $(PYTHON) -m lsr_eval.cli seed-irds ../shared/data/$$d; done; \
 	OMP_NUM_THREADS=1 $(PYTHON) -m lsr_eval.cli reproduce --all results/ --out work/reproduce \
 		--work-dir work/reproduce-cache --max-minutes $(MAX_MINUTES) --matrix $(MATRIX)
