@@ -173,3 +173,11 @@ def test_a_query_paths_breakdown_is_a_timing():
     from lsr_eval.reproduce.tolerance import kind_of
 
     assert kind_of("bench.breakdown.lsr-eval.parts.session.share_of_mean_total", 0.37) == "timing"
+
+
+def test_a_benchmarks_timed_samples_and_command_lines_are_not_results():
+    from lsr_eval.reproduce.compare import flatten
+    from lsr_eval.reproduce.tolerance import kind_of
+
+    assert kind_of("results.samples.evaluate.before", [2.7, 2.8]) == "timing"
+    assert "results.commands.evaluate" not in flatten({"results": {"commands": {"evaluate": ["python", "/tmp/x"]}}})

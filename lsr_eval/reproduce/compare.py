@@ -29,7 +29,7 @@ ENVIRONMENT_KEYS = frozenset({"commit", "created", "command", "versions", "machi
                               "runs_dir", "evaluated", "sources", "sources_sha256", "java", "platform", "cpu",
                               "cores", "reason", "note", "notes", "reused_run", "previous_metrics", "index_dir",
                               "file", "source", "folder", "exported", "reused", "cached", "work_dir",
-                              "artefacts", "run_files", "threads"})
+                              "artefacts", "run_files", "threads", "commands"})
 #: Keys that are environment when they hold a path (a string), results when they hold a section (an index's counts).
 PATH_KEYS = frozenset({"index", "topics"})
 

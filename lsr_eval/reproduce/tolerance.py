@@ -54,7 +54,7 @@ TIMING_WORDS = frozenset({"ms", "s", "sec", "seconds", "time", "timings", "elaps
                           "throughput", "ratio", "rss", "heap"})  # speed ratios, memory samples of a run
 #: Key parts that are timings as a whole.
 TIMING_KEYS = frozenset({"docs_per_s", "real_tokens_per_s", "per_s", "ratios", "heap_sweep", "heap_sweep_summary",
-                         "breakdown"})  # a query path's time per part
+                         "breakdown", "samples"})  # a query path's time per part; a command's timed runs
 _WORD = re.compile(r"[^A-Za-z0-9]+")
 
 
