@@ -6,6 +6,9 @@ OUT ?= work/quickstart
 .PHONY: install quickstart test test-fast test-reproduce reproduce
 
 install:
+	@# a single-node SLURM for tests/test_train_grid_slurm.py (Debian's packages, as root; skipped when installed)
+	@if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && ! dpkg -s slurm-wlm munge >/dev/null 2>&1; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq slurm-wlm munge >/dev/null; fi
 	$(PIP) install --quiet --disable-pip-version-check torch==2.13.0
 	$(PIP) install --quiet --disable-pip-version-check -e '.[test]'
 
