@@ -1,4 +1,4 @@
-"""The BEIR table's configurations (issue 22): beir-offline (SciFact and NFCorpus test, available offline) and
+"""The BEIR table's configurations: beir-offline (SciFact and NFCorpus test, available offline) and
 paper-beir13 (all of BEIR-13, on a machine with a network) name the same systems and fusions, and the NFCorpus
 fine-tune is pre-registered with its test benchmark."""
 

@@ -331,8 +331,7 @@ def test_exact_against_anserini_on_scifact(scifact_impact, tmp_path):
     assert ties > 100  # tied scores were met (on SciFact none leaves a float32 residue: see the NFCorpus test)
 
 
-#: NFCorpus test queries whose top-1000 lists differed between PISA and Anserini before the tie contract (issue 20,
-#: item 7), and the documents of every tied run that holds a float32 residue in those lists (splade-tiny, fp32,
+#: NFCorpus test queries whose top-1000 lists differed between PISA and Anserini before the tie contract, and the documents of every tied run that holds a float32 residue in those lists (splade-tiny, fp32,
 #: documents top-1,024 terms, queries top-256: ``residue.runs`` of pipelines/check_exact_engines.py's engines.json).
 #: A run's adjusted scores depend only on its own members, so these 55 documents alone meet every such case.
 NFCORPUS_QUERIES = ("PLAIN-1130", "PLAIN-1183", "PLAIN-1441", "PLAIN-1496", "PLAIN-1794")

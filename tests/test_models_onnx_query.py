@@ -23,7 +23,7 @@ from tiny_models import BUILTIN_TEXT, tiny_model
 #: Run on this CPU and on one with native bf16 simulated (tests/conftest.py): the default must not depend on it.
 pytestmark = pytest.mark.precision_sensitive
 
-#: Share of SciFact test queries whose integer vectors must equal the torch path's (the issue's figure).
+#: Share of SciFact test queries whose integer vectors must equal the torch path's (the required figure).
 MIN_IDENTICAL = 0.99
 TEXTS = BUILTIN_TEXT + ["", "aspirin", "the cell membrane controls the movement of substances in and out of cells " * 6]
 

@@ -1,7 +1,7 @@
 """The README's SciFact number on any machine: the quickstart's splade-tiny row, on this CPU and on it with native
 bf16 simulated (what AVX-512 BF16 / AMX servers and GPUs report), equals the committed result to four decimals.
-With ``precision: auto`` as the default, the simulated run would compute in bf16 and print 0.6427 instead of 0.6436
-(issue 20); the test refuses that before any work."""
+With ``precision: auto`` as the default, the simulated run would compute in bf16 and print 0.6427 instead of 0.6436;
+the test refuses that before any work."""
 
 from __future__ import annotations
 

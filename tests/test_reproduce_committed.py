@@ -1,4 +1,4 @@
-"""CI reruns the cheap committed results with ``lsr-eval reproduce`` (issue 23): BM25 on SciFact and NFCorpus
+"""CI reruns the cheap committed results with ``lsr-eval reproduce``: BM25 on SciFact and NFCorpus
 (``results/benchmarks/bm25-beir``), the published DL19 runs and their fusions, and the quickstart benchmark
 (``results/benchmarks/scifact-splade-tiny``: BM25, splade-tiny, RRF, tuned weighted sum, significance, FLOPs).
 A change that moves a committed number fails here, naming the row and the value (old -> new). The quickstart reuses
@@ -49,7 +49,7 @@ def test_bm25_on_scifact_and_nfcorpus_reproduces(capsys, tmp_path, bm25_work):
 
 @pytest.mark.slow
 def test_a_changed_bm25_k1_in_a_copied_manifest_fails_naming_the_rows(capsys, tmp_path, bm25_work):
-    """The issue's done-criterion: k1 0.9 -> 1.2 in a copy of the committed manifest; exit 1, both rows named."""
+    """A changed setting is caught: k1 0.9 -> 1.2 in a copy of the committed manifest; exit 1, both rows named."""
     copy = tmp_path / "bm25-beir"
     shutil.copytree(RESULTS / "bm25-beir", copy)
     manifest = json.loads((copy / "manifest.json").read_text())
