@@ -14,6 +14,7 @@ their runs are bit-identical; an approximate engine (Seismic) reports its raw do
 
 from __future__ import annotations
 
+import contextlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -148,3 +149,28 @@ def iter_vectors(collection: Path) -> Iterator[tuple[str, dict[str, int]]]:
                 except (ValueError, KeyError, TypeError) as e:
                     raise InputError(f"{path}:{line_no}: not a JsonVectorCollection line ({e})") from e
                 yield docid, out
+
+
+@contextlib.contextmanager
+def rust_panics(engine: str, what: str, error: type[Exception] = RuntimeError) -> Iterator[None]:
+    """A panic inside an engine's Rust library (``pyo3_runtime.PanicException``, a BaseException) as one ``error``
+    naming the engine and what it was doing."""
+    try:
+        yield
+    except BaseException as e:
+        if type(e).__name__ == "PanicException":
+            raise error(f"{engine} failed while {what}: {e}") from e
+        raise
+
+
+class ClosingSearcher:
+    """``with`` support for a searcher with a ``close()``."""
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

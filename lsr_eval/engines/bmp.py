@@ -30,7 +30,6 @@ docids, and maps the forward store.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import math
 import os
@@ -39,10 +38,11 @@ import time
 from array import array
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any, Mapping
 
 from lsr_eval.data.types import Run
-from lsr_eval.engines.base import BuildCounts, QueryWeights, check_index_engine, iter_vectors, write_marker
+from lsr_eval.engines.base import (BuildCounts, ClosingSearcher, QueryWeights, check_index_engine, iter_vectors,
+                                   rust_panics, write_marker)
 from lsr_eval.engines.registry import require
 from lsr_eval.errors import ConfigError, InputError
 from lsr_eval.searching.counts import SearchCounts, check_k
@@ -98,15 +98,9 @@ def check_search_knobs(alpha: Any = 1.0, beta: Any = 1.0) -> dict[str, float]:
     return {"alpha": _fraction_option("alpha", alpha), "beta": _fraction_option("beta", beta)}
 
 
-@contextlib.contextmanager
-def _panics(what: str) -> Iterator[None]:
-    """A panic inside the Rust library (``pyo3_runtime.PanicException``, a BaseException) as one clear error."""
-    try:
-        yield
-    except BaseException as e:
-        if type(e).__name__ == "PanicException":
-            raise InputError(f"BMP failed while {what}: {e}") from e
-        raise
+def _panics(what: str):
+    """A panic inside BMP as one :class:`InputError` (:func:`~lsr_eval.engines.base.rust_panics`)."""
+    return rust_panics("BMP", what, InputError)
 
 
 def _fresh_name(base: str, vocabulary: Mapping[str, int]) -> str:
@@ -257,7 +251,7 @@ class BmpEngine:
         return BmpSearcher(index, alpha=alpha, beta=beta)
 
 
-class BmpSearcher:
+class BmpSearcher(ClosingSearcher):
     """An open BMP index (loaded whole into memory) with its forward store of exact impacts (memory-mapped).
 
     Query terms the index does not know and weights <= 0 are ignored, as Anserini does; a query left with no term
@@ -412,9 +406,3 @@ class BmpSearcher:
 
     def close(self) -> None:
         self._searcher = None
-
-    def __enter__(self) -> "BmpSearcher":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()

@@ -30,7 +30,8 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from lsr_eval.data.types import Run
-from lsr_eval.engines.base import BuildCounts, QueryWeights, check_index_engine, iter_vectors, write_marker
+from lsr_eval.engines.base import (BuildCounts, ClosingSearcher, QueryWeights, check_index_engine, iter_vectors,
+                                   write_marker)
 from lsr_eval.engines.registry import require
 from lsr_eval.searching.ties import adjusted_hits
 from lsr_eval.errors import ConfigError, InputError
@@ -248,7 +249,7 @@ def _write_batch(name: str, tids: Any, owners: Any, weights: Any, terms: int, si
         f.write(sizes.tobytes())
 
 
-class PisaSearcher:
+class PisaSearcher(ClosingSearcher):
     """Integer-weighted queries over a PISA index, one at a time or a whole set on PISA's threads."""
 
     engine = NAME
@@ -323,12 +324,6 @@ class PisaSearcher:
 
     def close(self) -> None:
         self._ctx = None
-
-    def __enter__(self) -> "PisaSearcher":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
 
 
 def _escape(vector: dict[str, Any]) -> dict[str, Any]:

@@ -29,7 +29,8 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 from lsr_eval.data.types import Run
-from lsr_eval.engines.base import BuildCounts, QueryWeights, check_index_engine, iter_vectors, write_marker
+from lsr_eval.engines.base import (BuildCounts, ClosingSearcher, QueryWeights, check_index_engine, iter_vectors,
+                                   rust_panics, write_marker)
 from lsr_eval.errors import ConfigError, InputError
 from lsr_eval.searching.counts import SearchCounts, check_k, chunks
 
@@ -160,17 +161,6 @@ def _survey(collection: Path, width: int) -> dict[str, Any]:
             "vocabulary": vocabulary}
 
 
-@contextlib.contextmanager
-def _seismic_errors(what: str) -> Iterator[None]:
-    """A panic inside the Rust library (``pyo3_runtime.PanicException``, a BaseException) as a RuntimeError."""
-    try:
-        yield
-    except BaseException as e:
-        if type(e).__name__ == "PanicException":
-            raise RuntimeError(f"Seismic failed while {what}: {e}") from e
-        raise
-
-
 # -- engine ------------------------------------------------------------------------------------------------------
 
 class SeismicEngine:
@@ -240,7 +230,7 @@ class SeismicEngine:
         created = not index.exists()
         index.mkdir(parents=True, exist_ok=True)
         try:
-            with _stdout_to_stderr(), _seismic_errors(f"building {index}"):
+            with _stdout_to_stderr(), rust_panics("Seismic", f"building {index}"):
                 built = seismic.SeismicIndex.build_from_dataset(dataset, num_threads=threads, **self.knobs)
                 del dataset
                 built.save(str(index / INDEX_STEM))
@@ -274,7 +264,7 @@ class SeismicEngine:
 
 # -- searcher ----------------------------------------------------------------------------------------------------
 
-class SeismicSearcher:
+class SeismicSearcher(ClosingSearcher):
     """An open Seismic index (loaded whole into memory) answering integer-weighted queries approximately.
 
     Knobs (defaults :data:`QUERY_CUT`, :data:`HEAP_FACTOR`): ``query_cut`` (integer >= 1), the number of a query's
@@ -337,7 +327,7 @@ class SeismicSearcher:
         arrays = self._arrays(qid, weights)
         if arrays is None:
             return []
-        with _seismic_errors(f"searching query {qid}"):
+        with rust_panics("Seismic", f"searching query {qid}"):
             return self._ranked(index.search(str(qid), arrays[0], arrays[1], k=k, **self.knobs))
 
     def batch_search(self, queries: Mapping[str, QueryWeights], k: int = 1000, threads: int = 2,
@@ -365,7 +355,7 @@ class SeismicSearcher:
                     values.append(arrays[1])
             results = []
             if positions:
-                with _seismic_errors(f"searching {len(positions)} queries"):
+                with rust_panics("Seismic", f"searching {len(positions)} queries"):
                     results = index.batch_search(np.array(positions, dtype=self._string_type), terms, values, k=k,
                                                  num_threads=threads, **self.knobs)
             answers = {int(r[0][0]): r for r in results if r}
@@ -382,9 +372,3 @@ class SeismicSearcher:
 
     def close(self) -> None:
         self._index = None
-
-    def __enter__(self) -> "SeismicSearcher":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
