@@ -1,20 +1,15 @@
 """Side-by-side query-path harness (lsr_eval.efficiency.latency: query_path, part_breakdown; measure.run_interleaved) and
-the per-part table of pipelines/bench_query_path.py, on hand-made paths and results."""
+the per-part table of the query-path benchmark (lsr_eval.report.query_path), on hand-made paths and results."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "pipelines"))
-
-import bench_query_path  # noqa: E402
-from lsr_eval.data.types import Query  # noqa: E402
-from lsr_eval.efficiency.latency import PARTS, part_breakdown, query_path, summarise_path  # noqa: E402
-from lsr_eval.efficiency.measure import run_interleaved  # noqa: E402
-from lsr_eval.errors import InputError  # noqa: E402
+from lsr_eval.data.types import Query
+from lsr_eval.efficiency.latency import PARTS, part_breakdown, query_path, summarise_path
+from lsr_eval.efficiency.measure import run_interleaved
+from lsr_eval.errors import InputError
+from lsr_eval.report.query_path import breakdown_md, write_per_query
 
 QUERIES = [Query(f"q{i}", f"text {i}") for i in range(3)]
 
@@ -92,11 +87,11 @@ def test_query_path_reports_parts_in_ms():
 def test_summary_has_a_row_per_part():
     results = [_result(10.0, tokenize=1.0, search=3.0, candidates=5), _result(20.0, tokenize=3.0, search=7.0,
                                                                              candidates=7)]
-    lines = bench_query_path.breakdown_md({"lsr-eval": part_breakdown(results, 0)})
+    lines = breakdown_md({"lsr-eval": part_breakdown(results, 0)})
     rows = [line.split(" | ")[0].strip("| ") for line in lines if line.startswith("| ") and "---" not in line]
     assert rows == ["part", "tokenize", "search", "unaccounted", "total"]
     assert "6.0 candidate ids per query" in "\n".join(lines)
-    assert bench_query_path.breakdown_md({}) == []
+    assert breakdown_md({}) == []
 
 
 def test_per_query_csv_has_the_parts(tmp_path):
@@ -106,7 +101,7 @@ def test_per_query_csv_has_the_parts(tmp_path):
     theirs = [{"encode": 5.0, "search": 6.0, "total": 11.0, "read": 1.0, "terms": 4},
               {"encode": 5.0, "search": 6.0, "total": 11.0, "read": 1.0, "terms": 4}]
     agreement = {"pyserini": {"overlaps": [1.0, 0.5]}}
-    bench_query_path.write_per_query(tmp_path / "q.csv", QUERIES[:2], {"lsr-eval": ours, "pyserini": theirs},
+    write_per_query(tmp_path / "q.csv", QUERIES[:2], {"lsr-eval": ours, "pyserini": theirs},
                                      agreement, warmup=1)
     rows = list(csv.DictReader(open(tmp_path / "q.csv", encoding="utf-8")))
     assert [r["warmup"] for r in rows] == ["1", "0"]
