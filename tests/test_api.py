@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import csv
+import json
 import os
 import re
 import subprocess
@@ -64,14 +65,20 @@ def test_tiny_end_to_end_equals_the_stage_functions(tiny_beir, tmp_path):
     written = lsr_eval.bm25(ds, out=tmp_path / "bm25", work=tmp_path / "work")
     assert written == bm25 and (tmp_path / "bm25" / "manifest.json").is_file()
 
-    enc = lsr_eval.Splade(model)
+    enc = lsr_eval.Splade(model, work=tmp_path / "work")
     docs, queries = enc.encode(ds), enc.encode_queries(ds)
     assert docs.ids == ["d1", "d2", "d3", "d4", "q2"] and queries.ids == ["q1", "q2", "q3"]
-    runs = {engine: lsr_eval.Index.build(docs, engine=engine, work=tmp_path / "work").search(
-        queries, k=10, remove_query=True) for engine in ("pisa", "anserini")}
+    runs = {}
+    for engine in ("pisa", "anserini"):
+        with lsr_eval.Index.build(docs, engine=engine, work=tmp_path / "work") as index:
+            runs[engine] = index.search(queries, k=10, remove_query=True)
     assert runs["pisa"] == runs["anserini"]  # two exact engines, one ranking
+    assert not (tmp_path / "work" / "api").exists()  # the indexes' temporary folders are gone
     chain = run_splade(ds, tmp_path / "splade", tmp_path / "work", SpladeSettings(model=model, hits=10))
     assert runs["anserini"] == chain.run  # the API's chain is the experiment's
+    # ... and its encoding is the experiment's cache entry, reused there
+    manifest = json.loads((tmp_path / "splade" / "manifest.json").read_text(encoding="utf-8"))
+    assert Path(manifest["paths"]["encoding"]).name == enc.last_encoding.folder.name
 
     fused = lsr_eval.fuse([bm25, chain.run], "rrf")
     assert fused == fuse([bm25, chain.run], "rrf", depth=1000).run

@@ -1,18 +1,25 @@
-"""Texts -> sparse vectors -> an engine's index -> runs, in memory: a SPLADE encoder and an index to search."""
+"""Texts -> sparse vectors -> an engine's index -> runs: a SPLADE encoder whose document vectors are cached in the
+work folder as the pipelines cache them, and an index to search whose files are temporary unless ``out=`` keeps them.
+"""
 
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
+import weakref
 from dataclasses import fields
 from pathlib import Path
-from typing import Any, Callable, Iterable, Union
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Union
 
 from lsr_eval.data.datasets import Dataset
 from lsr_eval.data.types import Document, Query, Run
 from lsr_eval.defaults import DEFAULT_SCALE
 from lsr_eval.encode.protocol import SparseVectors
 from lsr_eval.errors import ConfigError
+
+if TYPE_CHECKING:
+    from lsr_eval.encode.corpus import EncodeSummary
 
 #: Texts to encode: a dataset (its documents, or its queries for :meth:`Splade.encode_queries`), its ``docs``
 #: method, documents, queries, ``(id, text)`` pairs, or plain strings (numbered ``0``, ``1``, ...).
@@ -43,13 +50,28 @@ def _as_queries(texts: Texts, documents: bool) -> list[Query]:
     return out
 
 
+def _dataset_of(texts: Texts) -> Dataset | None:
+    """The dataset whose documents ``texts`` are (a dataset, or its ``docs`` method), else None."""
+    if isinstance(texts, Dataset):
+        return texts
+    owner = getattr(texts, "__self__", None)
+    return owner if isinstance(owner, Dataset) and getattr(texts, "__name__", None) == "docs" else None
+
+
 class Splade:
     """A SPLADE model (a hub id, a local folder or an offline alias such as ``splade-tiny``) that encodes texts
-    into :class:`~lsr_eval.encode.protocol.SparseVectors` in memory. ``settings`` are those of
+    into :class:`~lsr_eval.encode.protocol.SparseVectors`. ``settings`` are those of
     :class:`lsr_eval.experiments.splade.SpladeSettings` (``max_length_d``, ``doc_top_k``, ``precision``,
-    ``device``, ``batch_size``, ...); the model is loaded on first use."""
+    ``device``, ``batch_size``, ...); the model is loaded on first use.
 
-    def __init__(self, model: str, **settings: Any) -> None:
+    A dataset's documents are encoded into the work folder's encoding cache (``work``, default ``$LSR_EVAL_WORK``
+    or ./work), the one ``lsr-eval splade`` and the benchmarks use, keyed by the model's files, the encoder's
+    settings and the corpus: a second :meth:`encode` of that corpus with those settings loads the vectors from it
+    (and says so on the log). ``cache=False``, or texts that are not a dataset, encode in memory and write nothing.
+    """
+
+    def __init__(self, model: str, *, work: str | os.PathLike | None = None, cache: bool = True,
+                 **settings: Any) -> None:
         from lsr_eval.experiments.splade import SpladeSettings
         from lsr_eval.models.offline import resolve_model
 
@@ -60,6 +82,10 @@ class Splade:
         if settings.get("query_model"):
             settings["query_model"] = resolve_model(settings["query_model"])
         self.settings = SpladeSettings(model=resolve_model(model), **settings)
+        self.work, self.cache = work, cache
+        #: What the last :meth:`encode` did with the cache (an :class:`~lsr_eval.encode.corpus.EncodeSummary`:
+        #: its ``folder``; ``shards_written`` 0 when it loaded every vector from there), None when in memory.
+        self.last_encoding: EncodeSummary | None = None
         self._model: Any = None
 
     @property
@@ -80,59 +106,124 @@ class Splade:
                               batch_size=self.settings.batch_size).vectors
 
     def encode(self, docs: Texts) -> SparseVectors:
-        """Document vectors (the document encoder on ``title + " " + text``), in input order."""
-        return self._encode(docs, documents=True)
+        """Document vectors (the document encoder on ``title + " " + text``), in input order; a dataset's are
+        read from (or written to) the work folder's encoding cache (see the class)."""
+        dataset = _dataset_of(docs) if self.cache else None
+        if dataset is None:
+            self.last_encoding = None
+            return self._encode(docs, documents=True)
+        from lsr_eval.encode.reader import load_vectors
+        from lsr_eval.experiments.splade import ensure_encoding
+        from lsr_eval.workdir import work_dir
+
+        self.last_encoding = ensure_encoding(dataset, self.model, self.settings, work_dir(self.work))
+        return load_vectors(self.last_encoding.folder)
 
     def encode_queries(self, queries: Texts) -> SparseVectors:
-        """Query vectors (the query encoder), in input order."""
+        """Query vectors (the query encoder), in input order, in memory."""
         return self._encode(queries, documents=False)
 
 
+def _remove(folder: Path, parent: Path | None) -> None:
+    """Remove an index's temporary ``folder``, and ``parent`` (the work folder's ``api``) when it is left empty."""
+    shutil.rmtree(folder, ignore_errors=True)
+    if parent is not None:
+        try:
+            parent.rmdir()
+        except OSError:  # another index's folder is still there
+            pass
+
+
 class Index:
-    """An engine's impact index of document vectors, searched with query vectors. Build it with :meth:`build`."""
+    """An engine's impact index of document vectors, searched with query vectors. Build it with :meth:`build`.
+
+    An index built without ``out=`` lives in a temporary folder, removed by :meth:`close`, at the end of a
+    ``with`` block, or when the index is garbage collected (at the latest when the interpreter exits)."""
 
     def __init__(self, engine: Any, path: Path, scale: float, counts: dict[str, Any],
-                 search_options: dict[str, Any]) -> None:
+                 search_options: dict[str, Any], temporary: Path | None = None,
+                 temporary_parent: Path | None = None) -> None:
         self.engine, self.path, self.scale, self.counts = engine, path, scale, counts
         self.search_options = search_options
+        self._cleanup = (weakref.finalize(self, _remove, temporary, temporary_parent)
+                         if temporary is not None else None)
+        self.closed = False
 
     @classmethod
     def build(cls, vectors: SparseVectors, engine: str = "pisa", scale: float = DEFAULT_SCALE,
-              work: str | os.PathLike | None = None, threads: int = 2, **options: Any) -> "Index":
+              work: str | os.PathLike | None = None, threads: int = 2, out: str | os.PathLike | None = None,
+              **options: Any) -> "Index":
         """Quantise ``vectors`` (weights x ``scale``, rounded) and index them with ``engine`` (anserini, pisa,
         seismic; ``options`` are its build settings and search knobs, as ``--engine-option``).
 
-        Every engine indexes files: the vectors, their JSON collection and the index go to a new temporary folder
-        under ``<work>/api`` (``work`` default ``$LSR_EVAL_WORK`` or ./work), left there for the index to be opened.
+        Every engine indexes files: the vectors, their JSON collection and the index go to ``out`` (a new or
+        empty folder, kept, with a manifest) or else to a temporary folder (under ``<work>/api`` when ``work`` is
+        given, else the system's temporary folder) that :meth:`close` removes.
         """
         from lsr_eval.encode.corpus import write_vectors
         from lsr_eval.engines.registry import get_engine, split_options
-        from lsr_eval.errors import LsrEvalError
+        from lsr_eval.errors import LsrEvalError, OutputExistsError
         from lsr_eval.export.documents import COLLECTION_DIR, export_documents
+        from lsr_eval.manifest import write_manifest
         from lsr_eval.workdir import work_dir
 
         build_options, search_options = split_options(engine, dict(options))
         eng = get_engine(engine, **build_options)
         eng.check_search(**search_options)
-        parent = work_dir(work) / "api"
-        parent.mkdir(parents=True, exist_ok=True)
-        folder = Path(tempfile.mkdtemp(prefix=f"index-{engine}-", dir=parent))
+        parent: Path | None = None
+        if out is not None:
+            folder = Path(out)
+            if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
+                raise OutputExistsError(f"{folder} is not an empty folder: choose another one for the index")
+            folder.mkdir(parents=True, exist_ok=True)
+        else:
+            if work is not None:
+                parent = work_dir(work) / "api"
+                parent.mkdir(parents=True, exist_ok=True)
+            folder = Path(tempfile.mkdtemp(prefix=f"lsr_eval-index-{engine}-", dir=parent))
         key = {"stage": "api-index", "documents": len(vectors.ids)}
-        write_vectors(vectors, folder / "vectors", key)
-        exported = export_documents(folder / "vectors", folder / "collection", key, scale=scale, progress=False)
-        counts = eng.build(folder / "collection" / COLLECTION_DIR, folder / "index", threads=threads)
-        if counts.documents_indexed != exported["counts"]["documents_out"]:
-            raise LsrEvalError(f"{folder}: documents exported ({exported['counts']['documents_out']}) != documents "
-                               f"indexed ({counts.documents_indexed})")
-        return cls(eng, folder / "index", scale, {"export": exported["counts"], "index": counts.to_dict()},
-                   search_options)
+        try:
+            write_vectors(vectors, folder / "vectors", key)
+            exported = export_documents(folder / "vectors", folder / "collection", key, scale=scale,
+                                        progress=False)
+            counts = eng.build(folder / "collection" / COLLECTION_DIR, folder / "index", threads=threads)
+            if counts.documents_indexed != exported["counts"]["documents_out"]:
+                raise LsrEvalError(f"{folder}: documents exported ({exported['counts']['documents_out']}) != "
+                                   f"documents indexed ({counts.documents_indexed})")
+        except BaseException:
+            if out is None:
+                _remove(folder, parent)
+            raise
+        all_counts = {"export": exported["counts"], "index": counts.to_dict()}
+        if out is not None:
+            write_manifest(folder, "api-index", {**key, "engine": engine, "engine_build": build_options,
+                                                 "scale": scale},
+                           counts=all_counts, engine=eng.describe(), index=str(folder / "index"))
+            return cls(eng, folder / "index", scale, all_counts, search_options)
+        return cls(eng, folder / "index", scale, all_counts, search_options, temporary=folder,
+                   temporary_parent=parent)
 
     def search(self, queries: SparseVectors, k: int = 1000, threads: int = 2, remove_query: bool = False) -> Run:
         """The top ``k`` documents of each query (vectors quantised with the index's scale); ``remove_query`` drops
         hits whose document id is the query id (BEIR's convention)."""
         from lsr_eval.export.queries import query_weight_maps
 
+        if self.closed:
+            raise ConfigError("this Index is closed (its temporary files are removed): build it again to search")
         maps = query_weight_maps(queries, self.scale)
         with self.engine.open(self.path, **self.search_options) as searcher:
             run, _ = searcher.batch_search(maps, k=k, threads=threads, remove_query=remove_query)
         return run
+
+    def close(self) -> None:
+        """Remove the temporary folder of an index built without ``out=`` (files in ``out`` are kept); the index
+        cannot be searched afterwards. Closing twice does nothing."""
+        self.closed = True
+        if self._cleanup is not None:
+            self._cleanup()
+
+    def __enter__(self) -> "Index":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()

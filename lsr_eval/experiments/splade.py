@@ -14,7 +14,7 @@ import os
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from lsr_eval.data.datasets import Dataset
 from lsr_eval.errors import LsrEvalError
@@ -23,6 +23,9 @@ from lsr_eval.workdir import cache_slot, cached, folder_bytes, slot_lock
 from lsr_eval.defaults import DEFAULT_SCALE, LUCENE_MAX_CLAUSES
 from lsr_eval.manifest import completed, prepare_output, write_manifest
 from lsr_eval.models.options import DEFAULT_DEVICE, DEFAULT_PRECISION, PRECISIONS, check_choice, check_device
+
+if TYPE_CHECKING:
+    from lsr_eval.encode.corpus import EncodeSummary
 
 log = logging.getLogger(__name__)
 
@@ -169,25 +172,37 @@ def impact_keys(dataset: Dataset, model, s: SpladeSettings) -> ImpactKeys:
     return ImpactKeys(enc_key, exp_key, idx_key, label, collection_label, index_label, fingerprint)
 
 
-def ensure_impact_index(dataset: Dataset, model, s: SpladeSettings, work: Path, threads: int) -> dict[str, Any]:
-    """Encode, export and index the corpus (each stage reused when cached); returns the three manifests."""
+def ensure_encoding(dataset: Dataset, model, s: SpladeSettings, work: Path,
+                    keys: ImpactKeys | None = None) -> EncodeSummary:
+    """Encode the corpus with the document encoder into its cache slot ``work/encodings/<label>-<hash>`` (keyed by
+    :func:`impact_keys`): shards already there are checked and reused, the rest encoded; says on the log when the
+    whole encoding was reused. Returns the :class:`~lsr_eval.encode.corpus.EncodeSummary` (its ``folder``, its
+    ``manifest``; ``shards_written`` 0: a cache hit)."""
     from lsr_eval.encode.corpus import encode_corpus
     from lsr_eval.encode.progress import expected_documents
     from lsr_eval.encode.splade import SpladeTextEncoder
-    from lsr_eval.export.documents import COLLECTION_DIR, export_documents
 
-    keys = impact_keys(dataset, model, s)
-    fingerprint, enc_key, exp_key, idx_key = keys.fingerprint, keys.encode, keys.export, keys.index
-    enc_slot = cache_slot(work, "encodings", enc_key, keys.label)
+    keys = keys or impact_keys(dataset, model, s)
+    enc_slot = cache_slot(work, "encodings", keys.encode, keys.label)
     with slot_lock(enc_slot):  # resumable in place: another process encoding it is waited for, not removed
-        summary = encode_corpus(dataset.docs(), SpladeTextEncoder(model.document), enc_slot, enc_key,
-                                encoder_info=fingerprint, shard_size=s.shard_size, batch_size=s.batch_size,
+        summary = encode_corpus(dataset.docs(), SpladeTextEncoder(model.document), enc_slot, keys.encode,
+                                encoder_info=keys.fingerprint, shard_size=s.shard_size, batch_size=s.batch_size,
                                 total=expected_documents(dataset),
                                 run_info={"precision": model.document.resolved_precision().to_dict(),
                                           "device": str(model.document.device)})
-    enc_manifest = summary.manifest
     if summary.shards_verified and not summary.shards_written:
         log.info("reused encoding %s", enc_slot)
+    return summary
+
+
+def ensure_impact_index(dataset: Dataset, model, s: SpladeSettings, work: Path, threads: int) -> dict[str, Any]:
+    """Encode, export and index the corpus (each stage reused when cached); returns the three manifests."""
+    from lsr_eval.export.documents import COLLECTION_DIR, export_documents
+
+    keys = impact_keys(dataset, model, s)
+    exp_key, idx_key = keys.export, keys.index
+    summary = ensure_encoding(dataset, model, s, work, keys)
+    enc_slot, enc_manifest = summary.folder, summary.manifest
 
     prune = doc_prune(s)
     exp_slot = cache_slot(work, "collections", exp_key, keys.collection_label)
