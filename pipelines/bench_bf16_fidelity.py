@@ -24,7 +24,6 @@ manifests) in ``WORK/bench-bf16-fidelity/``.
 
 from __future__ import annotations
 
-import argparse
 import json
 import logging
 import os
@@ -34,12 +33,9 @@ from pathlib import Path
 from typing import Any
 
 from lsr_eval.evaluation.agreement import top_agreement, weight_map_agreement
+from lsr_eval.experiments.bf16_fidelity import PRECISIONS, STAGE, TOP, parse_args
+from lsr_eval.report.bf16_fidelity import summary_text
 
-REPO = Path(__file__).resolve().parents[1]
-
-STAGE = "bench-bf16-fidelity"
-PRECISIONS = ("fp32", "bf16")
-TOP = 10
 log = logging.getLogger("bench_bf16_fidelity")
 
 
@@ -48,31 +44,8 @@ def _label(name: str) -> str:
     return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in Path(name).name or name)
 
 
-def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    from lsr_eval.defaults import DEFAULT_SCALE
-    from lsr_eval.models.arguments import add_device
-
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--dataset", default=str(REPO.parent / "shared/data/beir/scifact"),
-                   help="BEIR folder or registry name")
-    p.add_argument("--split", default="test")
-    p.add_argument("--model", default="splade-tiny", help="model folder, hub id or offline alias")
-    p.add_argument("--doc-top-k", type=int, default=1024, help="as the quickstart benchmark (Lucene's clause limit)")
-    p.add_argument("--query-top-k", type=int, default=256)
-    p.add_argument("--max-length-d", type=int, default=None, help="document max length (default: the model's)")
-    p.add_argument("--max-length-q", type=int, default=None, help="query max length (default: the model's)")
-    p.add_argument("--scale", type=float, default=float(DEFAULT_SCALE))
-    p.add_argument("--batch-size", type=int, default=32)
-    p.add_argument("--threads", type=int, default=2)
-    add_device(p)
-    p.add_argument("--work-dir", type=Path, default=None, help="work folder (default: LSR_EVAL_WORK or work/)")
-    p.add_argument("--out", required=True)
-    p.add_argument("--overwrite", action="store_true")
-    return p.parse_args(argv)
-
-
 def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
+    args = parse_args(argv, __doc__.split("\n\n")[0])
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     from lsr_eval.data.datasets import load_dataset
     from lsr_eval.encode.queries import encode_queries
@@ -138,48 +111,6 @@ def main(argv: list[str] | None = None) -> int:
                    load_average_end=list(os.getloadavg()))
     print((out / "summary.md").read_text(encoding="utf-8"))
     return 0
-
-
-def speed_note(fid: dict[str, Any]) -> str:
-    """What the wall times say about speed, from the recorded device and CPU flags (not assumed)."""
-    from lsr_eval.hardware import CPU_BF16_FLAGS
-
-    device = fid.get("device", "cpu")   # fidelity.json before devices were recorded: the CPU
-    if not device.startswith("cpu"):
-        return f" (on {device}: the GPU's bf16 is native)"
-    native = sorted(set(CPU_BF16_FLAGS) & set(fid["cpu"]["flags"]))
-    if native:
-        return f" (bf16 is native on this CPU: {', '.join(native)})"
-    return " (bf16 without native instructions is slow on this CPU: the figure is not a speed comparison)"
-
-
-def summary_text(fid: dict[str, Any], dataset: str, model: str) -> str:
-    top, vec = fid["top10"], fid["query_vectors"]
-    lines = [f"# bf16 against fp32: {model} on {dataset}", "",
-             "The same chain run twice, only the precision differs (bf16 forced; CPU flags in fidelity.json).", "",
-             "| measure | fp32 | bf16 | bf16 - fp32 |", "|---|---|---|---|"]
-    for m, v in fid["metrics"].items():
-        diff = "" if v["difference"] is None else f"{v['difference']:+.4f}"
-        bf16 = "missing" if v["bf16"] is None else f"{v['bf16']:.4f}"
-        lines.append(f"| {m} | {v['fp32']:.4f} | {bf16} | {diff} |")
-    lines += ["", f"Identical top {top['k']}: {top['identical_ordered']}/{top['queries']} queries in order "
-                  f"({100 * top['share_ordered']:.1f}%), {top['identical_set']}/{top['queries']} as sets "
-                  f"({100 * top['share_set']:.1f}%).",
-              f"Identical integer query vectors: {vec['identical']}/{vec['queries']} "
-              f"({100 * vec['share']:.1f}%).",
-              f"Wall time of each chain (encode, export, index, search): "
-              + ", ".join(f"{p} {s} s" for p, s in fid["seconds"].items()) + speed_note(fid) + ".",
-              ""]
-    return "\n".join(lines)
-
-
-def summaries(folder: Path) -> dict[str, str]:
-    """The summary of a results folder of this script, made again from its raw files (``fidelity.json``, the
-    manifest): what tests/test_committed_results.py compares with the committed one."""
-    fid = json.loads((folder / "fidelity.json").read_text(encoding="utf-8"))
-    manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
-    model = fid.get("model") or parse_args(manifest["command"][1:]).model   # older files: the command's --model
-    return {"summary.md": summary_text(fid, manifest["experiment"]["dataset"]["name"], model)}
 
 
 if __name__ == "__main__":

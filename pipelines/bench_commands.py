@@ -22,6 +22,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from lsr_eval.report.command_speed import markdown
+
 REPO = Path(__file__).resolve().parents[1]
 #: Targets of the commands (seconds of wall time).
 TARGETS = {"evaluate": 1.0, "fuse": 1.5, "help": 0.5}
@@ -86,20 +88,6 @@ def summarise(measured: dict, checkouts: dict[str, Path]) -> dict:
     return rows
 
 
-def markdown(rows: dict, repeats: int, load: tuple[float, float, float]) -> str:
-    """The summary table."""
-    lines = [f"# Command wall times (median of {repeats}, interleaved; load average before: "
-             f"{load[0]:.2f} {load[1]:.2f} {load[2]:.2f})", "",
-             "| command | before (s) | after (s) | speed-up | target (s) | meets target | same numbers |",
-             "|---|---:|---:|---:|---:|---|---|"]
-    for name, r in rows.items():
-        med = r["median_s"]
-        lines.append(f"| `lsr-eval {name if name != 'help' else '--help'}` | {med.get('before', float('nan')):.3f} | "
-                     f"{med.get('after', float('nan')):.3f} | {r['speedup']} | {r['target_s']} | "
-                     f"{'yes' if r['meets_target'] else 'no'} | { {True: 'yes', False: 'no', None: 'n/a'}[r['same_output']]} |")
-    return "\n".join(lines) + "\n"
-
-
 def _commit(checkout: Path) -> str | None:
     done = subprocess.run(["git", "-C", str(checkout), "rev-parse", "HEAD"], capture_output=True, text=True)
     return done.stdout.strip() or None
@@ -140,13 +128,6 @@ def main(argv: list[str] | None = None) -> int:
                    outputs=["summary.md", "results.json"])
     print(markdown(rows, args.repeats, load), end="")
     return 0
-
-
-def summaries(folder: Path) -> dict[str, str]:
-    """The summary of a results folder of this script, made again from its ``results.json`` (what
-    tests/test_committed_results.py compares with the committed one)."""
-    r = json.loads((Path(folder) / "results.json").read_text(encoding="utf-8"))
-    return {"summary.md": markdown(r["rows"], r["repeats"], tuple(r["load_average_before"]))}
 
 
 if __name__ == "__main__":

@@ -40,74 +40,19 @@ ratios measured in the same run.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 from pathlib import Path
 from typing import Any
 
-from lsr_eval.experiments.encode_speed import STAGE, bench_documents, bench_queries, pyserini_classes
-from lsr_eval.models.arguments import add_device, add_precision
-from lsr_eval.report.encode_speed import summaries, summary_md  # noqa: F401  (summaries)
+from lsr_eval.experiments.encode_speed import (STAGE, bench_documents, bench_queries, parse_args, pyserini_classes,
+                                              read_docs, read_queries)
 
-REPO = Path(__file__).resolve().parents[1]
-
-
-def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--data", default=str(REPO.parent / "shared" / "data" / "beir" / "scifact"))
-    p.add_argument("--models", nargs="+", default=["splade-tiny", "minilm"])
-    p.add_argument("--query-models", nargs="*", default=["splade-tiny"])
-    p.add_argument("--docs", type=int, default=1000)
-    p.add_argument("--batch-size", type=int, default=32)
-    p.add_argument("--part-batches", type=int, default=4,
-                   help="batches per part: the paths alternate part by part (load drifts evenly over them)")
-    p.add_argument("--max-length", type=int, default=256)
-    p.add_argument("--max-length-q", type=int, default=64)
-    p.add_argument("--query-top-k", type=int, default=None, help="query sparsification (default: none)")
-    p.add_argument("--queries", type=int, default=0, help="query limit (0: all test + train queries)")
-    p.add_argument("--threads", type=int, default=0, help="torch threads for documents (0: torch's default)")
-    add_precision(p, flag="--precisions", nargs="+",
-                  note="; several are measured side by side, part by part, the first compared with Pyserini")
-    add_device(p, "cpu", "Pyserini's encoder and the roofline are measured beside lsr-eval's on the same device, "
-                         "and the CPU is where they are compared; GPU encoding: pipelines/gpu_check.sh")
-    p.add_argument("--out", required=True)
-    args = p.parse_args(argv)
-    if len(set(args.precisions)) != len(args.precisions):
-        p.error(f"--precisions: each at most once, got {' '.join(args.precisions)}")
-    return args
-
-
-def read_docs(data: Path, n: int) -> list[str]:
-    from lsr_eval.data.types import Document
-
-    out = []
-    with open(data / "corpus.jsonl", encoding="utf-8") as f:
-        for line in f:
-            d = json.loads(line)
-            out.append(Document(d["_id"], d.get("text", ""), d.get("title", "")).contents)
-            if len(out) == n:
-                break
-    return out
-
-
-def read_queries(data: Path, limit: int) -> list[tuple[str, str]]:
-    judged = set()
-    for split in ("test", "train"):
-        with open(data / "qrels" / f"{split}.tsv", encoding="utf-8") as f:
-            next(f)
-            judged |= {line.split("\t")[0] for line in f if line.strip()}
-    out = []
-    with open(data / "queries.jsonl", encoding="utf-8") as f:
-        for line in f:
-            q = json.loads(line)
-            if q["_id"] in judged:
-                out.append((q["_id"], q["text"]))
-    return out[:limit] if limit else out
+from lsr_eval.report.encode_speed import summary_md
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
+    args = parse_args(argv, __doc__.split("\n\n")[0])
     import torch
 
     from lsr_eval.manifest import machine, write_manifest

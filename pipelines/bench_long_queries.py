@@ -34,79 +34,26 @@ Outputs in ``--out``: ``results.json``, ``table.csv`` (one row per engine and pa
 
 from __future__ import annotations
 
-import argparse
 import json
 import logging
 import os
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
-from lsr_eval.experiments.long_queries import SCORE_TOLERANCE, STAGE, long_topics, run_bm25, run_impact, topic_stats
-from lsr_eval.defaults import DEFAULT_SCALE
+from lsr_eval.experiments.long_queries import (SCORE_TOLERANCE, STAGE, long_topics, parse_args, run_bm25, run_impact,
+                                              topic_stats)
 from lsr_eval.models.options import DEFAULT_PRECISION
-from lsr_eval.report.long_queries import summaries, summary_text, tables  # noqa: F401  (summaries)
-from lsr_eval.models.arguments import add_device, add_precision
+from lsr_eval.report.long_queries import summary_text, tables
 
-REPO = Path(__file__).resolve().parents[1]
-
-DEFAULT_SWEEP = (250, 500, 1000, 1500)
 
 log = logging.getLogger("bench_long_queries")
-
-
-def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--dataset", default=str(REPO.parent / "shared" / "data" / "beir" / "scifact"),
-                   help="BEIR folder or registry name (its corpus gives the queries)")
-    p.add_argument("--split", default="test", help="split the dataset is loaded with (its queries are not used)")
-    p.add_argument("--queries", type=int, default=1500, help="the first N documents become the queries")
-    p.add_argument("--k", type=int, default=1000, help="hits per query")
-    p.add_argument("--threads", type=int, default=2, help="search threads, the same for both paths")
-    p.add_argument("--k1", type=float, default=0.9)
-    p.add_argument("--b", type=float, default=0.4)
-    p.add_argument("--engines", default="bm25,impact", help="comma-separated: bm25, impact")
-    p.add_argument("--model", default="splade-tiny", help="impact model: folder, hub id or offline alias")
-    p.add_argument("--doc-top-k", type=int, default=1024, help="document terms kept (the index's setting)")
-    p.add_argument("--query-top-k", type=int, default=256, help="query terms kept (<= Lucene's 1,024 clauses)")
-    p.add_argument("--max-length-q", type=int, default=256,
-                   help="query encoder max tokens: a long query is a document, so the document length by default")
-    p.add_argument("--max-length-d", type=int, default=None, help="document max tokens (default: the model's)")
-    p.add_argument("--scale", type=float, default=DEFAULT_SCALE, help="quantisation scale (the index's)")
-    add_precision(p, note=" of the impact model")
-    add_device(p)
-    p.add_argument("--repeats", type=int, default=2, help="timed runs per path (the faster counts)")
-    p.add_argument("--sweep", default=",".join(map(str, DEFAULT_SWEEP)),
-                   help="query counts of the heap sweep (comma-separated; empty: no sweep)")
-    p.add_argument("--no-sweep-searchcollection", dest="sweep_searchcollection", action="store_false",
-                   help="sweep lsr-eval only (SearchCollection's sweep shows its heap growing with the queries)")
-    p.add_argument("--sample-interval", type=float, default=0.05, help="heap sampling interval, seconds")
-    p.add_argument("--work-dir", type=Path, default=Path("work"), help="indexes and caches")
-    p.add_argument("--out", type=Path, required=True, help="results folder (results/long-queries for the record)")
-    p.add_argument("--overwrite", action="store_true", help="replace a results folder holding another experiment")
-    args = p.parse_args(argv)
-    args.engines = [e.strip() for e in args.engines.split(",") if e.strip()]
-    unknown = sorted(set(args.engines) - {"bm25", "impact"})
-    if unknown or not args.engines:
-        p.error(f"--engines: unknown or none: {', '.join(unknown) or '(empty)'}; allowed: bm25, impact")
-    try:
-        args.sweep = sorted({int(x) for x in args.sweep.split(",") if x.strip()})
-    except ValueError:
-        p.error(f"--sweep: expected comma-separated integers, got {args.sweep!r}")
-    if args.scale <= 0:
-        p.error(f"--scale must be > 0, got {args.scale}")
-    if float(args.scale).is_integer():
-        args.scale = int(args.scale)  # 100, not 100.0: the cached export and index are keyed by it
-    if args.queries < 1 or args.repeats < 1 or any(n < 1 for n in args.sweep):
-        p.error("--queries, --repeats and the --sweep counts must be >= 1")
-    return args
 
 
 # ---- main -----------------------------------------------------------------------------------------------------
 
 def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
+    args = parse_args(argv, __doc__.split("\n\n")[0])
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     from lsr_eval.anserini.jvm import info
     from lsr_eval.anserini.search_collection import JvmMemory

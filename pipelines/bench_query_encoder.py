@@ -21,53 +21,27 @@ float weight times the scale (a difference at a rounding boundary shows as x.500
 
 from __future__ import annotations
 
-import argparse
 import csv
 import json
 import logging
 import os
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
-from lsr_eval.defaults import DEFAULT_SCALE
 from lsr_eval.efficiency.measure import rotation
 from lsr_eval.models.options import DEFAULT_PRECISION
-from lsr_eval.experiments.query_encoder_speed import breakdown, floor_parts
-from lsr_eval.models.arguments import add_device, add_precision, encoder_record
-from lsr_eval.report.query_encoder_speed import summaries, summary_md  # noqa: F401  (summaries)
+from lsr_eval.experiments.query_encoder_speed import PATHS, breakdown, floor_parts, parse_args
+from lsr_eval.report.query_encoder_speed import summary_md
+from lsr_eval.models.arguments import encoder_record
 
-REPO = Path(__file__).resolve().parents[1]
 STAGE = "bench-query-encoder"
-PATHS = ("torch", "onnx", "onnx-dense")
 
 log = logging.getLogger("bench_query_encoder")
 
 
-def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--dataset", default=str(REPO.parent / "shared" / "data" / "beir" / "scifact"),
-                   help="BEIR folder or registry name")
-    p.add_argument("--split", default="test")
-    p.add_argument("--model", default="splade-tiny", help="model folder, hub id or offline alias")
-    p.add_argument("--max-length-q", type=int, default=64, help="query max length in tokens")
-    p.add_argument("--query-top-k", type=int, help="keep the k largest query weights (default: all)")
-    p.add_argument("--scale", type=float, default=DEFAULT_SCALE, help="quantisation scale")
-    p.add_argument("--paths", default=",".join(PATHS), help=f"comma-separated, from {', '.join(PATHS)}")
-    p.add_argument("--warmup", type=int, default=20, help="queries run on every path before measuring")
-    p.add_argument("--passes", type=int, default=3, help="measured passes over all queries")
-    p.add_argument("--limit", type=int, help="only the first N queries (smoke test)")
-    add_precision(p, note="; the ONNX paths compute in fp32 only")
-    add_device(p, "cpu", "one-thread latency beside ONNX Runtime, which runs on the CPU; another device times the "
-                         "torch path alone")
-    p.add_argument("--work-dir", type=Path, default=REPO / "work", help="cache of the exported ONNX files")
-    p.add_argument("--out", type=Path, default=REPO / "results" / "bench_query_encoder")
-    return p.parse_args(argv)
-
-
 def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
+    args = parse_args(argv, __doc__.split("\n\n")[0])
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     paths = [p.strip() for p in args.paths.split(",") if p.strip()]
     unknown = sorted(set(paths) - set(PATHS))

@@ -25,33 +25,17 @@ Outputs in ``--out``: ``bounds.json`` (mean and max kept ids per bound, positive
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
+from lsr_eval.experiments.query_filter_bounds import parse_args
+from lsr_eval.report.query_filter_bounds import summary_md
 
 STAGE = "bench-query-filter-bounds"
 #: an id counts as missed by the ONNX filter only when its exact (float64) logit exceeds this
 CLEAR = 1e-4
-
-
-def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--dataset", default=str(REPO.parent / "shared/data/beir/scifact"))
-    p.add_argument("--split", default="test")
-    p.add_argument("--model", default="splade-tiny")
-    p.add_argument("--max-length-q", type=int, default=64)
-    p.add_argument("--clusters", type=int, nargs="+", default=[256, 1024])
-    p.add_argument("--groups", type=int, nargs="+", default=[2, 8])
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--work-dir", default=None, help="cache of the ONNX export (default: LSR_EVAL_WORK or work/)")
-    p.add_argument("--out", required=True)
-    p.add_argument("--overwrite", action="store_true")
-    return p.parse_args(argv)
 
 
 def head_inputs(enc, texts: list[str]) -> list:
@@ -69,7 +53,7 @@ def head_inputs(enc, texts: list[str]) -> list:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
+    args = parse_args(argv, __doc__.split("\n\n")[0])
     import numpy as np
     from sklearn.cluster import KMeans
 
@@ -152,28 +136,6 @@ def main(argv: list[str] | None = None) -> int:
     write_manifest(out, STAGE, experiment, outputs=["bounds.json", "summary.md"], inference=result["inference"])
     print(text, end="")
     return 0
-
-
-def summary_md(result: dict[str, Any], model: str, split: str) -> str:
-    lines = [f"# Exact query-head filters: {model}, {result['queries']} {split} queries "
-             f"(mean {result['mean_tokens']:.1f} tokens, {result['positive_mean']:.1f} positive ids of "
-             f"{result['vocab']})", "",
-             "| bound | ids kept (mean) | ids kept (max) | first-pass multiply-adds | positive ids missed |",
-             "|---|---|---|---|---|"]
-    for name, b in result["bounds"].items():
-        lines.append(f"| {name} | {b['kept_mean']:.0f} | {b['kept_max']} "
-                     f"| {b['first_pass_multiply_adds'] / 1e6:.1f} M | {b['missed_positive_ids']} |")
-    return "\n".join(lines) + "\n"
-
-
-def summaries(folder: Path) -> dict[str, str]:
-    """The summary of a results folder of this script, made again from its raw file (``bounds.json``; older ones
-    name the model and split only in the manifest's experiment and command): what tests/test_committed_results.py
-    compares with the committed one."""
-    result = json.loads((folder / "bounds.json").read_text(encoding="utf-8"))
-    manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
-    split = result.get("split") or parse_args(manifest["command"][1:]).split
-    return {"summary.md": summary_md(result, result.get("model") or manifest["experiment"]["model"], split)}
 
 
 if __name__ == "__main__":

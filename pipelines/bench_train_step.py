@@ -13,7 +13,6 @@ machine hits both alike.
 
 from __future__ import annotations
 
-import argparse
 import copy
 import json
 import os
@@ -21,9 +20,9 @@ import statistics
 import time
 from pathlib import Path
 
-from lsr_eval.models.arguments import add_device, add_precision
+from lsr_eval.experiments.train_step import parse_args
+from lsr_eval.report.train_step import summary_md
 
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def fixed_batch(data: Path, n_queries: int, negatives: int) -> tuple[list[str], list[str]]:
@@ -64,24 +63,8 @@ def loss_of(model, q, d, lam: float = 3e-4):
     return rank + lam * flops
 
 
-def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--model", default="splade-tiny")
-    p.add_argument("--data", default=str(ROOT.parent / "shared" / "data" / "beir" / "scifact"))
-    p.add_argument("--out", required=True)
-    p.add_argument("--steps", type=int, default=5)
-    p.add_argument("--queries", type=int, default=16)
-    p.add_argument("--negatives", type=int, default=2)
-    p.add_argument("--max-length-q", type=int, default=64)
-    p.add_argument("--max-length-d", type=int, default=256)
-    p.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
-    add_precision(p)
-    add_device(p)
-    return p.parse_args(argv)
-
-
 def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
+    args = parse_args(argv, __doc__)
 
     from contextlib import nullcontext
 
@@ -168,35 +151,6 @@ def main(argv: list[str] | None = None) -> int:
                    inference={"device": str(device), "precision": precision.to_dict()})
     print(text, end="")
     return 0
-
-
-def summary_md(result: dict) -> str:
-    """The summary of :func:`main`'s result (``bench_train_step.json``)."""
-    fs = result["first_step"]
-    # results made before devices and precisions were recorded ran fp32 on the CPU and said "(fp32)"
-    how = (f"fp32 weights, forward pass in {result['precision']['name']} on {result['device']}" if "device" in result
-           else "fp32")
-    load = f" Load average (1 / 5 / 15 min) at the end: {' / '.join(f'{x:.1f}' for x in result['load_average'])}." \
-        if "load_average" in result else ""
-    md = [f"# SPLADE training step: chunked head vs full logits ({result['model']})", "",
-          f"{result['steps']} AdamW steps ({how}) on one fixed batch: {result['queries']} queries, "
-          f"{result['documents']} documents (padded shape {result['doc_shape']}, {result['doc_tokens']} real tokens), "
-          f"{result['threads']} threads; the two paths alternate step by step (shared machine: compare the ratio)."
-          + load, "",
-          "| path | median step (s) | steps (s) |", "|---|---|---|"]
-    for n, times in result["step_seconds"].items():
-        md.append(f"| {n} | {result['median_step_s'][n]:.3f} | {', '.join(f'{t:.2f}' for t in times)} |")
-    md += ["", f"Speed-up: **{result['speedup']:.2f}x**. First step: loss {fs['loss_chunked']:.6f} vs "
-           f"{fs['loss_full']:.6f} (|diff| {fs['loss_abs_diff']:.2e}); gradients of {fs['params_compared']} "
-           f"parameters, max |diff| {fs['grad_max_abs_diff']:.2e} ({fs['grad_max_abs_diff_param']}), largest relative "
-           f"to the gradient's scale {fs['worst_relative_diff']:.2e} ({fs['worst_relative_param']})."]
-    return "\n".join(md) + "\n"
-
-
-def summaries(folder: Path) -> dict[str, str]:
-    """The summary of a results folder of this script, made again from its raw file (``bench_train_step.json``):
-    what tests/test_committed_results.py compares with the committed one."""
-    return {"summary.md": summary_md(json.loads((folder / "bench_train_step.json").read_text(encoding="utf-8")))}
 
 
 if __name__ == "__main__":

@@ -20,40 +20,21 @@ the machine with its GPUs), ``summary.md`` and ``manifest.json``.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from lsr_eval.models.arguments import add_device, add_precision, encoder_record, in_precision
+from lsr_eval.experiments.gpu_check import parse_args
+from lsr_eval.models.arguments import encoder_record, in_precision
+from lsr_eval.report.gpu_check import summary_md
 
-REPO = Path(__file__).resolve().parents[1]
 
 STAGE = "gpu-check"
 #: largest absolute weight difference allowed between fp32 on the device and fp32 on the CPU (summation order only;
 #: splade-tiny's weights are below 5, float32 keeps ~7 digits)
 FP32_TOLERANCE = 1e-4
-
-
-def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--data", default=str(REPO.parent / "shared" / "data" / "beir" / "scifact"),
-                   help="BEIR folder whose corpus.jsonl gives the documents")
-    p.add_argument("--model", default="splade-tiny", help="model folder, hub id or offline alias")
-    p.add_argument("--docs", type=int, default=2000)
-    p.add_argument("--max-length", type=int, default=256)
-    p.add_argument("--batch-size", type=int, default=32)
-    add_device(p, "cuda", "what this check is for")
-    p.add_argument("--reference-device", default="cpu", help="where the fp32 reference is encoded (default cpu)")
-    add_precision(p, flag="--precisions", nargs="+", default=["fp32", "bf16"],
-                  default_text="fp32 bf16, both compared with the reference", note="; on --device")
-    p.add_argument("--out", required=True)
-    args = p.parse_args(argv)
-    if args.docs < 1 or args.batch_size < 1:
-        p.error("--docs and --batch-size must be >= 1")
-    return args
 
 
 def timed_encoding(encoder, docs: list[str], batch_size: int) -> tuple[Any, float]:
@@ -70,10 +51,10 @@ def timed_encoding(encoder, docs: list[str], batch_size: int) -> tuple[Any, floa
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
+    args = parse_args(argv, __doc__.split("\n\n")[0])
     import torch
 
-    from bench_encode import read_docs
+    from lsr_eval.experiments.encode_speed import read_docs
     from lsr_eval.manifest import machine, prepare_output, write_manifest
     from lsr_eval.models.device import resolve_device
     from lsr_eval.models.offline import resolve_model
@@ -125,34 +106,6 @@ def main(argv: list[str] | None = None) -> int:
                    fp32_within_tolerance=result["fp32_within_tolerance"])
     print(text, end="")
     return 1 if result["fp32_within_tolerance"] is False else 0
-
-
-def summary_md(r: dict[str, Any]) -> str:
-    from lsr_eval.evaluation.agreement import vector_agreement_text as agreement_text
-
-    m = r["machine"]
-    gpus = ", ".join(f"{g['name']} (CUDA {g['cuda']})" for g in m.get("gpus") or []) or "none"
-    lines = [f"# GPU check: {r['model']}, {r['docs']} SciFact documents ({r['max_length']} tokens max, batches of "
-             f"{r['batch_size']})", "",
-             f"Machine: {m['cpu']} ({m['cores']} cores, flags {' '.join(m['cpu_flags']) or 'none recorded'}); GPUs: "
-             f"{gpus}; torch {r['torch']['version']}, float32 matmul precision "
-             f"{r['torch']['float32_matmul_precision']}, TF32 matmul {r['torch']['cuda_matmul_allow_tf32']}.", "",
-             "| encoding | device | precision | docs/s |", "|---|---|---|---|"]
-    for name, e in r["encodings"].items():
-        lines.append(f"| {name} | {e['device']} | {e['precision']['name']} | {e['docs_per_s']:.1f} |")
-    lines += ["", "Agreement (reference: fp32 on " + r["encodings"]["reference"]["device"] + "):", ""]
-    lines += [f"- {name.replace('_', ' ')}: {agreement_text(a)}" for name, a in r["agreement"].items()]
-    if r["fp32_within_tolerance"] is not None:
-        lines += ["", f"fp32 on {r['encodings']['fp32']['device']} "
-                  + ("agrees" if r["fp32_within_tolerance"] else "**does not agree**")
-                  + f" with the reference within {r['fp32_tolerance']:g} (largest weight difference "
-                  f"{r['agreement']['fp32_vs_reference']['max_abs_weight_difference']:.2e})."]
-    return "\n".join(lines) + "\n"
-
-
-def summaries(folder: Path) -> dict[str, str]:
-    """The summary of a results folder of this script, made again from its raw file (``gpu_check.json``)."""
-    return {"summary.md": summary_md(json.loads((folder / "gpu_check.json").read_text(encoding="utf-8")))}
 
 
 if __name__ == "__main__":

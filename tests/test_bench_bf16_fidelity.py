@@ -116,5 +116,7 @@ def test_script_runs_both_precisions(tmp_path, capsys):
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["stage"] == "bench-bf16-fidelity"
     assert manifest["machine"]["cpu_flags"] == fid["machine"]["cpu_flags"]
-    assert bench.summaries(out) == {"summary.md": (out / "summary.md").read_text()}
+    from lsr_eval.report.bf16_fidelity import summaries
+
+    assert summaries(out) == {"summary.md": (out / "summary.md").read_text()}
     assert "Identical top 10" in capsys.readouterr().out

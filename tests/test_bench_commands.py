@@ -31,7 +31,7 @@ def test_two_repeats_write_the_three_files(tmp_path):
         assert row["meets_target"] == (row["median_s"]["after"] < row["target_s"])
     manifest = json.loads((tmp_path / "manifest.json").read_text())
     assert manifest["experiment"]["repeats"] == 2 and manifest["stage"] == "bench-commands" and manifest["commit"]
-    from bench_commands import summaries
+    from lsr_eval.report.command_speed import summaries
 
     assert summaries(tmp_path) == {"summary.md": (tmp_path / "summary.md").read_text()}
     summary = (tmp_path / "summary.md").read_text()

@@ -1,61 +1,67 @@
 """The pipelines/ scripts that run a model: fp32 unless asked (the library's one default), a --device option, the
-resolved precision in their records and cache keys, and bf16 measured beside fp32 where a script compares them."""
+resolved precision in their records and cache keys, and bf16 measured beside fp32 where a script compares them.
+Their options are parsed by the library (each script's ``parse_args`` lives beside its experiment); a whole script
+runs as a command."""
 
 from __future__ import annotations
 
-import importlib
 import json
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from lsr_eval.experiments import (bf16_fidelity, encode_speed, gpu_check, long_queries, pyserini_parity,
+                                  query_encoder_speed, query_path, train_step)
+from lsr_eval.models.options import DEFAULT_PRECISION
+from tiny_models import sample_texts, tiny_model
+
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "pipelines"))
 
-from lsr_eval.models.options import DEFAULT_PRECISION  # noqa: E402
-from tiny_models import sample_texts, tiny_model  # noqa: E402
-
-#: script -> (its required arguments, the precision attribute, its default, the device default)
+#: script -> (the library's parser of its options, its required arguments, the precision attribute, its default,
+#: the device default)
 SCRIPTS = {
-    "bench_bf16_fidelity": (["--out", "x"], None, None, "auto"),
-    "bench_encode": (["--out", "x"], "precisions", [DEFAULT_PRECISION], "cpu"),
-    "bench_long_queries": (["--out", "x"], "precision", DEFAULT_PRECISION, "auto"),
-    "bench_query_encoder": ([], "precision", DEFAULT_PRECISION, "cpu"),
-    "bench_query_path": ([], "precision", DEFAULT_PRECISION, "cpu"),
-    "bench_train_step": (["--out", "x"], "precision", DEFAULT_PRECISION, "auto"),
-    "parity_pyserini": ([], "precision", None, "cpu"),   # None: the benchmark system's own (fp32 unless set)
-    "gpu_check": (["--out", "x"], "precisions", ["fp32", "bf16"], "cuda"),
+    "bench_bf16_fidelity": (bf16_fidelity.parse_args, ["--out", "x"], None, None, "auto"),
+    "bench_encode": (encode_speed.parse_args, ["--out", "x"], "precisions", [DEFAULT_PRECISION], "cpu"),
+    "bench_long_queries": (long_queries.parse_args, ["--out", "x"], "precision", DEFAULT_PRECISION, "auto"),
+    "bench_query_encoder": (query_encoder_speed.parse_args, [], "precision", DEFAULT_PRECISION, "cpu"),
+    "bench_query_path": (query_path.parse_args, [], "precision", DEFAULT_PRECISION, "cpu"),
+    "bench_train_step": (train_step.parse_args, ["--out", "x"], "precision", DEFAULT_PRECISION, "auto"),
+    # None: the benchmark system's own (fp32 unless set)
+    "parity_pyserini": (pyserini_parity.parse_args, [], "precision", None, "cpu"),
+    "gpu_check": (gpu_check.parse_args, ["--out", "x"], "precisions", ["fp32", "bf16"], "cuda"),
 }
+
+
+def _script(name: str, argv: list[str]) -> subprocess.CompletedProcess:
+    """pipelines/NAME.py on ``argv`` in a process of its own (output captured)."""
+    return subprocess.run([sys.executable, str(REPO / "pipelines" / f"{name}.py"), *argv], capture_output=True,
+                          text=True, check=False)
 
 
 @pytest.mark.parametrize("name", SCRIPTS)
 def test_defaults_and_device_validation(name, capsys):
-    required, attr, default, device = SCRIPTS[name]
-    script = importlib.import_module(name)
-    args = script.parse_args(required)
+    parse_args, required, attr, default, device = SCRIPTS[name]
+    args = parse_args(required)
     assert args.device == device
     if attr is not None:
         assert getattr(args, attr) == default
-    assert script.parse_args([*required, "--device", "cuda:1"]).device == "cuda:1"
+    assert parse_args([*required, "--device", "cuda:1"]).device == "cuda:1"
     with pytest.raises(SystemExit):
-        script.parse_args([*required, "--device", "gpu"])
+        parse_args([*required, "--device", "gpu"])
     assert "expected one of auto, cpu, cuda, cuda:N" in capsys.readouterr().err
 
 
 def test_bench_encode_refuses_a_precision_twice():
-    import bench_encode
-
-    assert bench_encode.parse_args(["--out", "x", "--precisions", "fp32", "bf16"]).precisions == ["fp32", "bf16"]
+    assert encode_speed.parse_args(["--out", "x", "--precisions", "fp32", "bf16"]).precisions == ["fp32", "bf16"]
     with pytest.raises(SystemExit):
-        bench_encode.parse_args(["--out", "x", "--precisions", "fp32", "fp32"])
+        encode_speed.parse_args(["--out", "x", "--precisions", "fp32", "fp32"])
 
 
 def test_query_encoder_keeps_onnx_on_the_cpu():
-    import bench_query_encoder
-
-    with pytest.raises(SystemExit, match="ONNX paths run on the CPU"):
-        bench_query_encoder.main(["--device", "cuda", "--paths", "torch,onnx"])
+    done = _script("bench_query_encoder", ["--device", "cuda", "--paths", "torch,onnx"])
+    assert done.returncode == 1 and "ONNX paths run on the CPU" in done.stderr, done.stderr[-2000:]
 
 
 def _bf16_result(flags: list[str], device: str = "cpu") -> dict:
@@ -89,8 +95,6 @@ def test_bench_encode_says_whether_bf16_is_native_from_the_recorded_flags():
 def test_bench_encode_measures_precisions_side_by_side(tmp_path):
     """The whole script on a tiny model, fp32 and bf16: both timed on the same documents, bf16's vectors compared
     with fp32's (they differ), fp32's equal Pyserini's (its encoder on lsr-eval's model), summary from the json."""
-    import bench_encode
-
     data = tmp_path / "beir"
     (data / "qrels").mkdir(parents=True)
     texts = sample_texts(8)
@@ -104,9 +108,10 @@ def test_bench_encode_measures_precisions_side_by_side(tmp_path):
         (data / "qrels" / f"{split}.tsv").write_text("query-id\tcorpus-id\tscore\nq0\td0\t1\nq1\td1\t1\nq2\td2\t1\n")
     model = str(tiny_model("bert"))
     out = tmp_path / "out"
-    assert bench_encode.main(["--data", str(data), "--models", model, "--query-models", model, "--docs", "8",
-                              "--batch-size", "4", "--part-batches", "1", "--max-length", "64",
-                              "--precisions", "fp32", "bf16", "--out", str(out)]) == 0
+    done = _script("bench_encode", ["--data", str(data), "--models", model, "--query-models", model, "--docs", "8",
+                                    "--batch-size", "4", "--part-batches", "1", "--max-length", "64",
+                                    "--precisions", "fp32", "bf16", "--out", str(out)])
+    assert done.returncode == 0, done.stderr[-4000:]
     r = json.loads((out / "bench_encode.json").read_text())
     (d,) = r["documents"]
     assert list(d["precisions"]) == ["fp32", "bf16"] and d["device"] == "cpu"
@@ -121,13 +126,14 @@ def test_bench_encode_measures_precisions_side_by_side(tmp_path):
     assert r["machine"] == manifest["machine"] and "cpu_flags" in r["machine"]
     assert manifest["figures"][model]["docs_per_s_by_precision"] == {"fp32": fp32["docs_per_s"],
                                                                     "bf16": bf16["docs_per_s"]}
-    assert bench_encode.summaries(out) == {"summary.md": (out / "summary.md").read_text()}
+    from lsr_eval.report.encode_speed import summaries
+
+    assert summaries(out) == {"summary.md": (out / "summary.md").read_text()}
 
 
 def test_train_step_runs_in_the_precision_asked(tmp_path):
-    import bench_train_step
-
     from conftest import write_beir
+    from lsr_eval.report.train_step import summaries
 
     texts = sample_texts(6)
     beir = write_beir(tmp_path / "beir", [{"_id": f"d{i}", "title": "", "text": t} for i, t in enumerate(texts)],
@@ -136,15 +142,15 @@ def test_train_step_runs_in_the_precision_asked(tmp_path):
     runs = {}
     for precision in ("fp32", "bf16"):
         out = tmp_path / precision
-        assert bench_train_step.main(["--model", str(tiny_model("bert")), "--data", str(beir), "--out", str(out),
-                                      "--steps", "1", "--queries", "3", "--negatives", "1", "--device", "cpu",
-                                      "--max-length-d", "64",
-                                      "--precision", precision]) == 0
+        done = _script("bench_train_step", ["--model", str(tiny_model("bert")), "--data", str(beir), "--out", str(out),
+                                            "--steps", "1", "--queries", "3", "--negatives", "1", "--device", "cpu",
+                                            "--max-length-d", "64", "--precision", precision])
+        assert done.returncode == 0, done.stderr[-4000:]
         runs[precision] = json.loads((out / "bench_train_step.json").read_text())
         manifest = json.loads((out / "manifest.json").read_text())
         assert manifest["inference"]["precision"]["name"] == precision and manifest["inference"]["device"] == "cpu"
         assert ("precision" in manifest["experiment"]) == (precision != "fp32")   # fp32: the identity of before
-        assert bench_train_step.summaries(out) == {"summary.md": (out / "summary.md").read_text()}
+        assert summaries(out) == {"summary.md": (out / "summary.md").read_text()}
     assert runs["fp32"]["precision"]["name"] == "fp32" and runs["bf16"]["precision"]["name"] == "bf16"
     fp32_loss, bf16_loss = runs["fp32"]["first_step"]["loss_chunked"], runs["bf16"]["first_step"]["loss_chunked"]
     assert fp32_loss != bf16_loss and bf16_loss == pytest.approx(fp32_loss, rel=0.05)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import importlib.util
 import json
+import subprocess
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -21,10 +22,16 @@ from lsr_eval.evaluation.agreement import run_digests
 from lsr_eval.export.queries import read_query_jsonl
 from lsr_eval.export.synthetic import write_synthetic
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "pipelines"))
+from lsr_eval.efficiency.scale_curve import run_child
 
-import bench_scale as bs  # noqa: E402
+REPO = Path(__file__).resolve().parents[1]
+#: The script's own command line: the pipeline runs as a command, its children as the script with ``--one``.
+SCRIPT = [sys.executable, str(REPO / "pipelines" / "bench_scale.py")]
+
+
+def _main(argv: list[str]) -> int:
+    """pipelines/bench_scale.py on ``argv``, in a process of its own; its status."""
+    return subprocess.run([*SCRIPT, *argv], check=False).returncode
 
 SPEC = DataSpec(queries=20, chunk=200, file_docs=300, seed=5)
 
@@ -156,7 +163,7 @@ def _table(out: Path) -> list[dict]:
 def test_pipeline_end_to_end(tmp_path):
     engines = _engines()
     out, work = tmp_path / "out", tmp_path / "work"
-    rc = bs.main(["--sizes", "400", "--queries", "20", "--k", "10", "--engines", *engines, "--chunk", "150",
+    rc = _main(["--sizes", "400", "--queries", "20", "--k", "10", "--engines", *engines, "--chunk", "150",
                   "--file-docs", "250", "--out", str(out), "--work-dir", str(work)])
     rows = _table(out)
     assert [(r["engine"], r["stage"]) for r in rows] == [("shared", "export")] + [
@@ -222,7 +229,7 @@ def test_compare_exact_counts_identical_and_same_set_queries():
 def test_skips_and_failures_are_recorded(tmp_path):
     engine = "pisa" if importlib.util.find_spec("pyterrier_pisa") else "anserini"
     out, work = tmp_path / "out", tmp_path / "work"
-    rc = bs.main(["--sizes", "100", "200", "--queries", "5", "--k", "5", "--engines", engine,
+    rc = _main(["--sizes", "100", "200", "--queries", "5", "--k", "5", "--engines", engine,
                   "--budget-minutes", "0.0001", "--out", str(out), "--work-dir", str(work)])
     rows = _table(out)
     at = {(r["docs"], r["engine"], r["stage"]): r for r in rows}
@@ -236,8 +243,9 @@ def test_skips_and_failures_are_recorded(tmp_path):
 
     # an engine that cannot start: its stages are failed, with the reason
     result = work / "runs" / "bad.json"
-    res, problem = bs.run_child(["--one", "100", "no-such-engine", "--result", str(result), "--work-dir", str(work),
-                                 "--queries", "5", "--engines", engine], result, 120, work / "runs" / "bad.log")
+    res, problem = run_child(SCRIPT, ["--one", "100", "no-such-engine", "--result", str(result), "--work-dir",
+                                      str(work), "--queries", "5", "--engines", engine], result, 120,
+                             work / "runs" / "bad.log")
     res = close_result(res, 100, "no-such-engine", problem)
     assert problem and "status 3" in problem
     assert [s["status"] for s in res["stages"]] == ["failed"] * 3

@@ -1,21 +1,23 @@
 """The committed results agree with themselves: every benchmark table row equals the per-run files it was made from
 (``table.csv`` = ``table.json`` = ``runs/<system>/<dataset>/metrics.json`` = that run's ``manifest.json``
 metrics, efficiency columns = ``efficiency.json``), the report tables regenerate byte for byte, every other result
-folder's summaries are what its pipelines/ script makes from the raw files beside them, and a folder named after its
+folder's summaries are what the library makes from the raw files beside them, and a folder named after its
 hardware (``*-cpu-avx2``) has that hardware in its manifest."""
 
 from __future__ import annotations
 
-import importlib
 import json
 import math
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
+
+from lsr_eval.efficiency import scale_curve
+from lsr_eval.report import (bf16_fidelity, command_speed, encode_speed, exact_engines, gpu_check, long_queries,
+                             pyserini_parity, query_encoder_speed, query_filter_bounds, query_path, scale, train_step)
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"
 BENCHMARKS = sorted(p.parent for p in (RESULTS / "benchmarks").glob("*/table.csv"))
@@ -167,12 +169,10 @@ def test_significance_markers_follow_their_p_values(bench: Path):
             assert row[col] == ("" if not p < sig["alpha"] else "†" if diff > 0 else "↓"), (row["system"], measure)
 
 
-# ---- every other committed result folder: its summaries are its script's, made from the raw files beside them ----
+# ---- every other committed result folder: its summaries are the library's, made from the raw files beside them ----
 
-PIPELINES = RESULTS.parent / "pipelines"
 #: results folder (a pattern under results/, ``*`` within one path part) -> (the stage its manifest records, the
-#: pipelines/ script that made it); the script's ``summaries(folder)`` makes each summary file (summary.md,
-#: table.csv, ...) again from the raw files beside it
+#: pipelines/ script its manifest's command names)
 SUMMARIES = {
     "bf16-fidelity": ("bench-bf16-fidelity", "bench_bf16_fidelity"),
     "commands": ("bench-commands", "bench_commands"),
@@ -186,6 +186,22 @@ SUMMARIES = {
     "query-path/*": ("bench-query-path", "bench_query_path"),
     "scale": ("bench-scale", "bench_scale"),
     "train-step*": ("bench-train-step", "bench_train_step"),
+}
+#: pipelines/ script -> the library function that makes each summary file of its results folder (summary.md,
+#: table.csv, ...) again from the raw files beside it
+SCRIPT_SUMMARIES = {
+    "bench_bf16_fidelity": bf16_fidelity.summaries,
+    "bench_commands": command_speed.summaries,
+    "bench_encode": encode_speed.summaries,
+    "check_exact_engines": exact_engines.summaries,
+    "gpu_check": gpu_check.summaries,
+    "bench_long_queries": long_queries.summaries,
+    "parity_pyserini": pyserini_parity.summaries,
+    "bench_query_encoder": query_encoder_speed.summaries,
+    "bench_query_filter_bounds": query_filter_bounds.summaries,
+    "bench_query_path": query_path.summaries,
+    "bench_scale": scale.summaries,
+    "bench_train_step": train_step.summaries,
 }
 #: folders with a manifest checked by the tests above: benchmark tables and their runs, the report, single runs
 #: (metrics.json = the manifest's metrics) and training logs with their dev evaluations
@@ -206,7 +222,7 @@ def _folders(patterns) -> list[Path]:
 
 
 def test_every_result_folder_is_checked():
-    """A folder with a manifest is either in :data:`SUMMARIES` (its script rebuilds its summaries) or checked by the
+    """A folder with a manifest is either in :data:`SUMMARIES` (the library rebuilds its summaries) or checked by the
     tests above: a new kind of result needs a registry entry."""
     unknown = [str(p.parent.relative_to(RESULTS)) for p in MANIFESTS
                if not any(_matches(p.parent.relative_to(RESULTS).as_posix(), pat)
@@ -214,23 +230,18 @@ def test_every_result_folder_is_checked():
     assert not unknown, f"results folders no test checks (add them to SUMMARIES): {unknown}"
 
 
-def _script(name: str):
-    if str(PIPELINES) not in sys.path:
-        sys.path.insert(0, str(PIPELINES))
-    return importlib.import_module(name)
-
-
 @pytest.mark.parametrize("folder", _folders(SUMMARIES), ids=lambda p: str(p.relative_to(RESULTS)))
-def test_summaries_equal_what_their_script_makes_from_the_raw_files(folder: Path):
+def test_summaries_equal_what_the_library_makes_from_the_raw_files(folder: Path):
     rel = folder.relative_to(RESULTS).as_posix()
     stage, script = next(v for pat, v in SUMMARIES.items() if _matches(rel, pat))
     manifest = json.loads((folder / "manifest.json").read_text())
     assert manifest["stage"] == stage, f"{rel}: made by {manifest['stage']}, not {script}"
-    made = _script(script).summaries(folder)
+    assert Path(manifest["command"][0]).stem == script, f"{rel}: made by {manifest['command'][0]}, not {script}"
+    made = SCRIPT_SUMMARIES[script](folder)
     assert made and set(made) <= set(manifest["outputs"]) | {"summary.md"}, (rel, sorted(made))
     for name, text in made.items():
         committed = (folder / name).read_bytes()
-        assert committed == text.encode("utf-8"), f"{rel}/{name} differs from what pipelines/{script}.py makes"
+        assert committed == text.encode("utf-8"), f"{rel}/{name} differs from what {script}'s summaries make"
 
 
 @pytest.mark.parametrize("folder", [p.parent for p in MANIFESTS if any(p.parent.name.endswith(s)
@@ -259,7 +270,7 @@ def test_scale_note_agrees_with_its_manifest():
     manifest = json.loads((folder / "manifest.json").read_text())
     results = json.loads((folder / "results.json").read_text())
     command = re.search(r"`(python pipelines/bench_scale\.py[^`]*)`", note).group(1).split()
-    parse = _script("bench_scale").parse_args
+    parse = scale_curve.parse_args
     stated, ran = vars(parse(command[2:])), vars(parse(manifest["command"][1:]))
     for where in ("out", "work_dir"):   # where it wrote may differ (a clean worktree), not what it measured
         stated.pop(where), ran.pop(where)

@@ -71,7 +71,9 @@ def test_check_on_the_cpu_against_itself(tmp_path, capsys):
     assert r["agreement"]["bf16_vs_fp32"] == bf16           # fp32 on the device is the reference itself here
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["stage"] == "gpu-check" and manifest["machine"] == r["machine"]
-    assert gpu_check.summaries(out) == {"summary.md": (out / "summary.md").read_text()}
+    from lsr_eval.report.gpu_check import summaries
+
+    assert summaries(out) == {"summary.md": (out / "summary.md").read_text()}
     assert "agrees with the reference" in capsys.readouterr().out
 
 

@@ -4,14 +4,18 @@ roofline) as the bound a document encoder can reach."""
 
 from __future__ import annotations
 
+import argparse
+import json
 import statistics
 import time
+from pathlib import Path
 from typing import Any
 
 from lsr_eval.defaults import DEFAULT_SCALE
 from lsr_eval.efficiency.measure import rotation
-from lsr_eval.models.arguments import encoder_record, in_precision
+from lsr_eval.models.arguments import add_device, add_precision, encoder_record, in_precision
 
+REPO = Path(__file__).resolve().parents[2]
 STAGE = "bench-encode"
 #: Pyserini's quantisation of SPLADE weights: round(w / 5 * 256) (pyserini/encode/_splade.py).
 PYSERINI_SCALE = 256 / 5
@@ -314,3 +318,58 @@ def bench_queries(name: str, queries: list[tuple[str, str]], args, PyQuery) -> d
     finally:
         torch.set_num_threads(threads)
 
+
+def parse_args(argv: list[str] | None = None, description: str | None = None) -> argparse.Namespace:
+    """The options of pipelines/bench_encode.py (``description``: its help's first paragraph)."""
+    p = argparse.ArgumentParser(description=description)
+    p.add_argument("--data", default=str(REPO.parent / "shared" / "data" / "beir" / "scifact"))
+    p.add_argument("--models", nargs="+", default=["splade-tiny", "minilm"])
+    p.add_argument("--query-models", nargs="*", default=["splade-tiny"])
+    p.add_argument("--docs", type=int, default=1000)
+    p.add_argument("--batch-size", type=int, default=32)
+    p.add_argument("--part-batches", type=int, default=4,
+                   help="batches per part: the paths alternate part by part (load drifts evenly over them)")
+    p.add_argument("--max-length", type=int, default=256)
+    p.add_argument("--max-length-q", type=int, default=64)
+    p.add_argument("--query-top-k", type=int, default=None, help="query sparsification (default: none)")
+    p.add_argument("--queries", type=int, default=0, help="query limit (0: all test + train queries)")
+    p.add_argument("--threads", type=int, default=0, help="torch threads for documents (0: torch's default)")
+    add_precision(p, flag="--precisions", nargs="+",
+                  note="; several are measured side by side, part by part, the first compared with Pyserini")
+    add_device(p, "cpu", "Pyserini's encoder and the roofline are measured beside lsr-eval's on the same device, "
+                         "and the CPU is where they are compared; GPU encoding: pipelines/gpu_check.sh")
+    p.add_argument("--out", required=True)
+    args = p.parse_args(argv)
+    if len(set(args.precisions)) != len(args.precisions):
+        p.error(f"--precisions: each at most once, got {' '.join(args.precisions)}")
+    return args
+
+
+def read_docs(data: Path, n: int) -> list[str]:
+    """The contents (title and text) of the first ``n`` documents of a BEIR folder's ``corpus.jsonl``."""
+    from lsr_eval.data.types import Document
+
+    out = []
+    with open(data / "corpus.jsonl", encoding="utf-8") as f:
+        for line in f:
+            d = json.loads(line)
+            out.append(Document(d["_id"], d.get("text", ""), d.get("title", "")).contents)
+            if len(out) == n:
+                break
+    return out
+
+
+def read_queries(data: Path, limit: int) -> list[tuple[str, str]]:
+    """(id, text) of a BEIR folder's queries judged in its test or train qrels, the first ``limit`` (0: all)."""
+    judged = set()
+    for split in ("test", "train"):
+        with open(data / "qrels" / f"{split}.tsv", encoding="utf-8") as f:
+            next(f)
+            judged |= {line.split("\t")[0] for line in f if line.strip()}
+    out = []
+    with open(data / "queries.jsonl", encoding="utf-8") as f:
+        for line in f:
+            q = json.loads(line)
+            if q["_id"] in judged:
+                out.append((q["_id"], q["text"]))
+    return out[:limit] if limit else out

@@ -4,6 +4,7 @@ order with the JVM heap sampled, runs compared query by query, and the heap swep
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import json
 import logging
@@ -12,11 +13,16 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from lsr_eval.data.types import Document, Query, Run
+from lsr_eval.defaults import DEFAULT_SCALE
 from lsr_eval.efficiency.measure import alternate, measure
 from lsr_eval.errors import InputError, LsrEvalError
 from lsr_eval.evaluation.agreement import ranked_hits_agreement
+from lsr_eval.models.arguments import add_device, add_precision
 
+REPO = Path(__file__).resolve().parents[2]
 STAGE = "bench-long-queries"
+#: query counts of the heap sweep (``--sweep``)
+DEFAULT_SWEEP = (250, 500, 1000, 1500)
 #: Run files print six decimals: scores within half a unit of the sixth decimal are equal at that precision.
 SCORE_TOLERANCE = 5.01e-7
 OURS, ANSERINI = "lsr-eval", "searchcollection"
@@ -368,3 +374,50 @@ def run_impact(dataset, queries: list[Query], args, bench: Path, memory) -> dict
             "inference": inference,
             "query_encoding": encoding, "query_weights": weight_stats(maps)}
 
+
+def parse_args(argv: list[str] | None = None, description: str | None = None) -> argparse.Namespace:
+    """The options of pipelines/bench_long_queries.py (``description``: its help's first paragraph)."""
+    p = argparse.ArgumentParser(description=description)
+    p.add_argument("--dataset", default=str(REPO.parent / "shared" / "data" / "beir" / "scifact"),
+                   help="BEIR folder or registry name (its corpus gives the queries)")
+    p.add_argument("--split", default="test", help="split the dataset is loaded with (its queries are not used)")
+    p.add_argument("--queries", type=int, default=1500, help="the first N documents become the queries")
+    p.add_argument("--k", type=int, default=1000, help="hits per query")
+    p.add_argument("--threads", type=int, default=2, help="search threads, the same for both paths")
+    p.add_argument("--k1", type=float, default=0.9)
+    p.add_argument("--b", type=float, default=0.4)
+    p.add_argument("--engines", default="bm25,impact", help="comma-separated: bm25, impact")
+    p.add_argument("--model", default="splade-tiny", help="impact model: folder, hub id or offline alias")
+    p.add_argument("--doc-top-k", type=int, default=1024, help="document terms kept (the index's setting)")
+    p.add_argument("--query-top-k", type=int, default=256, help="query terms kept (<= Lucene's 1,024 clauses)")
+    p.add_argument("--max-length-q", type=int, default=256,
+                   help="query encoder max tokens: a long query is a document, so the document length by default")
+    p.add_argument("--max-length-d", type=int, default=None, help="document max tokens (default: the model's)")
+    p.add_argument("--scale", type=float, default=DEFAULT_SCALE, help="quantisation scale (the index's)")
+    add_precision(p, note=" of the impact model")
+    add_device(p)
+    p.add_argument("--repeats", type=int, default=2, help="timed runs per path (the faster counts)")
+    p.add_argument("--sweep", default=",".join(map(str, DEFAULT_SWEEP)),
+                   help="query counts of the heap sweep (comma-separated; empty: no sweep)")
+    p.add_argument("--no-sweep-searchcollection", dest="sweep_searchcollection", action="store_false",
+                   help="sweep lsr-eval only (SearchCollection's sweep shows its heap growing with the queries)")
+    p.add_argument("--sample-interval", type=float, default=0.05, help="heap sampling interval, seconds")
+    p.add_argument("--work-dir", type=Path, default=Path("work"), help="indexes and caches")
+    p.add_argument("--out", type=Path, required=True, help="results folder (results/long-queries for the record)")
+    p.add_argument("--overwrite", action="store_true", help="replace a results folder holding another experiment")
+    args = p.parse_args(argv)
+    args.engines = [e.strip() for e in args.engines.split(",") if e.strip()]
+    unknown = sorted(set(args.engines) - {"bm25", "impact"})
+    if unknown or not args.engines:
+        p.error(f"--engines: unknown or none: {', '.join(unknown) or '(empty)'}; allowed: bm25, impact")
+    try:
+        args.sweep = sorted({int(x) for x in args.sweep.split(",") if x.strip()})
+    except ValueError:
+        p.error(f"--sweep: expected comma-separated integers, got {args.sweep!r}")
+    if args.scale <= 0:
+        p.error(f"--scale must be > 0, got {args.scale}")
+    if float(args.scale).is_integer():
+        args.scale = int(args.scale)  # 100, not 100.0: the cached export and index are keyed by it
+    if args.queries < 1 or args.repeats < 1 or any(n < 1 for n in args.sweep):
+        p.error("--queries, --repeats and the --sweep counts must be >= 1")
+    return args

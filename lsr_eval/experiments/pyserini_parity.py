@@ -4,11 +4,13 @@ Pyserini's parts one at a time, and the comparisons of vectors and runs that tra
 
 from __future__ import annotations
 
-import csv
+import argparse
+import dataclasses
 import inspect
 import json
 import logging
 import math
+import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -358,105 +360,251 @@ def explain_query(qid: str, runs, float_q: Mapping[str, Mapping[str, float]],
             "only_lsr_eval": [doc(d) for d in top_ours if d not in top_py], "tenth": tenth}
 
 
+def parse_args(argv: list[str] | None = None, description: str | None = None) -> argparse.Namespace:
+    """The options of pipelines/parity_pyserini.py (``description``: its help's first paragraph)."""
+    from lsr_eval.models.arguments import add_device, add_precision
 
-def write_per_query(path: Path, qids: Sequence[str], runs, per_query) -> None:
-    """Per query: nDCG@10 of both paths, top-10 overlap, and the first ablation step that changed its top-10 set."""
-    with open(path, "w", newline="", encoding="utf-8") as f:
-        w = csv.writer(f)
-        w.writerow(["qid", "ndcg10_pyserini", "ndcg10_lsr_eval", "top10_overlap", "same_top10_set", "first_step"])
-        for q in qids:
-            a, b = set(list(runs["pyserini"][q])[:TOP]), set(list(runs["lsr-eval"][q])[:TOP])
-            w.writerow([q, f"{per_query['pyserini'].get(q, 0.0):.4f}", f"{per_query['lsr-eval'].get(q, 0.0):.4f}",
-                        len(a & b), int(a == b), first_change(runs, q) or ""])
-
-
-
-def summary_md(r: dict) -> str:
-    n, e, v = r["queries"], r["end_to_end_top10"], r["vectors"]
-    lines = [f"# Parity with Pyserini on the same weights ({r['system']}, {r['dataset']['name']}, {n} queries, "
-             f"k={r['k']})", "",
-             f"| path | nDCG@10 | same top-10 set as Pyserini |", "|---|---|---|",
-             f"| Pyserini {r['pyserini']['version']} | {r['nDCG@10']['pyserini']:.4f} | |",
-             f"| lsr-eval | {r['nDCG@10']['lsr_eval']:.4f} | {e['same_top10_set']}/{n} |", "",
-             f"nDCG@10 difference {r['nDCG@10']['difference']:+.4f} (target within 0.002: "
-             f"{'met' if r['nDCG@10']['within_target'] else 'missed'}); identical top-10 sets on "
-             f"{e['same_top10_set']}/{n} = {e['fraction']:.1%} of queries (target 95%: "
-             f"{'met' if e['within_target'] else 'missed'}).", "",
-             "## Vectors: lsr-eval's floats quantised Pyserini's way (round(w / 5 * 256), specials kept) against "
-             "Pyserini's integers", ""]
-    for what in ("documents", "queries"):
-        c = v[what]
-        lines.append(f"* {what}: {c['equal_integer_vectors']}/{c['compared']} identical integer vectors; "
-                     f"{c['differing_entries']} differing entries of {c['entries']} (max |difference| "
-                     f"{c['max_abs_integer_difference']}, {c['differing_entries_within_0.001_of_a_half']} of them "
-                     f"within 0.001 of a .5 boundary); float vectors bit-identical on {c['equal_float_vectors']}/"
-                     f"{c['compared']}, {c['float_entries_differing']} float entries differ, by at most "
-                     f"{c['max_abs_float_difference']:.2e}")
-    sp = r["special_token_entries"]
-    lines.append(f"* special tokens with a positive integer weight: Pyserini documents {sp['pyserini_documents']}, "
-                 f"queries {sp['pyserini_queries']}; lsr-eval (specials kept) documents {sp['lsr_eval_documents']}, "
-                 f"queries {sp['lsr_eval_queries']}")
-    lines.append(f"* tokenisation: identical input ids for {v['tokenisation_identical_documents']}/"
-                 f"{v['documents_compared']} documents (Pyserini strips title and text before joining)")
-    for what in ("documents", "queries"):
-        for d in v[what]["differences"][:10]:
-            lines.append(f"  * {what[:-1]} {d['id']} `{d['term']}`: lsr-eval {d['lsr_eval']} "
-                         f"(w/5*256 = {d['lsr_eval_scaled']:.6f}), Pyserini {d['pyserini']} "
-                         f"({d['pyserini_scaled']:.6f})")
-    lines += ["", "## Ablation: from Pyserini's path to lsr-eval's, one change at a time", "",
-              "| step | change | nDCG@10 | same top-10 set as previous step | identical runs (all hits / hits "
-              "with score > 0) |", "|---|---|---|---|---|",
-              f"| pyserini | {r['steps'][0]['description']} | {r['metrics']['pyserini']['nDCG@10']:.4f} | | |"]
-    for step, a in zip(r["steps"][1:], r["ablation"]):
-        lines.append(f"| {step['name']} | {step['description']} | {a['nDCG@10_to']:.4f} | "
-                     f"{a['same_top10_set']}/{n} | {a['identical_runs']}/{n} / "
-                     f"{a['identical_positive_score_hits']}/{n} |")
-    f = r["idf_filter"]
-    c = r["lsr_eval_checks"]
-    fa = r["float_ranking_top10_same_set"]
-    dq = fa["differing_queries_agreeing_with"]
-    lines += ["", "Idf filter (Pyserini keeps a query term only if it is in the index with idf = log(N/df) > 0): "
-              "terms in every document " + "; ".join(
-                  f"{k}: {', '.join(x['terms_at_idf_0']) or 'none'} ({x['query_terms_removed']} query terms removed, "
-                  f"absent from the index)" for k, x in f.items()) + ".",
-              f"Exact float ranking (float query . float document vectors, no quantisation, specials dropped): same "
-              f"top-10 set as Pyserini (scale 51.2) on {fa['pyserini']}/{n} queries, as lsr-eval (scale 100) on "
-              f"{fa['lsr-eval']}/{n}; of the {len(r['differing_queries_explained'])} queries where the two differ, it "
-              f"agrees with lsr-eval on {dq['lsr-eval']}, with Pyserini on {dq['pyserini']}, with neither on "
-              f"{dq['neither']}.",
-              f"Pyserini keeps weights that round to 0: {r['pyserini']['zero_weight_document_entries']} document "
-              f"entries, {r['pyserini']['zero_weight_query_terms']} query terms (no posting, no score).",
-              f"lsr-eval's caps: cached encoding equals the full one with specials dropped and top-"
-              f"{r['settings']['doc_top_k']}: {c['cached_equals_full_sparsified']} ({c['documents_over_doc_top_k']} "
-              f"documents over the cap); queries: longest {c['max_tokens']} tokens "
-              f"({c['queries_over_lsr_eval_max_length']} over lsr-eval's {c['lsr_eval_max_length']}), "
-              f"{c['queries_over_query_top_k']} over top-{r['settings']['query_top_k']} terms; the benchmark's query "
-              f"maps equal the uncapped ones at scale 100 for {c['benchmark_query_maps_equal_uncapped_scale_100']}/"
-              f"{n} queries.", "",
-              "## Every query whose top-10 set differs (Pyserini vs lsr-eval)", "",
-              "| qid | first step | only in Pyserini's top 10 (rank P / rank L, float score) | only in lsr-eval's "
-              "(rank P / rank L, float score) | float top 10 equals |", "|---|---|---|---|---|"]
-
-    def cell(docs):
-        return "; ".join(f"{d['doc']} ({d['rank_pyserini']} / {d['rank_lsr_eval']}, {d['float_score']:.4f})"
-                         for d in docs)
-
-    for x in r["differing_queries_explained"]:
-        lines.append(f"| {x['qid']} | {x['first_step']} | {cell(x['only_pyserini'])} | {cell(x['only_lsr_eval'])} | "
-                     f"{', '.join(x['float_top10_equals']) or 'neither'} |")
-    lines += ["", "Float score: dot product of lsr-eval's float query and document vectors without special tokens "
-              "(what both quantisations approximate). Rank P / rank L: rank in Pyserini's / lsr-eval's run. Every "
-              "differing query swaps documents at the top-10 boundary whose float scores are within a fraction of a "
-              "percent: integer scores at scale 51.2 (Pyserini) and 100 (lsr-eval) round them differently.", "",
-              f"Machine shared with other jobs ({r['machine']['cores']} cores); {r['seconds'] / 60:.1f} min in all. "
-              "Script: pipelines/parity_pyserini.py; figures: parity.json, per_query.csv.", ""]
-    return "\n".join(lines)
+    p = argparse.ArgumentParser(description=description)
+    p.add_argument("--benchmark", type=Path, default=REPO / "pipelines" / "benchmarks" / "scifact-splade-tiny.yaml",
+                   help="benchmark config: its first dataset and its (first) splade system are compared")
+    p.add_argument("--system", help="name of the splade system in the benchmark (default: the first)")
+    p.add_argument("--k", type=int, default=1000, help="hits per query")
+    p.add_argument("--py-batch-size", type=int, default=32,
+                   help="Pyserini document batch size (its CLI default is 64; 32 bounds memory on a shared machine)")
+    p.add_argument("--threads", type=int, default=2, help="indexing and search threads")
+    add_precision(p, default=None, default_text="the benchmark system's own, fp32 unless its YAML sets precision "
+                                                 "(Pyserini computes in fp32)")
+    add_device(p, "cpu", "Pyserini's encoders run on the CPU here, and the vectors are compared bit for bit, so "
+                         "lsr-eval's run on the same device")
+    p.add_argument("--work-dir", type=Path, default=REPO / "work")
+    p.add_argument("--out", type=Path, default=REPO / "results" / "parity-pyserini")
+    p.add_argument("--limit-docs", type=int, help="smoke test: only the first N documents (no result files)")
+    return p.parse_args(argv)
 
 
+@dataclasses.dataclass
+class ParityRun:
+    """One run of the study: ``parity.json``'s content, the manifest's experiment, and what ``per_query.csv`` is
+    made of (the runs of every ablation step and the per-query nDCG@10 of both paths)."""
 
-def summaries(folder: Path) -> dict[str, str]:
-    """The summary of a results folder of this script, made again from its raw file (``parity.json``): what
-    tests/test_committed_results.py compares with the committed one (``per_query.csv`` comes from the runs, which
-    are not kept)."""
-    return {"summary.md": summary_md(json.loads((folder / "parity.json").read_text(encoding="utf-8")))}
+    result: dict[str, Any]
+    experiment: dict[str, Any]
+    qids: list[str]
+    runs: dict[str, dict[str, dict[str, float]]]
+    per_query: dict[str, dict[str, float]]
 
+
+def run_parity(args: argparse.Namespace, config, started: float | None = None) -> ParityRun:
+    """Both paths, the ablation and every comparison on the options of :func:`parse_args`, for the benchmark
+    ``config`` (:func:`lsr_eval.benchmark.config.load_config` of ``args.benchmark``); ``started``: the
+    ``time.perf_counter()`` the recorded seconds count from (default now). Nothing is written but the caches."""
+    t_start = time.perf_counter() if started is None else started
+    encode, search = import_pyserini()
+    import torch
+
+    from lsr_eval.anserini.searcher import ImpactSearcher
+    from lsr_eval.data.datasets import load_dataset
+    from lsr_eval.encode.queries import encode_queries
+    from lsr_eval.encode.reader import load_matrix, read_vocab
+    from lsr_eval.encode.splade import SpladeTextEncoder
+    from lsr_eval.errors import ConfigError, LsrEvalError
+    from lsr_eval.evaluation import evaluate
+    from lsr_eval.evaluation.agreement import run_agreement
+    from lsr_eval.experiments.query_path import impact_artefacts
+    from lsr_eval.experiments.splade import (SpladeSettings, encoder_fingerprint, inference_record, load_model,
+                                             model_fingerprint, settings_record)
+    from lsr_eval.export.quantize import quantize
+    from lsr_eval.export.queries import query_weight_maps
+    from lsr_eval.manifest import installed_version, machine
+    from lsr_eval.models.offline import resolve_model
+
+    systems = [s for s in config.systems if s.kind == "splade" and (args.system is None or s.name == args.system)]
+    if not systems:
+        raise ConfigError(f"{args.benchmark}: no splade system" + (f" named {args.system!r}" if args.system else ""))
+    system, entry = systems[0], config.datasets[0]
+    dataset = load_dataset(entry.spec, entry.split)
+    if entry.measures:
+        dataset.measures = tuple(entry.measures)
+    corpus_file = Path(dataset.corpus_key().get("path", ""))
+    if not corpus_file.is_file():
+        raise ConfigError(f"{entry.spec}: Pyserini's encoder reads a corpus.jsonl; this dataset has none "
+                          f"({dataset.corpus_key()})")
+    s = SpladeSettings(**{**system.params, "model": resolve_model(system.params["model"]), "device": args.device,
+                          **({"precision": args.precision, "bf16": False} if args.precision else {})})
+    queries = dataset.queries()
+    qids = [q.id for q in queries]
+    remove_query = dataset.remove_query if s.remove_query is None else s.remove_query
+
+    # lsr-eval's benchmark path (cached index of the benchmark's system)
+    model = load_model(s).eval()
+    art = impact_artefacts(dataset, model, s, None, args.work_dir, args.threads)
+    log.info("lsr-eval impact index %s (%s)", art["index_dir"], art["source"])
+    enc_q = encode_queries(queries, SpladeTextEncoder(model.query), batch_size=s.batch_size)
+    maps_lsr = query_weight_maps(enc_q.vectors, s.scale)
+    with ImpactSearcher(str(art["index_dir"]), max_clauses=s.max_clauses) as searcher:
+        run_lsr, counts_lsr = searcher.batch_search(maps_lsr, k=args.k, threads=args.threads,
+                                                     remove_query=remove_query)
+
+    # lsr-eval's float vectors without sparsification, specials kept, queries at Pyserini's max length
+    py_q_len = pyserini_query_max_length()
+    s_full = dataclasses.replace(s, doc_top_k=None, query_top_k=None, drop_special=False, max_length_q=py_q_len)
+    full = load_model(s_full).eval()
+    doc_len = model.document.max_length
+    fp = model_fingerprint(s.model)
+    full_key = {"stage": "encode", "encoder": encoder_fingerprint(s_full, full.document),  # resolved precision
+                "corpus": dataset.corpus_key(), "code": sources_sha256(), "limit": args.limit_docs}
+    full_slot = lsr_encoding(dataset, full, full_key, args.work_dir, s.batch_size, args.limit_docs)
+    doc_ids, d_full = load_matrix(full_slot)
+    terms = read_vocab(full_slot)
+    special_ids = set(full.document.special_ids)
+    specials = {terms[i] for i in special_ids}
+    q_full = encode_queries(queries, SpladeTextEncoder(full.query), batch_size=s.batch_size)
+
+    # the cached benchmark encoding = the full one with specials dropped and top-1,024? (same floats, same caps)
+    _, d_cached = load_matrix(art["encoding_dir"])
+    d_cached = d_cached[:len(doc_ids)]
+    cache_check = capped_check(d_full, d_cached, model.document, special_ids)
+    q_dims = np.diff(without(q_full.vectors.matrix, special_ids).indptr)
+    query_check = {"max_tokens": int(q_full.n_tokens.max()), "lsr_eval_max_length": model.query.max_length,
+                   "queries_over_lsr_eval_max_length": int((q_full.n_tokens > model.query.max_length).sum()),
+                   "max_terms_without_specials": int(q_dims.max()),
+                   "queries_over_query_top_k": int((q_dims > (s.query_top_k or q_dims.max())).sum())}
+
+    # Pyserini's documents
+    py_key = {"stage": "pyserini-encode", "model": fp, "corpus": dataset.corpus_key(),
+              "encoder": "pyserini.encode.SpladeDocumentEncoder", "pyserini": installed_version("pyserini"),
+              "torch": torch.__version__, "fields": ["title", "text"], "docid_field": "_id",
+              "max_length": doc_len, "batch_size": args.py_batch_size, "device": "cpu", "limit": args.limit_docs}
+    py_slot = pyserini_encoding(corpus_file, s.model, py_key, args.work_dir, args.py_batch_size, args.limit_docs)
+    py_int = read_jsonl_vectors(py_slot / "collection" / "embeddings.jsonl")
+    py_float = read_jsonl_vectors(py_slot / "floats.jsonl")
+    if len(py_int) != len(doc_ids):
+        raise LsrEvalError(f"Pyserini encoded {len(py_int)} documents, lsr-eval {len(doc_ids)}")
+    py_zero_entries = sum(v == 0 for vec in py_int.values() for v in vec.values())
+    idx_py = impact_index(py_slot / "collection", {"stage": "index", "collection": py_key}, "pyserini", args.work_dir,
+                          args.threads)
+
+    # tokenisation: Pyserini's text (title.strip() + " " + text.strip()) against lsr-eval's contents
+    tok = full.document.tokenizer
+    docs = {d.id: d for d in dataset.docs()}
+    ids_same = 0
+    for chunk in range(0, len(doc_ids), 256):
+        part = doc_ids[chunk:chunk + 256]
+        a = tok([docs[d].contents for d in part], truncation=True, max_length=doc_len)["input_ids"]
+        b = tok([f"{docs[d].title.strip()} {docs[d].text.strip()}" for d in part], truncation=True,
+                max_length=doc_len)["input_ids"]
+        ids_same += sum(x == y for x, y in zip(a, b))
+
+    # vector-level identity: lsr-eval floats quantised Pyserini's way (specials kept) vs Pyserini's integers
+    d_pyway = row_maps(doc_ids, d_full, terms, pyserini_quantize)
+    d_float = float_maps(doc_ids, d_full, terms)
+    docs_cmp = compare_vectors(d_pyway, py_int, d_float, py_float, "documents")
+    exact_top = float_top(q_full.vectors.matrix, d_full, qids, doc_ids, special_ids, remove_query)
+    del d_full
+
+    # Pyserini's search (its query encoder records what it sends)
+    py_qenc = recording(encode.SpladeQueryEncoder)(s.model)
+    run_py: dict[str, dict[str, float]] = {}
+    py_qint, py_qfloat = {}, {}
+    with torch.no_grad():
+        py_searcher = search.LuceneImpactSearcher(str(idx_py), py_qenc)
+        for q in queries:
+            py_qenc.recorded.clear()
+            hits = py_searcher.search(q.text, args.k)
+            py_qfloat[q.id], py_qint[q.id] = py_qenc.recorded[-1]
+            run_py[q.id] = {h.docid: float(h.score) for h in hits if not (remove_query and h.docid == q.id)}
+    q_pyway = row_maps(q_full.vectors.ids, q_full.vectors.matrix, terms, pyserini_quantize)
+    q_float = float_maps(q_full.vectors.ids, q_full.vectors.matrix, terms)
+    queries_cmp = compare_vectors(q_pyway, py_qint, q_float, py_qfloat, "queries")
+    py_zero_query_terms = sum(v == 0 for vec in py_qint.values() for v in vec.values())
+
+    # the ablation, step by step
+    def idf_filter(maps, index_dir):
+        n, df = index_df(index_dir)
+        kept = {qid: {t: w for t, w in m.items() if t in df and math.log(n / df[t]) > 0} for qid, m in maps.items()}
+        return kept, {"terms_at_idf_0": sorted(t for t, f in df.items() if f == n),
+                      "query_terms_removed": sum(len(m) - len(kept[q]) for q, m in maps.items())}
+
+    def run_on(index_dir, maps):
+        with ImpactSearcher(str(index_dir), max_clauses=max(s.max_clauses, max(map(len, maps.values())))) as srch:
+            return srch.batch_search(maps, k=args.k, threads=args.threads, remove_query=remove_query)[0]
+
+    idx_lsr_py = impact_index(Path(), {"stage": "index", "collection": "lsr-eval floats, Pyserini quantisation",
+                                       "encoding": full_key, "specials": True, "limit": args.limit_docs},
+                              "lsr-pyway", args.work_dir, args.threads, make=lambda f: write_collection(d_pyway, f))
+    d_nospecial = {d: {t: w for t, w in v.items() if t not in specials} for d, v in d_pyway.items()}
+    idx_nospecial = impact_index(Path(), {"stage": "index", "collection": "lsr-eval floats, Pyserini quantisation",
+                                          "encoding": full_key, "specials": False, "limit": args.limit_docs},
+                                 "lsr-pyway-nospecial", args.work_dir, args.threads,
+                                 make=lambda f: write_collection(d_nospecial, f))
+    q_nospecial = {q: {t: w for t, w in v.items() if t not in specials} for q, v in q_pyway.items()}
+    filters = {}
+    maps_a, filters["pyserini-index"] = idf_filter(q_pyway, idx_py)
+    maps_b, filters["lsr-pyway-index"] = idf_filter(q_pyway, idx_lsr_py)
+    maps_c, filters["no-specials-index"] = idf_filter(q_nospecial, idx_nospecial)
+    runs = {"pyserini": run_py, "lsr-queries": run_on(idx_py, maps_a), "lsr-documents": run_on(idx_lsr_py, maps_b),
+            "no-specials": run_on(idx_nospecial, maps_c), "no-idf-filter": run_on(idx_nospecial, q_nospecial),
+            "lsr-eval": run_lsr}
+    if [s_.name for s_ in STEPS] != list(runs):
+        raise LsrEvalError("ablation runs and STEPS disagree")
+    # lsr-eval's own scale on its vectors without the caps: equals the benchmark's maps when the caps never bind
+    maps_100 = {q: {t: int(w) for t, w in zip(v, quantize(np.array(list(v.values())), s.scale)) if w > 0}
+                for q, v in ((q, {t: w for t, w in fv.items() if t not in specials}) for q, fv in q_float.items())}
+    same_query_maps = sum(maps_100[q] == dict(maps_lsr[q]) for q in qids)
+
+    qrels = dataset.qrels()
+    metrics = {name: evaluate(qrels, run, dataset.measures) for name, run in runs.items()}
+    per_query = {name: evaluate(qrels, run, ["nDCG@10"], per_query=True)["nDCG@10"]
+                 for name, run in (("pyserini", run_py), ("lsr-eval", run_lsr))}
+    steps = []
+    names = list(runs)
+    for prev, cur in zip(names, names[1:]):
+        steps.append({"from": prev, "to": cur, **run_agreement(runs[prev], runs[cur], qids),
+                      "nDCG@10_from": metrics[prev]["nDCG@10"], "nDCG@10_to": metrics[cur]["nDCG@10"]})
+    end_to_end = run_agreement(run_py, run_lsr, qids)
+    explained = [explain_query(q, runs, q_float, d_float, specials, exact_top)
+                 for q in end_to_end["differing_top10_set"]]
+    float_agreement = {name: sum(set(list(runs[name][q])[:TOP]) == exact_top[q] for q in qids)
+                       for name in ("pyserini", "lsr-eval")}
+    float_agreement["differing_queries_agreeing_with"] = {
+        who: sum(x["float_top10_equals"] == [who] for x in explained) for who in ("pyserini", "lsr-eval")}
+    float_agreement["differing_queries_agreeing_with"]["neither"] = sum(not x["float_top10_equals"]
+                                                                        for x in explained)
+    delta = metrics["lsr-eval"]["nDCG@10"] - metrics["pyserini"]["nDCG@10"]
+    result = {
+        "benchmark": str(args.benchmark.relative_to(REPO) if args.benchmark.is_relative_to(REPO) else args.benchmark),
+        "system": system.name, "settings": settings_record(s), "inference": inference_record(model),
+        "dataset": dataset.describe(),
+        "queries": len(queries), "k": args.k, "remove_query": remove_query,
+        "pyserini": {"version": installed_version("pyserini"), "document_max_length": doc_len,
+                     "query_max_length": py_q_len, "document_batch_size": args.py_batch_size,
+                     "scale": QUANT_RANGE / WEIGHT_RANGE, "quantisation": "round(w / 5 * 256)",
+                     "zero_weight_document_entries": py_zero_entries,
+                     "zero_weight_query_terms": py_zero_query_terms, "encoding": py_key},
+        "targets": {"nDCG@10_within": 0.002, "same_top10_set_fraction": 0.95},
+        "nDCG@10": {"pyserini": metrics["pyserini"]["nDCG@10"], "lsr_eval": metrics["lsr-eval"]["nDCG@10"],
+                    "difference": delta, "within_target": abs(delta) <= 0.002},
+        "end_to_end_top10": {**end_to_end, "fraction": end_to_end["same_top10_set"] / len(qids),
+                             "within_target": end_to_end["same_top10_set"] / len(qids) >= 0.95},
+        "metrics": metrics, "steps": [dataclasses.asdict(x) for x in STEPS], "ablation": steps,
+        "idf_filter": filters, "differing_queries_explained": explained,
+        "float_ranking_top10_same_set": float_agreement,
+        "special_token_entries": {name: sum(v > 0 and t in specials for vec in maps.values() for t, v in vec.items())
+                                  for name, maps in (("pyserini_documents", py_int), ("lsr_eval_documents", d_pyway),
+                                                     ("pyserini_queries", py_qint), ("lsr_eval_queries", q_pyway))},
+        "vectors": {"documents": docs_cmp, "queries": queries_cmp,
+                    "tokenisation_identical_documents": ids_same, "documents_compared": len(doc_ids)},
+        "lsr_eval_checks": {**cache_check, **query_check, "benchmark_query_maps_equal_uncapped_scale_100":
+                            same_query_maps, "search": counts_lsr.to_dict()},
+        "artefacts": {"lsr_eval_index": str(art["index_dir"]), "lsr_eval_encoding": str(art["encoding_dir"]),
+                      "lsr_eval_full_encoding": str(full_slot), "pyserini_encoding": str(py_slot),
+                      "pyserini_index": str(idx_py), "lsr_pyway_index": str(idx_lsr_py),
+                      "lsr_pyway_nospecial_index": str(idx_nospecial)},
+        "machine": machine(), "load_average_end": list(os.getloadavg()),
+        "seconds": time.perf_counter() - t_start,
+    }
+    experiment = {"benchmark": STAGE, "config": result["benchmark"], "system": system.name,
+                  "dataset": dataset.describe(), "model": fp, "k": args.k, "py_batch_size": args.py_batch_size}
+    if result["settings"].get("precision"):   # resolved, only when not fp32 (what every earlier parity ran in)
+        experiment["precision"] = result["settings"]["precision"]
+    return ParityRun(result=result, experiment=experiment, qids=qids, runs=runs, per_query=per_query)

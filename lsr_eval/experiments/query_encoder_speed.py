@@ -3,7 +3,16 @@ and the floor of its pruned head (what remains when the head's product is skippe
 
 from __future__ import annotations
 
+import argparse
 import time
+from pathlib import Path
+
+from lsr_eval.defaults import DEFAULT_SCALE
+from lsr_eval.models.arguments import add_device, add_precision
+
+REPO = Path(__file__).resolve().parents[2]
+#: the query paths timed (``--paths``): torch is always one
+PATHS = ("torch", "onnx", "onnx-dense")
 
 
 def breakdown(enc, queries, scale: float) -> dict[str, float]:
@@ -66,3 +75,24 @@ def floor_parts(enc, queries) -> dict[str, float]:
     out["sum"] = sum(out.values())
     return out
 
+
+def parse_args(argv: list[str] | None = None, description: str | None = None) -> argparse.Namespace:
+    """The options of pipelines/bench_query_encoder.py (``description``: its help's first paragraph)."""
+    p = argparse.ArgumentParser(description=description)
+    p.add_argument("--dataset", default=str(REPO.parent / "shared" / "data" / "beir" / "scifact"),
+                   help="BEIR folder or registry name")
+    p.add_argument("--split", default="test")
+    p.add_argument("--model", default="splade-tiny", help="model folder, hub id or offline alias")
+    p.add_argument("--max-length-q", type=int, default=64, help="query max length in tokens")
+    p.add_argument("--query-top-k", type=int, help="keep the k largest query weights (default: all)")
+    p.add_argument("--scale", type=float, default=DEFAULT_SCALE, help="quantisation scale")
+    p.add_argument("--paths", default=",".join(PATHS), help=f"comma-separated, from {', '.join(PATHS)}")
+    p.add_argument("--warmup", type=int, default=20, help="queries run on every path before measuring")
+    p.add_argument("--passes", type=int, default=3, help="measured passes over all queries")
+    p.add_argument("--limit", type=int, help="only the first N queries (smoke test)")
+    add_precision(p, note="; the ONNX paths compute in fp32 only")
+    add_device(p, "cpu", "one-thread latency beside ONNX Runtime, which runs on the CPU; another device times the "
+                         "torch path alone")
+    p.add_argument("--work-dir", type=Path, default=REPO / "work", help="cache of the exported ONNX files")
+    p.add_argument("--out", type=Path, default=REPO / "results" / "bench_query_encoder")
+    return p.parse_args(argv)

@@ -4,6 +4,7 @@ tests/test_committed_results.py makes again from a committed ``bench.json``."""
 from __future__ import annotations
 
 import csv
+import json
 from pathlib import Path
 from typing import Any
 
@@ -101,3 +102,9 @@ def breakdown_md(breakdown: dict) -> list[str]:
             share = f"{x['share_of_mean_total']:.0%}" if "share_of_mean_total" in x else "100%"
             lines.append(f"| {part} | {x['mean_ms']:.3f} | {x['p50_ms']:.3f} | {x['p99_ms']:.3f} | {share} |")
     return lines
+
+
+def summaries(folder: Path) -> dict[str, str]:
+    """The summary of a results folder of the benchmark, made again from its raw file (``bench.json``): what
+    tests/test_committed_results.py compares with the committed one (``per_query.csv`` holds the raw timings)."""
+    return {"summary.md": summary_md(json.loads((folder / "bench.json").read_text(encoding="utf-8")))}
