@@ -7,7 +7,7 @@ import time
 
 import numpy as np
 
-from lsr_eval.searching.ties import adjust_ties, adjusted_hits
+from lsr_eval.searching.ties import adjust_ties, adjusted_hits, ranked_hits
 
 f = np.float32
 
@@ -84,3 +84,16 @@ def test_adjusted_hits_are_python_floats_of_the_float32_scores():
     hits = adjusted_hits(["a", "b", "c"], [51.0, 51.0, 51.0])
     assert hits == [("a", 51.0), ("b", 51.0), ("c", float(f(50.999996)))]
     assert all(type(s) is float for _, s in hits) and adjusted_hits([], []) == []
+
+
+def test_ranked_hits_orders_each_tied_run_by_docid_then_cuts_and_adjusts():
+    # PISA's heap order: scores descending, tied documents in any order
+    scores = f([9, 7, 7, 7, 5, 5, 3])
+    docids = ["d9", "c", "a", "b", "z", "y", "x"]
+    assert ranked_hits(scores, docids, 5) == [("d9", 9.0), ("a", 7.0), ("b", float(tie(7, 1))), ("c", float(tie(7, 2))),
+                                              ("y", 5.0)]
+    assert ranked_hits(f([4, 4]), ["b", "a"], 10) == [("a", 4.0), ("b", float(tie(4, 1)))]
+    assert ranked_hits(f([]), [], 3) == [] and ranked_hits(f([2]), ["q"], 1) == [("q", 2.0)]
+    # a list that is not ranked by score is sorted in full (score desc, docid asc)
+    assert ranked_hits(f([1, 3, 3]), ["a", "c", "b"], 2) == [("b", 3.0), ("c", float(tie(3, 1)))]
+    assert ranked_hits(f([8, 6, 6]), ["x", "n", "m"], 3) == adjusted_hits(["x", "m", "n"], [8, 6, 6])

@@ -7,7 +7,7 @@ import pytest
 import scipy.sparse as sp
 
 from lsr_eval.errors import ConfigError, InputError
-from lsr_eval.export.quantize import DEFAULT_SCALE, VocabCheck, check_scale, quantize, quantize_rows
+from lsr_eval.export.quantize import DEFAULT_SCALE, VocabCheck, check_scale, quantize, quantize_rows, row_weight_map
 
 
 def csr(rows: list[dict[int, float]], vocab_size: int) -> sp.csr_matrix:
@@ -63,3 +63,19 @@ def test_nan_negative_and_overflow_name_the_document():
         quantize_rows(csr([{0: -0.5}], 2), ["neg"], vocab, 100, what="query")
     with pytest.raises(InputError, match="document 'huge'.*exceeds"):
         quantize_rows(csr([{0: 3e7}], 2), ["huge"], vocab, 100)
+
+
+def test_row_weight_map_is_one_row_of_quantize_rows_and_refuses_the_same_rows():
+    vocab = VocabCheck(["a", "b", "c", "two words"])
+    idx, val = np.array([0, 1, 2]), np.array([0.004, 0.0212, 1.25])      # 0.004 x 100 rounds to 0: dropped
+    assert row_weight_map(idx, val, vocab, 100, "q1") == {"b": 2, "c": 125}
+    rows = quantize_rows(csr([dict(zip(idx.tolist(), val.tolist()))], 4), ["q1"], vocab, 100, what="query")
+    assert dict(zip(vocab.tokens[rows.indices].tolist(), rows.values.tolist())) == {"b": 2, "c": 125}
+    assert row_weight_map(np.array([], dtype=np.int64), np.array([]), vocab, 100, "empty") == {}
+    for bad, message in (([0.5, np.nan], "query 'q2': weight nan of token 'b'.*not finite"),
+                         ([0.5, -0.1], "query 'q2': weight -0.1 .* is negative"),
+                         ([0.5, 3e7], "query 'q2'.*exceeds")):
+        with pytest.raises(InputError, match=message):
+            row_weight_map(np.array([0, 1]), np.array(bad), vocab, 100, "q2")
+    with pytest.raises(InputError, match=r"token 'two words' \(vocabulary id 3\) contains whitespace.*query 'q3'"):
+        row_weight_map(np.array([3]), np.array([1.0]), vocab, 100, "q3")

@@ -20,14 +20,14 @@ from __future__ import annotations
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, NamedTuple, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
 from lsr_eval.data.types import Query
 from lsr_eval.efficiency.stats import percentile
 from lsr_eval.errors import ConfigError, InputError
-from lsr_eval.export.quantize import DEFAULT_SCALE, VocabCheck, check_scale, quantize_rows
+from lsr_eval.export.quantize import DEFAULT_SCALE, VocabCheck, check_scale, quantize_rows, row_weight_map
 from lsr_eval.manifest import machine
 
 
@@ -85,27 +85,20 @@ class QueryWeights:
         ``weight_map`` (quantisation and the term strings)."""
         clock = time.perf_counter
         t0 = clock()
-        if self._row is not None:
+        if self._row is not None:   # one row without a matrix (the ONNX path)
             idx, val = self._row(text, stats)
-            row: Any = _Row(val, idx, np.array([0, len(val)]))
+            t1 = clock()
+            out = row_weight_map(idx, val, self._vocab, self.scale, qid)
         else:
             row = self.encoder.encode([text], batch_size=1, sparse=True, bf16=self.bf16).weights.tocsr()
-        t1 = clock()
-        q = quantize_rows(row, [qid], self._vocab, self.scale, what="query")
-        out = dict(zip(self._vocab.tokens[q.indices].tolist(), q.values.tolist()))
+            t1 = clock()
+            q = quantize_rows(row, [qid], self._vocab, self.scale, what="query")
+            out = dict(zip(self._vocab.tokens[q.indices].tolist(), q.values.tolist()))
         if stats is not None:
             if self._row is None:
                 stats["encode"] = stats.get("encode", 0.0) + t1 - t0
             stats["weight_map"] = stats.get("weight_map", 0.0) + clock() - t1
         return out
-
-
-class _Row(NamedTuple):
-    """The CSR fields :func:`~lsr_eval.export.quantize.quantize_rows` reads, for one row (no scipy matrix built)."""
-
-    data: np.ndarray
-    indices: np.ndarray
-    indptr: np.ndarray
 
 
 @contextmanager

@@ -33,7 +33,7 @@ from lsr_eval.data.types import Run
 from lsr_eval.engines.base import (BuildCounts, ClosingSearcher, QueryWeights, check_index_engine, iter_vectors,
                                    write_marker)
 from lsr_eval.engines.registry import require
-from lsr_eval.searching.ties import adjusted_hits
+from lsr_eval.searching.ties import ranked_hits
 from lsr_eval.errors import ConfigError, InputError
 from lsr_eval.searching.counts import SearchCounts, check_k, chunks
 
@@ -264,9 +264,9 @@ class PisaSearcher(ClosingSearcher):
         self._query = _query if escaped else _plain_query  # unmarked pyterrier-pisa indexes: terms as they are
         self._ctx = _prepare(self.index, index_encoding)
 
-    def _retrieve(self, queries: list[dict[str, float]], k: int, threads: int) -> list[list[tuple[float, str]]]:
-        """PISA's top ``k`` of each query as ``(-score, docid)``, best first, from one ``retrieve`` call into
-        preallocated arrays (negated scores: plain tuple order is then the rank order, ties by docid)."""
+    def _retrieve(self, queries: list[dict[str, float]], k: int, threads: int) -> list[tuple[Any, list[str]]]:
+        """PISA's top ``k`` of each query as ``(float32 scores, docids)``, best first (ties in PISA's order), from
+        one ``retrieve`` call into preallocated arrays; a query's rows are contiguous in PISA's output."""
         if self._ctx is None:
             raise InputError(f"the PISA searcher over {self.index} is closed")
         np, rows = self._np, len(queries) * k
@@ -275,13 +275,15 @@ class PisaSearcher(ClosingSearcher):
         size = self._retrieve_fn(self._ctx, self.query_algorithm, list(enumerate(queries)), k=k, threads=threads,
                                  pretokenised=1, query_weighted=1, result_qidxs=qidxs, result_docnos=docnos,
                                  result_ranks=ranks, result_scores=scores)
-        rows_out = zip((-scores[:size]).tolist(), docnos[:size].tolist())
+        scores, docids = scores[:size], docnos[:size].tolist()
         if len(queries) == 1:
-            return [list(rows_out)]
-        hits: list[list[tuple[float, str]]] = [[] for _ in queries]
-        for i, row in zip(qidxs[:size].tolist(), rows_out):
-            hits[i].append(row)
-        return hits
+            return [(scores, docids)]
+        out: list[tuple[Any, list[str]]] = [(scores[:0], [])] * len(queries)
+        q = qidxs[:size]
+        cuts = (np.flatnonzero(q[1:] != q[:-1]) + 1).tolist()
+        for a, b in zip([0] + cuts, cuts + [size]) if size else ():
+            out[int(q[a])] = (scores[a:b], docids[a:b])
+        return out
 
     def _top(self, queries: list[dict[str, float]], k: int, threads: int) -> list[Hits]:
         """Each query's top ``k`` by score then docid, the cut included, with Anserini's adjusted scores (see the
@@ -291,10 +293,9 @@ class PisaSearcher(ClosingSearcher):
         pending, fetch = list(range(len(queries))), k + 1
         while pending:
             for part in chunks(pending, max(1, MAX_ROWS // fetch)):
-                for i, hits in zip(part, self._retrieve([queries[i] for i in part], fetch, threads)):
-                    if len(hits) < fetch or hits[-1][0] != hits[k - 1][0]:
-                        hits.sort()
-                        top[i] = adjusted_hits([d for _, d in hits[:k]], [-neg for neg, _ in hits[:k]])
+                for i, (scores, docids) in zip(part, self._retrieve([queries[i] for i in part], fetch, threads)):
+                    if len(docids) < fetch or scores[-1] != scores[k - 1]:
+                        top[i] = ranked_hits(scores, docids, k)
             pending, fetch = [i for i in pending if top[i] is None], fetch * 2
         return top  # type: ignore[return-value]
 

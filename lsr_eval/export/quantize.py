@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import Sequence
+from typing import NamedTuple, Sequence
 
 import numpy as np
 import scipy.sparse as sp
@@ -118,3 +118,25 @@ def quantize_rows(weights: sp.csr_matrix, ids: Sequence[str], vocab: VocabCheck,
     indptr = kept_before[weights.indptr]
     return QuantizedRows(ids, indptr, weights.indices[keep].astype(np.int32, copy=False), q[keep],
                          int((~keep).sum()), int((np.diff(weights.indptr) == 0).sum()))
+
+
+def row_weight_map(indices: np.ndarray, values: np.ndarray, vocab: VocabCheck, scale: float, row_id: str,
+                   what: str = "query") -> dict[str, int]:
+    """One sparse row (vocabulary ``indices``, float ``values``) as ``{token: rint(w * scale)}`` with zeros dropped:
+    :func:`quantize_rows` on a single row without building a matrix (the per-query path). A row that fails one of
+    its checks goes through :func:`quantize_rows`, which names the problem."""
+    q = quantize(values, scale)
+    if not (np.isfinite(values).all() and (values >= 0).all() and not vocab.bad[indices].any()
+            and (len(q) == 0 or q.max() <= JAVA_INT_MAX)):
+        rows = quantize_rows(_OneRow(values, indices, np.array([0, len(values)])), [row_id], vocab, scale, what)
+        return dict(zip(vocab.tokens[rows.indices].tolist(), rows.values.tolist()))
+    keep = q > 0
+    return dict(zip(vocab.tokens[indices[keep]].tolist(), q[keep].tolist()))
+
+
+class _OneRow(NamedTuple):
+    """The CSR fields :func:`quantize_rows` reads, for one row (no scipy matrix built)."""
+
+    data: np.ndarray
+    indices: np.ndarray
+    indptr: np.ndarray

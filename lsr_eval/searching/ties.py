@@ -64,3 +64,25 @@ def adjusted_hits(docids: Sequence[str], scores: Sequence[float]) -> list[tuple[
         return []
     adjusted = adjust_ties(np.asarray(scores, dtype=np.float32))
     return list(zip(docids, adjusted.astype(np.float64).tolist()))
+
+
+def ranked_hits(scores: np.ndarray, docids: list[str], k: int) -> list[tuple[str, float]]:
+    """The top ``k`` of an engine's list ordered by float32 score descending, ties in any order (PISA's top-k heap):
+    each run of equal scores put in docid order, the list cut at ``k``, and the scores through
+    :func:`adjust_ties`. The caller makes sure every document tied with the one at rank ``k`` is in the list. Only
+    the tied runs are sorted (a few per list): the score sequence itself does not change."""
+    scores = np.asarray(scores, dtype=np.float32)
+    if len(scores) != len(docids):
+        raise ValueError(f"{len(scores)} scores for {len(docids)} docids")
+    if len(scores) > 1 and bool((scores[1:] > scores[:-1]).any()):  # not ranked: one full sort
+        pairs = sorted(zip((-scores).tolist(), docids))
+        docids, scores = [d for _, d in pairs], -np.asarray([s for s, _ in pairs], dtype=np.float32)
+    elif len(scores) > 1:
+        same = scores[1:] == scores[:-1]
+        if same.any():
+            docids = list(docids)
+            edges = np.flatnonzero(np.diff(np.concatenate(([0], same.view(np.int8), [0])))).tolist()
+            for a, b in zip(edges[::2], edges[1::2]):  # docids[a:b + 1] share one score
+                docids[a:b + 1] = sorted(docids[a:b + 1])
+    docids, scores = docids[:k], scores[:k]
+    return list(zip(docids, adjust_ties(scores).astype(np.float64).tolist()))
