@@ -4,12 +4,20 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("LSR_EVAL_SHARED_DATA", REPO.parent / "shared" / "data"))
+
+
+def run_script(name: str, argv: list[str]) -> int:
+    """``pipelines/<name>`` run as a user runs it (a subprocess of this Python, output shown): its exit status.
+    Tests call scripts this way and never import them."""
+    return subprocess.run([sys.executable, str(REPO / "pipelines" / name), *argv], check=False).returncode
 
 
 def pytest_configure(config):

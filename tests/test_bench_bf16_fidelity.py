@@ -10,9 +10,8 @@ import pytest
 
 from lsr_eval.evaluation.agreement import top_agreement, top_docs, weight_map_agreement
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "pipelines"))
 
-import bench_bf16_fidelity as bench  # noqa: E402
+from conftest import run_script  # noqa: E402
 from tiny_models import tiny_model  # noqa: E402
 
 
@@ -76,12 +75,12 @@ def _run(path: Path) -> dict[str, dict[str, float]]:
     return run
 
 
-def test_script_runs_both_precisions(tmp_path, capsys):
+def test_script_runs_both_precisions(tmp_path, capfd):
     """The whole script on a tiny model: its figures are the relations they claim, recomputed from the two runs
     it wrote (not from the script's own functions)."""
     beir = _corpus(tmp_path)
     out = tmp_path / "out"
-    rc = bench.main(["--dataset", str(beir), "--model", str(tiny_model("bert")), "--out", str(out),
+    rc = run_script("bench_bf16_fidelity.py", ["--dataset", str(beir), "--model", str(tiny_model("bert")), "--out", str(out),
                      "--work-dir", str(tmp_path / "work"), "--threads", "1", "--max-length-d", "64",
                      "--max-length-q", "32", "--device", "cpu"])
     assert rc == 0
@@ -119,4 +118,4 @@ def test_script_runs_both_precisions(tmp_path, capsys):
     from lsr_eval.report.bf16_fidelity import summaries
 
     assert summaries(out) == {"summary.md": (out / "summary.md").read_text()}
-    assert "Identical top 10" in capsys.readouterr().out
+    assert "Identical top 10" in capfd.readouterr().out

@@ -13,7 +13,6 @@ import sys
 from conftest import REPO, shared_path
 
 
-sys.path.insert(0, str(REPO / "pipelines"))
 
 
 def test_two_repeats_write_the_three_files(tmp_path):

@@ -14,9 +14,8 @@ import pytest
 from lsr_eval.evaluation.agreement import differing_queries
 from lsr_eval.experiments.exactness import integer_scores, residue, residue_runs
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "pipelines"))
 
-import check_exact_engines as check  # noqa: E402
+from conftest import run_script  # noqa: E402
 from tiny_models import tiny_model  # noqa: E402
 
 
@@ -37,9 +36,9 @@ def test_residue_lists_the_scores_off_their_integer_and_their_tied_runs():
 
 @pytest.mark.skipif(not all(map(importlib.util.find_spec, ("pyterrier_pisa", "bmp"))) and not os.environ.get("CI"),
                     reason="pyterrier-pisa or bmp is not installed")
-def test_script_on_a_tiny_model(tiny_beir, tmp_path, capsys):
+def test_script_on_a_tiny_model(tiny_beir, tmp_path, capfd):
     out = tmp_path / "out"
-    rc = check.main(["--datasets", str(tiny_beir), "--model", str(tiny_model("bert")), "--out", str(out),
+    rc = run_script("check_exact_engines.py", ["--datasets", str(tiny_beir), "--model", str(tiny_model("bert")), "--out", str(out),
                      "--work-dir", str(tmp_path / "work"), "--threads", "1", "--k", "4", "--max-length-d", "64", "--max-length-q", "32"])
     assert rc == 0
     result = json.loads((out / "engines.json").read_text())["tiny/test"]
@@ -49,5 +48,5 @@ def test_script_on_a_tiny_model(tiny_beir, tmp_path, capsys):
     assert len(set(result["hits"].values())) == 1 and result["hits"]["anserini"] > 0
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["stage"] == "check-exact-engines" and manifest["failed"] == {}
-    printed = capsys.readouterr().out
+    printed = capfd.readouterr().out
     assert "| tiny/test | 3 |" in printed and "| BMP batch identical | BMP one by one identical |" in printed

@@ -16,9 +16,8 @@ from lsr_eval.evaluation.agreement import vector_agreement
 import scipy.sparse as sp
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "pipelines"))
 
-import gpu_check  # noqa: E402
+from conftest import run_script  # noqa: E402
 from tiny_models import sample_texts, tiny_model  # noqa: E402
 
 
@@ -47,7 +46,7 @@ def test_top_k_ties_go_to_the_lower_vocabulary_id():
     assert vector_agreement(a, b, top_k=2)["rows_with_same_top_k"] == 1
 
 
-def test_check_on_the_cpu_against_itself(tmp_path, capsys):
+def test_check_on_the_cpu_against_itself(tmp_path, capfd):
     """--device cpu: fp32 on the 'device' equals the CPU reference bit for bit; bf16 differs, within what bf16
     can do; docs/s and the summary are written and the summary regenerates from the json."""
     data = tmp_path / "beir"
@@ -56,7 +55,7 @@ def test_check_on_the_cpu_against_itself(tmp_path, capsys):
         for i, text in enumerate(sample_texts(12)):
             f.write(json.dumps({"_id": f"d{i}", "title": "", "text": text}) + "\n")
     out = tmp_path / "out"
-    rc = gpu_check.main(["--device", "cpu", "--docs", "10", "--batch-size", "4", "--data", str(data),
+    rc = run_script("gpu_check.py", ["--device", "cpu", "--docs", "10", "--batch-size", "4", "--data", str(data),
                          "--model", str(tiny_model("bert")), "--max-length", "64", "--out", str(out)])
     assert rc == 0
     r = json.loads((out / "gpu_check.json").read_text())
@@ -74,7 +73,7 @@ def test_check_on_the_cpu_against_itself(tmp_path, capsys):
     from lsr_eval.report.gpu_check import summaries
 
     assert summaries(out) == {"summary.md": (out / "summary.md").read_text()}
-    assert "agrees with the reference" in capsys.readouterr().out
+    assert "agrees with the reference" in capfd.readouterr().out
 
 
 def test_shell_script_refuses_without_a_gpu(tmp_path):
