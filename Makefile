@@ -6,7 +6,7 @@ OUT ?= work/quickstart
 .PHONY: install quickstart test test-fast test-reproduce reproduce
 
 install:
-	@# a single-node SLURM for tests/test_train_grid_slurm.py (Debian's packages, as root; skipped when installed)
+	@# a single-node SLURM for tests/integration/test_train_grid_slurm.py (Debian's packages, as root; skipped when installed)
 	@if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && ! dpkg -s slurm-wlm munge >/dev/null 2>&1; then \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq slurm-wlm munge >/dev/null; fi
 	$(PIP) install --quiet --disable-pip-version-check torch==2.13.0
@@ -15,20 +15,20 @@ install:
 quickstart: install
 	OUT=$(OUT) bash pipelines/quickstart.sh
 
-# CI: the whole suite, which reruns the cheap committed results (tests/test_reproduce_committed.py: BM25 on SciFact
+# CI: the whole suite, which reruns the cheap committed results (tests/integration/test_reproduce_committed.py: BM25 on SciFact
 # and NFCorpus, the published DL19 runs, the quickstart benchmark) and fails naming any row that moved.
 test: install
 	$(PYTHON) -m pytest -q --durations=25
 
-# The fast tier (about a minute): the test files listed in tests/unit-tier.txt, which start no JVM and read nothing
-# of ../shared (LSR_EVAL_TIER=unit makes either fail the test, so the list cannot rot).
+# The fast tier (under a minute): tests/unit/, which starts no JVM and reads nothing of ../shared (either fails the
+# test, in the full suite too: tests/conftest.py). tests/integration/ holds the rest; make test runs both.
 test-fast:
-	LSR_EVAL_TIER=unit $(PYTHON) -m pytest -q --durations=10 $$(grep -v '^\#' tests/unit-tier.txt)
+	LSR_EVAL_TIER=unit $(PYTHON) -m pytest -q --durations=10 tests/unit
 
 # Only the reproduction tests (a few minutes).
 test-reproduce:
-	$(PYTHON) -m pytest -q tests/test_reproduce_tolerance.py tests/test_reproduce_checks.py \
-		tests/test_reproduce_readme.py tests/test_reproduce_committed.py
+	$(PYTHON) -m pytest -q tests/unit/test_reproduce_tolerance.py tests/integration/test_reproduce_checks.py \
+		tests/unit/test_reproduce_readme.py tests/integration/test_reproduce_committed.py
 
 # The regression matrix of this machine: every committed result rerun (those estimated to take at most
 # MAX_MINUTES), into work/reproduce/matrix.{md,html,json}; MATRIX=results/reproduce to commit it (clean tree).

@@ -1,6 +1,6 @@
 """lsr-eval: train, evaluate and compare learned sparse retrievers through Anserini.
 
-Data flow (one sub-package per stage; a stage imports only from earlier ones, checked by tests/test_stage_order.py):
+Data flow (one sub-package per stage; a stage imports only from earlier ones, checked by tests/unit/test_stage_order.py):
 
     data (text) -> models/encode (sparse vectors) -> export (JSON-vector collection)
     -> searching/anserini/engines (index, search) -> runs -> evaluation / significance / fusion / efficiency

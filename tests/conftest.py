@@ -89,26 +89,34 @@ def cpu_kind(request, monkeypatch) -> str:
     return kind
 
 
-#: ``LSR_EVAL_TIER=unit`` (``make test-fast``): a test that starts the JVM or reads ``../shared`` fails.
+#: ``LSR_EVAL_TIER=unit`` (``make test-fast``): a test that starts the JVM or reads ``../shared`` fails. A test under
+#: ``tests/unit/`` is held to that in the full suite too.
 UNIT_TIER = os.environ.get("LSR_EVAL_TIER") == "unit"
+_IN_UNIT_TEST = [False]
 
 
 @pytest.fixture(autouse=True)
-def _unit_tier_guard(monkeypatch) -> None:
-    """In the unit tier, starting the JVM fails the test (it belongs in the full suite)."""
-    if UNIT_TIER:
+def _unit_tier_guard(request, monkeypatch):
+    """A test of the unit tier (``tests/unit/``, or any under ``LSR_EVAL_TIER=unit``) fails if it starts the JVM or
+    reads ``../shared``: it belongs in ``tests/integration/``."""
+    unit = UNIT_TIER or request.node.path.parent.name == "unit"
+    if unit:
         from lsr_eval.anserini import jvm
 
         def refuse():
-            raise RuntimeError("the unit tier (tests/unit-tier.txt) starts no JVM: move this test file out of it")
+            raise RuntimeError("a unit test (tests/unit/) starts no JVM: move this test file to tests/integration/")
 
         monkeypatch.setattr(jvm, "start", refuse)
+    _IN_UNIT_TEST[0] = unit
+    yield
+    _IN_UNIT_TEST[0] = False
 
 
 def shared_path(*parts: str) -> Path:
     """A path under ``../shared/data``; skips the test where it is absent, except in CI, where it must exist."""
-    if UNIT_TIER:
-        raise RuntimeError("the unit tier (tests/unit-tier.txt) reads nothing of ../shared: move this test file out")
+    if UNIT_TIER or _IN_UNIT_TEST[0]:
+        raise RuntimeError("a unit test (tests/unit/) reads nothing of ../shared: move this test file to "
+                           "tests/integration/")
     path = SHARED.joinpath(*parts)
     if not path.exists():
         if os.environ.get("CI"):

@@ -1,4 +1,4 @@
-"""The bf16 fidelity benchmark's summary (pipelines/bench_bf16_fidelity.py), which tests/test_committed_results.py
+"""The bf16 fidelity benchmark's summary (pipelines/bench_bf16_fidelity.py), which tests/integration/test_committed_results.py
 makes again from a committed ``fidelity.json`` and its manifest."""
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ def summary_text(fid: dict[str, Any], dataset: str, model: str) -> str:
 
 def summaries(folder: Path) -> dict[str, str]:
     """The summary of a results folder of pipelines/bench_bf16_fidelity.py, made again from its raw files (``fidelity.json``, the
-    manifest): what tests/test_committed_results.py compares with the committed one."""
+    manifest): what tests/integration/test_committed_results.py compares with the committed one."""
     fid = json.loads((folder / "fidelity.json").read_text(encoding="utf-8"))
     manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
     model = fid.get("model") or parse_args(manifest["command"][1:]).model   # older files: the command's --model

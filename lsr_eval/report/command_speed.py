@@ -1,4 +1,4 @@
-"""The command wall-time benchmark's summary (pipelines/bench_commands.py), which tests/test_committed_results.py
+"""The command wall-time benchmark's summary (pipelines/bench_commands.py), which tests/integration/test_committed_results.py
 makes again from a committed ``results.json``."""
 
 from __future__ import annotations
@@ -23,6 +23,6 @@ def markdown(rows: dict, repeats: int, load: tuple[float, float, float]) -> str:
 
 def summaries(folder: Path) -> dict[str, str]:
     """The summary of a results folder of pipelines/bench_commands.py, made again from its ``results.json`` (what
-    tests/test_committed_results.py compares with the committed one)."""
+    tests/integration/test_committed_results.py compares with the committed one)."""
     r = json.loads((Path(folder) / "results.json").read_text(encoding="utf-8"))
     return {"summary.md": markdown(r["rows"], r["repeats"], tuple(r["load_average_before"]))}

@@ -117,6 +117,6 @@ def summary_md(result: dict[str, Any]) -> str:
 
 def summaries(folder: Path) -> dict[str, str]:
     """The summary of a results folder of pipelines/bench_encode.py, made again from its raw file (``bench_encode.json``): what
-    tests/test_committed_results.py compares with the committed one."""
+    tests/integration/test_committed_results.py compares with the committed one."""
     return {"summary.md": summary_md(json.loads((folder / "bench_encode.json").read_text(encoding="utf-8")))}
 

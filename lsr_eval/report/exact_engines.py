@@ -1,4 +1,4 @@
-"""The exact-engines check's summary (pipelines/check_exact_engines.py), which tests/test_committed_results.py makes
+"""The exact-engines check's summary (pipelines/check_exact_engines.py), which tests/integration/test_committed_results.py makes
 again from a committed ``engines.json``."""
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def summary_text(results: dict[str, dict[str, Any]], args: argparse.Namespace) -
 
 def summaries(folder: Path) -> dict[str, str]:
     """``summary.md`` made again from a results folder's raw file (``engines.json``) and the settings its manifest
-    recorded: what tests/test_committed_results.py compares with the committed one."""
+    recorded: what tests/integration/test_committed_results.py compares with the committed one."""
     experiment = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))["experiment"]
     results = json.loads((folder / "engines.json").read_text(encoding="utf-8"))
     return {"summary.md": summary_text(results, argparse.Namespace(**experiment))}

@@ -1,4 +1,4 @@
-"""The GPU check's summary (pipelines/gpu_check.py), which tests/test_committed_results.py makes again from a
+"""The GPU check's summary (pipelines/gpu_check.py), which tests/integration/test_committed_results.py makes again from a
 committed ``gpu_check.json``."""
 
 from __future__ import annotations

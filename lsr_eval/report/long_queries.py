@@ -53,7 +53,7 @@ def tables(engines: Mapping[str, dict[str, Any]]) -> dict[str, str]:
 
 def summaries(folder: Path) -> dict[str, str]:
     """The tables of a results folder of pipelines/bench_long_queries.py, made again from its raw file (``results.json``): what
-    tests/test_committed_results.py compares with the committed ones."""
+    tests/integration/test_committed_results.py compares with the committed ones."""
     return tables(json.loads((folder / "results.json").read_text(encoding="utf-8"))["engines"])
 
 

@@ -1,5 +1,5 @@
 """The parity study's files (pipelines/parity_pyserini.py): the per-query CSV and the summary, which
-tests/test_committed_results.py makes again from a committed ``parity.json``."""
+tests/integration/test_committed_results.py makes again from a committed ``parity.json``."""
 
 from __future__ import annotations
 
@@ -106,6 +106,6 @@ def summary_md(r: dict) -> str:
 
 def summaries(folder: Path) -> dict[str, str]:
     """The summary of a results folder of pipelines/parity_pyserini.py, made again from its raw file (``parity.json``): what
-    tests/test_committed_results.py compares with the committed one (``per_query.csv`` comes from the runs, which
+    tests/integration/test_committed_results.py compares with the committed one (``per_query.csv`` comes from the runs, which
     are not kept)."""
     return {"summary.md": summary_md(json.loads((folder / "parity.json").read_text(encoding="utf-8")))}

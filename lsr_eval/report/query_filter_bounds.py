@@ -1,5 +1,5 @@
 """The query-filter bounds benchmark's summary (pipelines/bench_query_filter_bounds.py), which
-tests/test_committed_results.py makes again from a committed ``bounds.json``."""
+tests/integration/test_committed_results.py makes again from a committed ``bounds.json``."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ def summary_md(result: dict[str, Any], model: str, split: str) -> str:
 
 def summaries(folder: Path) -> dict[str, str]:
     """The summary of a results folder of pipelines/bench_query_filter_bounds.py, made again from its raw file (``bounds.json``; older ones
-    name the model and split only in the manifest's experiment and command): what tests/test_committed_results.py
+    name the model and split only in the manifest's experiment and command): what tests/integration/test_committed_results.py
     compares with the committed one."""
     result = json.loads((folder / "bounds.json").read_text(encoding="utf-8"))
     manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))

@@ -1,5 +1,5 @@
 """The query-path benchmark's files (pipelines/bench_query_path.py): the per-query CSV and the summary, which
-tests/test_committed_results.py makes again from a committed ``bench.json``."""
+tests/integration/test_committed_results.py makes again from a committed ``bench.json``."""
 
 from __future__ import annotations
 
@@ -106,5 +106,5 @@ def breakdown_md(breakdown: dict) -> list[str]:
 
 def summaries(folder: Path) -> dict[str, str]:
     """The summary of a results folder of the benchmark, made again from its raw file (``bench.json``): what
-    tests/test_committed_results.py compares with the committed one (``per_query.csv`` holds the raw timings)."""
+    tests/integration/test_committed_results.py compares with the committed one (``per_query.csv`` holds the raw timings)."""
     return {"summary.md": summary_md(json.loads((folder / "bench.json").read_text(encoding="utf-8")))}

@@ -101,7 +101,7 @@ def summary_text(rows: Sequence[Mapping[str, Any]], fit: Mapping[str, Mapping[st
 
 def summaries(folder: Path) -> dict[str, str]:
     """``table.csv`` of a results folder of pipelines/bench_scale.py, made again from the per-run records in its
-    ``results.json`` (the query count from the manifest): what tests/test_committed_results.py compares with the
+    ``results.json`` (the query count from the manifest): what tests/integration/test_committed_results.py compares with the
     committed one."""
     results = json.loads((folder / "results.json").read_text(encoding="utf-8"))
     queries = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))["experiment"]["queries"]

@@ -1,4 +1,4 @@
-"""The training-step benchmark's summary (pipelines/bench_train_step.py), which tests/test_committed_results.py
+"""The training-step benchmark's summary (pipelines/bench_train_step.py), which tests/integration/test_committed_results.py
 makes again from a committed ``bench_train_step.json``."""
 
 from __future__ import annotations
@@ -32,5 +32,5 @@ def summary_md(result: dict) -> str:
 
 def summaries(folder: Path) -> dict[str, str]:
     """The summary of a results folder of pipelines/bench_train_step.py, made again from its raw file (``bench_train_step.json``):
-    what tests/test_committed_results.py compares with the committed one."""
+    what tests/integration/test_committed_results.py compares with the committed one."""
     return {"summary.md": summary_md(json.loads((folder / "bench_train_step.json").read_text(encoding="utf-8")))}

@@ -1,6 +1,6 @@
 """Results derived from the other committed results, not rerun: the HTML report (``lsr-eval report``) and this
 regression matrix. Each is one row, "could not run", naming the command that rebuilds it; the report's tables are
-checked against the results they come from by ``tests/test_committed_results.py``."""
+checked against the results they come from by ``tests/integration/test_committed_results.py``."""
 
 from __future__ import annotations
 

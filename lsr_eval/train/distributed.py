@@ -11,7 +11,7 @@ Gradient bookkeeping. DDP averages parameter gradients over the W processes, so 
   DDP's 1/W completes it.
 
 With these, the loss and its gradient for W processes x batch B equal those of one process x batch W*B
-(tests/test_train_distributed.py). Both work on gloo (CPU) and NCCL; they all-reduce rather than reduce-scatter,
+(tests/integration/test_train_distributed.py). Both work on gloo (CPU) and NCCL; they all-reduce rather than reduce-scatter,
 which gloo lacks. They run on a process group of their own, so that their order cannot interleave with DDP's
 gradient all-reduces on the default group.
 """

@@ -23,7 +23,7 @@ import yaml
 from lsr_eval.cli import main
 from test_train_helpers import read_log, tiny_config
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SBIN = os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/sbin"])
 BINARIES = ("munged", "slurmctld", "slurmd", "sbatch", "sinfo", "scancel")
 

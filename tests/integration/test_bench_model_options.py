@@ -17,7 +17,7 @@ from lsr_eval.experiments import (bf16_fidelity, encode_speed, gpu_check, long_q
 from lsr_eval.models.options import DEFAULT_PRECISION
 from tiny_models import sample_texts, tiny_model
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 #: script -> (the library's parser of its options, its required arguments, the precision attribute, its default,
 #: the device default)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 FORBIDDEN = {"jnius", "jnius_config", "pyserini"}
 #: No exception: the side-by-side comparisons with Pyserini get its modules from
 #: lsr_eval.anserini.pyserini_modules (JVM first, dummy OpenAI key).

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / "tests" / "data" / "report"
 NOTEBOOKS = {
     "tables_and_tradeoffs.ipynb": {"flops-msmarco-dev.png", "latency-msmarco-dev.png", "flops-scifact.png",

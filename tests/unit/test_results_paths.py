@@ -18,7 +18,7 @@ from lsr_eval.manifest import (RECORDED_ROOTS, anchor_path, is_anchored, prepare
                                relativize_file, resolve_anchor, write_manifest)
 from lsr_eval.reproduce.paths import PathMap, locate
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 #: An absolute path of a machine (not a URL, not the tail of a relative path).
 ABSOLUTE = re.compile(r"(?<![\w.~$:/\\-])/(?:work|root|tmp|usr|opt|home|mnt|srv|var|Users|private)/")

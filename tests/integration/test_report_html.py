@@ -15,7 +15,7 @@ import pytest
 
 from lsr_eval.cli import main
 
-DATA = Path(__file__).resolve().parent / "data" / "report"
+DATA = Path(__file__).resolve().parents[1] / "data" / "report"
 
 
 def run_cli(*argv: str) -> tuple[int, str, str]:

@@ -19,7 +19,7 @@ from lsr_eval.efficiency import scale_curve
 from lsr_eval.report import (bf16_fidelity, command_speed, encode_speed, exact_engines, gpu_check, long_queries,
                              pyserini_parity, query_encoder_speed, query_filter_bounds, query_path, scale, train_step)
 
-RESULTS = Path(__file__).resolve().parents[1] / "results"
+RESULTS = Path(__file__).resolve().parents[2] / "results"
 BENCHMARKS = sorted(p.parent for p in (RESULTS / "benchmarks").glob("*/table.csv"))
 #: pandas' ``to_json`` (as the benchmark calls it) keeps 10 decimals; table.csv keeps every digit.
 JSON_DECIMALS = 10
@@ -147,7 +147,7 @@ def test_report_tables_regenerate_byte_for_byte(tmp_path: Path):
 @pytest.mark.parametrize("bench", BENCHMARKS, ids=lambda p: p.name)
 def test_significance_markers_follow_their_p_values(bench: Path):
     """``↓``/``†`` exactly where the corrected p-value is below alpha, by the sign of the difference from the
-    baseline's row on the same dataset (the p-values themselves: tests/test_benchmark_significance.py)."""
+    baseline's row on the same dataset (the p-values themselves: tests/integration/test_benchmark_significance.py)."""
     manifest = json.loads((bench / "manifest.json").read_text())
     sig = manifest["config"].get("significance")
     if not sig:
@@ -207,7 +207,7 @@ SCRIPT_SUMMARIES = {
 #: (metrics.json = the manifest's metrics) and training logs with their dev evaluations
 CHECKED_ABOVE = ("benchmarks/*", "benchmarks/*/runs/*/*", "report", "reproduce", "splade-scifact-minilm-random-head",
                  "train/*", "train/*/dev-*", "train/*/dev", "train/*/heldout",
-                 "train/*/inspect-head/*")  # the last two: also tests/test_rescale_mlm_study.py
+                 "train/*/inspect-head/*")  # the last two: also tests/unit/test_rescale_mlm_study.py
 #: folders named after their hardware: suffix -> (CPU flags the manifest must record, flags it must not)
 HARDWARE_NAMES = {"-cpu-avx2": ({"avx2"}, {"avx512_bf16", "amx_bf16"})}
 

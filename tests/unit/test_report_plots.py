@@ -17,7 +17,7 @@ from lsr_eval.report.plots import (auto_smooth, head_norm_figure, read_tradeoff,
                                    tradeoff_figure, training_figure)
 from lsr_eval.report.tables import rescaling_table
 
-DATA = Path(__file__).resolve().parent / "data" / "report"
+DATA = Path(__file__).resolve().parents[1] / "data" / "report"
 
 
 @pytest.fixture(scope="module")

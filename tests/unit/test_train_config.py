@@ -14,7 +14,7 @@ from lsr_eval.errors import ConfigError
 from lsr_eval.train.config import (MiddleTrainConfig, SpladeTrainConfig, load_config, load_configs, read_yaml,
                                    result_keys)
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 MINIMAL = {
     "model": {"path": "minilm"},

@@ -15,7 +15,7 @@ import pytest
 from lsr_eval.workdir import cache_slot, cached, lock_path
 from lsr_eval.manifest import write_manifest
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 KEY = {"stage": "test", "corpus": "tiny"}
 
 

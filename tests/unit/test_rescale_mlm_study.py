@@ -14,7 +14,7 @@ import pytest
 from lsr_eval.models.diagnostics import suggest_k
 from study_registration import descends, full_history, registration_commit
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 RESULTS = REPO / "results"
 GRID = ("k1", "k2", "k4", "k8", "k16", "suggested-compensated")
 #: The MLM backbone's configs (stage 1: the head alone; stage 2: every parameter).

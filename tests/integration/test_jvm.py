@@ -98,7 +98,7 @@ def test_indexing_and_search_print_no_jvm_warnings(tiny_beir, tmp_path):
     import subprocess
     from pathlib import Path
 
-    repo = Path(__file__).resolve().parents[1]
+    repo = Path(__file__).resolve().parents[2]
     out = subprocess.run([sys.executable, "-m", "lsr_eval.cli", "bm25", str(tiny_beir), "--out", str(tmp_path / "run"),
                           "--work-dir", str(tmp_path / "work")], capture_output=True, text=True, timeout=300,
                          env={**os.environ, "PYTHONPATH": str(repo)})

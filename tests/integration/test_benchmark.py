@@ -118,7 +118,7 @@ def test_config_errors_name_the_key(tmp_path):
 def test_committed_benchmark_configs_are_valid():
     from pathlib import Path
 
-    for path in sorted(Path(__file__).resolve().parents[1].glob("pipelines/benchmarks/*.yaml")):
+    for path in sorted(Path(__file__).resolve().parents[2].glob("pipelines/benchmarks/*.yaml")):
         load_config(path)
 
 

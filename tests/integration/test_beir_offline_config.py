@@ -10,7 +10,7 @@ from lsr_eval.benchmark.config import load_config
 from lsr_eval.benchmark.run import expand_datasets
 from lsr_eval.data.registry import GROUPS
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "pipelines" / "benchmarks"
 SYSTEMS = ["bm25-flat", "bm25-multifield", "splade-tiny"]
 FUSIONS = ["rrf", "wsum-tuned"]

@@ -24,7 +24,7 @@ from lsr_eval.export.synthetic import write_synthetic
 
 from lsr_eval.efficiency.scale_curve import run_child
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 #: The script's own command line: the pipeline runs as a command, its children as the script with ``--one``.
 SCRIPT = [sys.executable, str(REPO / "pipelines" / "bench_scale.py")]
 

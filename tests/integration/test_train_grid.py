@@ -1,5 +1,5 @@
 """``lsr-eval grid`` without SLURM: the plan (done / partial / new), skipping and resuming, the sbatch script, the
-GPU-hours estimate. The real SLURM array: tests/test_train_grid_slurm.py."""
+GPU-hours estimate. The real SLURM array: tests/integration/test_train_grid_slurm.py."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from lsr_eval.train import grid
 from lsr_eval.train.config import SpladeTrainConfig, from_dict
 from test_train_helpers import read_log, tiny_config
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 PAPER_GRIDS = sorted(p for p in REPO.glob("pipelines/train/rescale-*-k*.yaml") if "mlm-minilm" not in p.name) + sorted(
     p for p in REPO.glob("pipelines/train/efficient-splade-*.yaml") if p.stem != "efficient-splade-base")
 

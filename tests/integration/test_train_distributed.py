@@ -20,7 +20,7 @@ from test_train_helpers import read_log, tiny_config
 
 B, V, H = 3, 7, 5        # queries per process, vocabulary, input size of the toy encoder
 WORLD = 2
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def toy_batch():

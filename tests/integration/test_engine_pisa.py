@@ -20,7 +20,7 @@ from lsr_eval.engines.base import read_marker, write_marker
 from lsr_eval.engines.pisa import PisaEngine
 from lsr_eval.errors import ConfigError, InputError
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 #: pyterrier-pisa is optional: its tests skip without it, except in CI (and the missing-package test always runs).
 requires_pisa = pytest.mark.skipif(importlib.util.find_spec("pyterrier_pisa") is None and not os.environ.get("CI"),
                                    reason="pyterrier-pisa is not installed")

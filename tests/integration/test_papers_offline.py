@@ -23,7 +23,7 @@ from test_train_helpers import model_copy, tiny_config
 
 pytestmark = pytest.mark.slow
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 #: BEIR-13 members given a local stand-in; the other eleven are not there (an empty ir_datasets home).
 LOCAL_BEIR = ("nfcorpus", "scifact")
 MISSING_MODEL = "naver/efficient-splade-VI-BT-large-doc"

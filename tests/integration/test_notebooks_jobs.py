@@ -1,5 +1,5 @@
 """The notebooks of the three jobs (notebooks/reproduce_a_table.ipynb, fuse_with_bm25.ipynb; the sparsity plots are
-tables_and_tradeoffs.ipynb, tests/test_report_notebooks.py) are committed with their outputs, and rerun here through
+tables_and_tradeoffs.ipynb, tests/integration/test_report_notebooks.py) are committed with their outputs, and rerun here through
 the Python API to the same outputs."""
 
 from __future__ import annotations

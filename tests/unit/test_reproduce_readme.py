@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 README = REPO / "README.md"
 RESULTS_DOC = REPO / "docs" / "results.md"
 MARKER = re.compile(r"<!--\s*backed-by:\s*(.+?)\s*-->")

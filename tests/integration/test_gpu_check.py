@@ -15,7 +15,7 @@ import pytest
 from lsr_eval.evaluation.agreement import vector_agreement
 import scipy.sparse as sp
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 from conftest import run_script  # noqa: E402
 from tiny_models import sample_texts, tiny_model  # noqa: E402
