@@ -1,30 +1,7 @@
 """Run a benchmark: every system on every dataset (each run reused when already done), fusion with weights tuned
 on another split, significance against a baseline, efficiency; one table (CSV + JSON) with a manifest.
 
-Runs (``run.trec``, query vectors) are large: they live in the work folder, ``<work>/benchmarks/<name>/runs/<system>/
-<dataset>/`` (tuning runs under ``<dataset>@<split>``). ``out`` (committed under ``results/``) gets ``table.csv``,
-``table.json``, ``manifest.json`` and, per run, copies of its small files (``metrics.json``, ``manifest.json``,
-``efficiency.json``) under ``runs/<system>/<dataset>/``.
-
-Significance markers (``<measure>_sig``): ``†`` significantly better than the baseline, ``↓`` significantly worse
-(after Bonferroni correction over the table's comparisons).
-
-Efficiency columns (with ``efficiency:``): ``flops`` (expected FLOPs, :mod:`lsr_eval.efficiency.flops` for SPLADE,
-:mod:`lsr_eval.efficiency.term_flops` for BM25 over its own index), ``postings`` (posting entries in the index),
-``postings_per_query`` (entries a query touches on average: FLOPs x documents), ``avg_q_dims``/``avg_d_dims``,
-``index_bytes``, single-thread latency (``latency_{mean,p50,p99}_ms``); a fusion gets its parts' cost
-(:mod:`lsr_eval.efficiency.fusion_cost`: FLOPs summed, latency summed per query, and ``latency_parallel_*`` the max).
-Each row has ``kind`` (``bm25``, ``splade``, ``run``, ``fusion``); sweep points have ``sweep``, ``point`` and their
-values. Every evaluated row has ``judged_without_results`` (judged queries its run has no result for; they count 0, and
-a warning is logged). A ``run`` row (a TREC file made elsewhere) has ``model`` empty and, when its YAML entry declares
-costs, those values in the measured columns (``flops``, ``latency_mean_ms``) with ``declared_costs`` (the names of the
-declared columns, comma-separated) and ``cost_source``; measured rows never carry these two columns. A fusion costs
-the sum of its parts' FLOPs only when every part has FLOPs (marked declared when a part's were declared).
-
-Significance: one table of tests per baseline (``significance.baseline`` may list several). The first baseline
-fills ``<measure>_sig``, ``<measure>_p`` and ``baseline``; with several, every baseline ``b`` also fills
-``<measure>_sig_vs_<b>`` and ``<measure>_p_vs_<b>``, and ``baselines`` lists them (comma-separated).
-"""
+Design notes: docs/design.md."""
 
 from __future__ import annotations
 
@@ -344,7 +321,7 @@ def _fusion_cost(entry: FusionEntry, by_name: dict[str, dict[str, Any]]) -> dict
 
 
 def _declared_costs(system: SystemEntry) -> dict[str, Any]:
-    """A ``kind: run`` system's declared costs as row columns (see the module doc); nothing when none."""
+    """A ``kind: run`` system's declared costs as row columns (see docs/design.md); nothing when none."""
     costs = system.params.get("costs") or {}
     columns = {DECLARED_COSTS[k]: float(costs[k]) for k in DECLARED_COSTS if k in costs}
     if not columns:
@@ -366,7 +343,7 @@ def _judged_without_results(row: dict[str, Any], qrels, run, what: str) -> None:
 def _significance(sig: SignificanceEntry, qrels, runs: dict[str, Any], by_name: dict[str, dict[str, Any]],
                   measures: list[str], label: str) -> None:
     """Tests of every run against each baseline (:func:`lsr_eval.significance.compare`), written into the rows
-    (columns: see the module doc)."""
+    (columns: see docs/design.md)."""
     from lsr_eval.evaluation import evaluate
     from lsr_eval.significance.compare import compare, direction_marker
 
