@@ -15,7 +15,7 @@ from typing import Any, Iterator, Mapping, Protocol
 
 from lsr_eval.data.types import Run
 from lsr_eval.errors import InputError
-from lsr_eval.searching.counts import SearchCounts
+from lsr_eval.engines.counts import SearchCounts
 
 #: File written into every index folder lsr-eval builds: ``{"engine": name, ...}``.
 MARKER = "lsr_eval_engine.json"

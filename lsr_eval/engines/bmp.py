@@ -24,8 +24,8 @@ from lsr_eval.engines.base import (BuildCounts, ClosingSearcher, QueryWeights, c
                                    rust_panics, write_marker)
 from lsr_eval.engines.registry import require
 from lsr_eval.errors import ConfigError, InputError
-from lsr_eval.searching.counts import SearchCounts, check_k
-from lsr_eval.searching.ties import adjusted_hits
+from lsr_eval.engines.counts import SearchCounts, check_k
+from lsr_eval.engines.ties import adjusted_hits
 
 NAME = "bmp"
 PACKAGE = "bmp"

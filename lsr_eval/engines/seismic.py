@@ -25,7 +25,7 @@ from lsr_eval.data.types import Run
 from lsr_eval.engines.base import (BuildCounts, ClosingSearcher, QueryWeights, check_index_engine, iter_vectors,
                                    rust_panics, write_marker)
 from lsr_eval.errors import ConfigError, InputError
-from lsr_eval.searching.counts import SearchCounts, check_k, chunks
+from lsr_eval.engines.counts import SearchCounts, check_k, chunks
 
 log = logging.getLogger(__name__)
 
