@@ -3,7 +3,7 @@
 Data flow (one sub-package per stage; a stage imports only from earlier ones, checked by tests/unit/test_stage_order.py):
 
     data (text) -> models/encode (sparse vectors) -> export (JSON-vector collection)
-    -> searching/anserini/engines (index, search) -> runs -> evaluation / significance / fusion / efficiency
+    -> anserini/engines (index, search) -> runs -> evaluation / significance / fusion / efficiency
     -> experiments -> benchmark -> report -> api (the Python API) -> commands (the CLI)
 
 Below them all: errors, defaults, hardware, manifest and workdir (the cache folder). Training (``train``) is a side

@@ -4,19 +4,7 @@ Every stage writes one beside its outputs so that any later stage can be rerun a
 identifies the outputs (dataset, model, parameters); a folder holding a different experiment is refused unless the
 caller asks to overwrite it.
 
-Provenance: a manifest under a repository's ``results/`` folder (the committed results) is written only by a clean
-checkout, so that its ``commit`` names code that is in history. "Clean" means no tracked change and no untracked,
-non-ignored file outside ``results/`` (results being written are not code). Elsewhere (the work folder, tests) a
-``-dirty`` commit is recorded as before. To produce committed results while the main tree has changes, commit, then
-run from a clean ``git worktree`` (``.git`` is a file there; both work).
-
-Paths: a manifest under ``results/`` records no folder of the machine that wrote it (:func:`anchor_paths`; this is
-the one place the convention lives). A path is written relative to the checkout (``results/x``, ``lsr_eval/cli.py``),
-to the shared folder beside it (``../shared/data/...``), or from an anchor: ``$WORK/`` (the work folder),
-``site-packages:`` (an installed package's file, e.g. an offline model, whose version and sha256 the manifest records
-too), ``scripts:`` (the interpreter's scripts, e.g. ``scripts:lsr-eval``), ``$TMPDIR/`` and ``~/``. Only a path
-under none of these stays absolute. :func:`resolve_anchor` turns an anchored path back into one on this machine.
-"""
+Design notes: docs/design.md."""
 
 from __future__ import annotations
 
@@ -58,7 +46,7 @@ TRACKED_PACKAGES = (
 )
 
 
-# -- paths: anchored forms (see the module doc) ---------------------------------------------------------------------
+# -- paths: anchored forms (see docs/design.md) ---------------------------------------------------------------------
 
 WORK_ANCHOR = "$WORK"
 TMP_ANCHOR = "$TMPDIR"
@@ -165,7 +153,7 @@ def is_anchored(path: str) -> bool:
 
 
 def resolve_anchor(path: str, repo: str | os.PathLike | None = None) -> str:
-    """The path on this machine of an anchored ``path`` (see the module doc): ``$WORK`` is ``$LSR_EVAL_WORK`` or
+    """The path on this machine of an anchored ``path`` (see docs/design.md): ``$WORK`` is ``$LSR_EVAL_WORK`` or
     ``./work``, ``site-packages:`` the first site folder holding it, a relative path is left to the caller (it is
     relative to the checkout, ``repo`` when given). Any other path is returned unchanged."""
     head, sep, rest = path.partition("/")
@@ -290,7 +278,7 @@ def results_root(folder: str | os.PathLike) -> Path | None:
 
 
 def check_provenance(folder: str | os.PathLike, src: Path | None = None) -> None:
-    """Refuse to write into a repository's ``results/`` from a checkout with uncommitted code (see module doc):
+    """Refuse to write into a repository's ``results/`` from a checkout with uncommitted code (see docs/design.md):
     raises :class:`ProvenanceError` naming the changed files. Anywhere else, does nothing."""
     root = results_root(folder)
     if root is None:
@@ -332,7 +320,7 @@ def _canonical(obj: Any) -> Any:
 
 def recorded(doc: Any, folder: str | os.PathLike) -> Any:
     """``doc`` as it is recorded in ``folder``: with anchored paths under a repository's ``results/`` (relative to
-    that checkout, see the module doc), as it is elsewhere (the work folder's caches compare raw keys)."""
+    that checkout, see docs/design.md), as it is elsewhere (the work folder's caches compare raw keys)."""
     root = results_root(folder)
     return _canonical(doc) if root is None else anchor_paths(_canonical(doc), anchor_roots(root.parent))
 

@@ -1,17 +1,9 @@
 """The git-ignored work folder where indexes, collections and encodings are cached by what produced them.
 
-Several commands may share one work folder at the same time (two experiments on one dataset, a benchmark beside a
-``bm25`` run). Every cached stage therefore builds its slot while holding the slot's lock (:func:`slot_lock`, an
-exclusive ``flock`` on ``work/.locks/<kind>/<slot>.lock``): a second process that needs the same artefact waits for the
-build in progress and then reuses it, instead of removing the half-built folder or opening a second Lucene
-``IndexWriter`` on it (``LockObtainFailedException``). A slot is published by its manifest, written last and
-atomically (``os.replace``): a slot without one is a build in progress (locked) or left by a killed process
-(unlocked, removed by the next build). The kernel releases the lock of a process that dies.
+Commands sharing it at the same time are safe: each cached slot is built under its own ``flock`` and published
+by its manifest, written last.
 
-A full disk while a slot is built is one :class:`~lsr_eval.errors.DiskFullError` naming the slot and what it had
-written; a slot built by :func:`cached` is then removed at once (freeing the space), one built in place keeps only its
-whole files (an encoding's shards, for the rerun to resume from). A slot whose manifest cannot be read is built again.
-"""
+Design notes: docs/design.md."""
 
 from __future__ import annotations
 

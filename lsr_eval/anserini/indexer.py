@@ -1,21 +1,10 @@
 """Lucene indexes built by Anserini's ``IndexCollection``, in process.
 
-Two kinds, as Pyserini's prebuilt indexes:
+Pyserini's three kinds: ``bm25-flat``, ``bm25-multifield`` (the title in a field of its own) and ``impact``
+(integer weights, ``-impact -pretokenized``). A blank document is indexed as :data:`EMPTY_PLACEHOLDER`, so that
+every document read is in the index, without a posting.
 
-* ``bm25-flat``: a ``JsonCollection`` of ``{"id", "contents"}`` indexed with the default English analyzer (Porter
-  stemmer, stopwords removed), storing positions, document vectors and raw documents (Pyserini's BEIR "flat" indexes).
-* ``bm25-multifield``: the same with the title in a field of its own (``{"id", "contents": text, "title"}``,
-  ``-fields title``), as Anserini's ``BeirMultifieldCollection`` indexes BEIR for Pyserini's "multifield" indexes.
-* ``impact``: a ``JsonVectorCollection`` of ``{"id", "contents", "vector": {token: int}}`` indexed with ``-impact
-  -pretokenized`` (term frequency = integer weight; a query's score is the integer dot product).
-
-Anserini skips documents whose contents are blank (``EmptyDocumentException``, counted as "empty"). So that every
-document read is indexed, such documents are appended in a second pass as the contents :data:`EMPTY_PLACEHOLDER`: not
-blank for Anserini, but the English analyzer reduces it to zero tokens, so the document exists (it counts in the
-index size and can be fetched by id) without a single posting, and no term statistic or score changes. In a
-``bm25-multifield`` index (where Anserini skips a document with a blank text, title or not) such a document keeps
-its title field: it can be found by its title, as in a flat index.
-"""
+Design notes: docs/design.md."""
 
 from __future__ import annotations
 
@@ -154,7 +143,7 @@ def _check_committed(index_dir: str | os.PathLike, indexed: int) -> None:
 
 
 def _append_empty(index_dir: str | os.PathLike, kind: IndexKind, docs: list[dict]) -> int:
-    """Append documents (collection objects) without postings in ``contents`` (see module docstring) with Anserini's
+    """Append documents (collection objects) without postings in ``contents`` (see docs/design.md) with Anserini's
     ``SimpleIndexer``; returns how many it indexed. (``IndexCollection -append`` recreates the index in Anserini
     1.7.1, so it cannot be used here.)"""
     # Same field type as the main pass, but the English analyzer (not -pretokenized), which drops the placeholder.

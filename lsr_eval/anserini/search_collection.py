@@ -5,12 +5,7 @@ topics searched by ``SearchCollection`` (its command-line options, parsed by arg
 :func:`lsr_eval.anserini.indexer.run_index_collection`), and the heap each search leaves or peaks at
 (``java.lang.management``).
 
-Topics go to ``SearchCollection`` as a ``TsvString`` file (``qid<TAB>text`` lines). Impact topics are pre-tokenised:
-each term repeated by its integer weight (:func:`pretokenized`), which ``-impact -pretokenized`` turns back into
-``term^weight`` clauses, exactly what :class:`~lsr_eval.anserini.searcher.ImpactSearcher` sends.
-
-``SearchCollection``'s ``-quiet`` is honoured only by its ``main``; here its loggers are set to WARN for the run.
-"""
+Design notes: docs/design.md."""
 
 from __future__ import annotations
 

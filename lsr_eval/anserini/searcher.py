@@ -1,17 +1,9 @@
 """In-process Anserini search: BM25 over a flat or multifield index, integer-weighted queries over an impact index.
 
-Queries are built exactly as Anserini's ``SimpleSearcher``/``SimpleImpactSearcher`` build them (their analyzer,
-similarity and ``BagOfWordsQueryGenerator``), then searched on a Lucene ``IndexSearcher`` of our own so that hits
-come back in bulk (:mod:`lsr_eval.anserini.hits`): docids and scores only, no stored document, no per-hit JNI call.
-A batch streams its queries in chunks of :data:`CHUNK` over ``threads`` Python threads (pyjnius releases the GIL
-while Java searches), so neither Python nor the JVM holds more than a chunk of results beyond the run itself.
+Ranking and scores are Anserini's: ties by docid, then its ``ScoreTiesAdjusterReranker``; hits come back in bulk
+(docids and scores only, no per-hit JNI call).
 
-Ranking and scores are Anserini's: score descending, ties by docid ascending (``BREAK_SCORE_TIES_BY_DOCID``), then
-its ``ScoreTiesAdjusterReranker`` (scores rounded to 1e-4, ties perturbed by 1e-6; :func:`~lsr_eval.anserini.hits.
-adjust_ties`).
-Lucene's plain top-k search is used first (it can skip documents); only when a tie straddles the rank-k cut is the
-query searched again with Anserini's sort, which then decides which tied documents make the cut.
-"""
+Design notes: docs/design.md."""
 
 from __future__ import annotations
 
@@ -28,8 +20,8 @@ from lsr_eval.anserini.hits import parse_hits, read_docid_table, top_docs_string
 from lsr_eval.anserini.jvm import autoclass, java_errors
 from lsr_eval.data.types import Query, Run
 from lsr_eval.defaults import LUCENE_MAX_CLAUSES
-from lsr_eval.searching.counts import SearchCounts, check_k, chunks
-from lsr_eval.searching.ties import adjust_ties
+from lsr_eval.engines.counts import SearchCounts, check_k, chunks
+from lsr_eval.engines.ties import adjust_ties
 from lsr_eval.errors import ConfigError, InputError
 
 log = logging.getLogger(__name__)

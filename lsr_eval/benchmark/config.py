@@ -2,19 +2,7 @@
 settings, fusion methods, normalisations and parameters, measures, model paths, significance tests and sweep
 values each fail with a message naming the file, the entry and the allowed values.
 
-A ``sweep`` entry turns one SPLADE system into a curve of sparsity settings that reuse its one encoding: document
-budgets (``doc_top_k``) and thresholds (``doc_threshold``) prune the encoded vectors at export
-(:mod:`lsr_eval.export.prune`), query budgets (``query_top_k``) and thresholds (``query_threshold``) set the query
-encoder's sparsification (queries are encoded per run anyway). Every combination of the listed values is a point,
-run as a system named ``<system>-d<k>`` (``-q<k>``, ``-dt<t>``, ``-qt<t>``); fusions may name points.
-
-A ``kind: run`` system is a TREC run made elsewhere (``path``, relative to the YAML file's folder; optional
-``display_name``; optional declared ``costs: {flops, latency_ms, source}``, ``source`` required with any cost). A
-fusion's ``tune`` is ``true`` (weights chosen on the dataset's ``tune_split``; its row on a dataset without one says
-"not run", and at least one dataset must have one) or ``{cv: K, seed: S}`` (K-fold
-cross-validation over the reported queries, :mod:`lsr_eval.fusion.cross_validation`). ``significance.baseline``
-names one system or a list of them (each gets its own tests).
-"""
+Design notes: docs/design.md."""
 
 from __future__ import annotations
 

@@ -1,30 +1,7 @@
 """Run a benchmark: every system on every dataset (each run reused when already done), fusion with weights tuned
 on another split, significance against a baseline, efficiency; one table (CSV + JSON) with a manifest.
 
-Runs (``run.trec``, query vectors) are large: they live in the work folder, ``<work>/benchmarks/<name>/runs/<system>/
-<dataset>/`` (tuning runs under ``<dataset>@<split>``). ``out`` (committed under ``results/``) gets ``table.csv``,
-``table.json``, ``manifest.json`` and, per run, copies of its small files (``metrics.json``, ``manifest.json``,
-``efficiency.json``) under ``runs/<system>/<dataset>/``.
-
-Significance markers (``<measure>_sig``): ``†`` significantly better than the baseline, ``↓`` significantly worse
-(after Bonferroni correction over the table's comparisons).
-
-Efficiency columns (with ``efficiency:``): ``flops`` (expected FLOPs, :mod:`lsr_eval.efficiency.flops` for SPLADE,
-:mod:`lsr_eval.efficiency.term_flops` for BM25 over its own index), ``postings`` (posting entries in the index),
-``postings_per_query`` (entries a query touches on average: FLOPs x documents), ``avg_q_dims``/``avg_d_dims``,
-``index_bytes``, single-thread latency (``latency_{mean,p50,p99}_ms``); a fusion gets its parts' cost
-(:mod:`lsr_eval.efficiency.fusion_cost`: FLOPs summed, latency summed per query, and ``latency_parallel_*`` the max).
-Each row has ``kind`` (``bm25``, ``splade``, ``run``, ``fusion``); sweep points have ``sweep``, ``point`` and their
-values. Every evaluated row has ``judged_without_results`` (judged queries its run has no result for; they count 0, and
-a warning is logged). A ``run`` row (a TREC file made elsewhere) has ``model`` empty and, when its YAML entry declares
-costs, those values in the measured columns (``flops``, ``latency_mean_ms``) with ``declared_costs`` (the names of the
-declared columns, comma-separated) and ``cost_source``; measured rows never carry these two columns. A fusion costs
-the sum of its parts' FLOPs only when every part has FLOPs (marked declared when a part's were declared).
-
-Significance: one table of tests per baseline (``significance.baseline`` may list several). The first baseline
-fills ``<measure>_sig``, ``<measure>_p`` and ``baseline``; with several, every baseline ``b`` also fills
-``<measure>_sig_vs_<b>`` and ``<measure>_p_vs_<b>``, and ``baselines`` lists them (comma-separated).
-"""
+Design notes: docs/design.md."""
 
 from __future__ import annotations
 
@@ -344,7 +321,7 @@ def _fusion_cost(entry: FusionEntry, by_name: dict[str, dict[str, Any]]) -> dict
 
 
 def _declared_costs(system: SystemEntry) -> dict[str, Any]:
-    """A ``kind: run`` system's declared costs as row columns (see the module doc); nothing when none."""
+    """A ``kind: run`` system's declared costs as row columns (see docs/design.md); nothing when none."""
     costs = system.params.get("costs") or {}
     columns = {DECLARED_COSTS[k]: float(costs[k]) for k in DECLARED_COSTS if k in costs}
     if not columns:
@@ -366,7 +343,7 @@ def _judged_without_results(row: dict[str, Any], qrels, run, what: str) -> None:
 def _significance(sig: SignificanceEntry, qrels, runs: dict[str, Any], by_name: dict[str, dict[str, Any]],
                   measures: list[str], label: str) -> None:
     """Tests of every run against each baseline (:func:`lsr_eval.significance.compare`), written into the rows
-    (columns: see the module doc)."""
+    (columns: see docs/design.md)."""
     from lsr_eval.evaluation import evaluate
     from lsr_eval.significance.compare import compare, direction_marker
 
@@ -422,6 +399,236 @@ def _copy_small(run_dir: Path, dest: Path) -> None:
         update_manifest(dest)
 
 
+@dataclasses.dataclass
+class _Bench:
+    """What every dataset's steps share: the config, the systems, where runs and results go, and what the
+    benchmark learns on the way (dataset fingerprints, datasets that could not be read, hub ids tried)."""
+
+    cfg: BenchmarkConfig
+    systems: list[SystemEntry]
+    work: Path
+    threads: int
+    run_root: Path
+    out: Path
+    data: dict[str, Any] = dataclasses.field(default_factory=dict)  # fingerprint of each dataset the table used
+    unavailable: dict[str, str] = dataclasses.field(default_factory=dict)  # datasets that could not be read
+    probed: dict[str, str | None] = dataclasses.field(default_factory=dict)  # hub ids tried: None, or why not
+
+
+@dataclasses.dataclass
+class _DatasetRuns:
+    """One dataset's part of the benchmark: its rows (in table order, also by system name), its runs, and what
+    its efficiency step needs (systems whose latency is to be measured, loaded models, FLOPs records)."""
+
+    entry: DatasetEntry
+    dataset: Dataset
+    label: str
+    measures: list[str]
+    rows: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    by_name: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
+    runs: dict[str, Any] = dataclasses.field(default_factory=dict)
+    pending: dict[str, tuple[SystemEntry, Path]] = dataclasses.field(default_factory=dict)
+    models: dict[str, Any] = dataclasses.field(default_factory=dict)  # SPLADE models the runs loaded
+    flops: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
+
+    def add(self, name: str, row: dict[str, Any]) -> None:
+        self.rows.append(row)
+        self.by_name[name] = row
+
+
+@dataclasses.dataclass
+class _TuneSplit:
+    """A dataset's tune split for fusions tuned on it: its runs and qrels, or why it failed (empty when not)."""
+
+    runs: dict[str, Any] | None = None
+    qrels: Any = None
+    failed: str = ""
+
+
+def _with_device(systems: list[SystemEntry], device: str | None) -> list[SystemEntry]:
+    """The systems with every SPLADE system's ``device`` replaced by ``device`` (checked), when given."""
+    if device is None:
+        return systems
+    from lsr_eval.models.options import check_device
+
+    check_device(device)
+    return [dataclasses.replace(s, params={**s.params, "device": device}) if s.kind == "splade" else s
+            for s in systems]
+
+
+def _open_dataset(entry: DatasetEntry, bench: _Bench) -> _DatasetRuns:
+    """Load one dataset entry and record its fingerprint (which reads the data: a registry dataset that is not
+    there fails here, not at load)."""
+    dataset = load_dataset(entry.spec, entry.split)
+    label = _label(entry, dataset)
+    bench.data[label] = dataset.fingerprint()
+    if entry.measures:
+        dataset.measures = tuple(entry.measures)
+    return _DatasetRuns(entry, dataset, label, list(dataset.measures))
+
+
+def _unavailable_rows(entry: DatasetEntry, bench: _Bench, error: LsrEvalError) -> list[dict[str, Any]]:
+    """Rows of a dataset that could not be read (e.g. offline without a seeded cache): every system and fusion
+    failed, saying why."""
+    label = entry.label or _slug(entry.spec.replace("/", "-"))
+    log.error("dataset %s is not available: %s", label, error)
+    bench.unavailable[label] = str(error)
+    return [{"dataset": label, "system": s.name, "status": f"failed: dataset not available: {error}"}
+            for s in [*bench.systems, *bench.cfg.fusion]]
+
+
+def _run_into(system: SystemEntry, row: dict[str, Any], run_dir: Path, ds: _DatasetRuns, bench: _Bench) -> None:
+    """Run one system on the dataset and fill its row with metrics and columns (raises when it cannot run)."""
+    why = _unloadable(system, bench.probed, ds.label)
+    if why is not None:
+        raise LsrEvalError(why)
+    result = run_system(system, ds.dataset, run_dir, bench.work, bench.threads)
+    row.update(result.metrics)
+    row.update(result.columns)
+    row.update(_declared_costs(system))
+    _judged_without_results(row, ds.dataset.qrels(), result.run, f"{system.name} on {ds.label}")
+    ds.runs[system.name] = result.run
+    if result.model is not None:
+        ds.models.setdefault(_model_key(_splade_settings(system), ds.dataset), result.model)
+
+
+def _costs_into(system: SystemEntry, row: dict[str, Any], run_dir: Path, ds: _DatasetRuns) -> None:
+    """A run's FLOPs and index columns, and the system queued for latency; a failure leaves the run standing and
+    its efficiency cells saying why."""
+    try:
+        costs, ds.flops[system.name] = _costs(system, ds.dataset, run_dir)
+        row.update(costs)
+        ds.pending[system.name] = (system, run_dir)
+    except (LsrEvalError, KeyError, OSError) as e:
+        log.error("efficiency of %s on %s failed: %s", system.name, ds.label, e)
+        row["efficiency_status"] = f"failed: {e}"
+
+
+def _system_row(system: SystemEntry, ds: _DatasetRuns, bench: _Bench) -> None:
+    """One system's row on the dataset: its run (reused when done) and, with efficiency, its costs."""
+    run_dir = bench.run_root / system.name / ds.label
+    row = {"dataset": ds.label, "system": system.name, **_system_columns(system), "status": "ok"}
+    try:
+        _run_into(system, row, run_dir, ds, bench)
+    except LsrEvalError as e:
+        log.error("%s on %s failed: %s", system.name, ds.label, e)
+        row["status"] = f"failed: {e}"
+    if bench.cfg.efficiency and system.name in ds.runs and system.kind != "run":  # a run's costs are declared
+        _costs_into(system, row, run_dir, ds)
+    ds.add(system.name, row)
+
+
+def _latency_rows(ds: _DatasetRuns, bench: _Bench) -> None:
+    """Latency of the dataset's pending systems (after every run: the rounds interleave the systems), into their
+    rows and each run's ``efficiency.json``."""
+    latencies = _measure_latencies(ds.pending, ds.dataset, bench.cfg.efficiency, ds.models, bench.work)
+    for name, (_, run_dir) in ds.pending.items():
+        record: dict[str, Any] = {"flops": ds.flops[name]}
+        if name in latencies:
+            columns, record["latency"] = _latency_columns(latencies[name])
+            ds.by_name[name].update(columns)
+        else:
+            ds.by_name[name]["efficiency_status"] = "failed: latency (see the log)"
+        (run_dir / "efficiency.json").write_text(json.dumps(record, indent=2, default=str) + "\n")
+
+
+def _tune_split(ds: _DatasetRuns, bench: _Bench) -> _TuneSplit:
+    """The tune split's runs of the systems a tuned fusion needs (none when no fusion tunes on a split); a failure
+    leaves the untuned rows standing and tells the tuned fusions why they have no number."""
+    entry = ds.entry
+    if not entry.tune_split or not any(f.tune_on_split for f in bench.cfg.fusion):
+        return _TuneSplit()
+    tuned = {r for f in bench.cfg.fusion if f.tune_on_split for r in f.runs}
+    try:
+        tune_ds = load_dataset(entry.spec, entry.tune_split)
+        qrels = tune_ds.qrels()
+        bench.data[f"{ds.label}@{entry.tune_split}"] = tune_ds.fingerprint()
+        runs = {}
+        for system in (s for s in bench.systems if s.name in tuned):  # only what a tuned fusion needs
+            d = bench.run_root / system.name / f"{ds.label}@{entry.tune_split}"
+            runs[system.name] = run_system(system, tune_ds, d, bench.work, bench.threads).run
+    except LsrEvalError as e:
+        log.error("tune split %s of %s failed: %s", entry.tune_split, ds.label, e)
+        return _TuneSplit(failed=f"failed: tune split {entry.tune_split}: {e}")
+    return _TuneSplit(runs, qrels)
+
+
+def _fusion_blocked(f: FusionEntry, ds: _DatasetRuns, tune: _TuneSplit) -> str:
+    """Why fusion ``f`` is not run on the dataset (its status), or empty when it can run."""
+    missing = [r for r in f.runs if r not in ds.runs]
+    if missing:
+        return f"not run: inputs failed ({', '.join(missing)})"
+    if f.tune_on_split and not ds.entry.tune_split:
+        return f"not run: no tune_split on {ds.label} (no train or dev split to tune on)"
+    if f.tune_on_split and tune.failed:
+        return tune.failed
+    return ""
+
+
+def _fuse_into(f: FusionEntry, row: dict[str, Any], ds: _DatasetRuns, tune: _TuneSplit, bench: _Bench) -> None:
+    """Fuse, evaluate and cost one fusion into its row; its small files copied to the results."""
+    run_dir = bench.run_root / f.name / ds.label
+    metrics, ds.runs[f.name] = _fuse(f, ds.runs, tune.runs, ds.dataset.qrels(), tune.qrels, ds.measures, run_dir)
+    row.update(metrics)
+    _judged_without_results(row, ds.dataset.qrels(), ds.runs[f.name], f"{f.name} on {ds.label}")
+    _copy_small(run_dir, bench.out / "runs" / f.name / ds.label)
+    if bench.cfg.efficiency or any(ds.by_name.get(r, {}).get("declared_costs") for r in f.runs):
+        row.update(_fusion_cost(f, ds.by_name))
+
+
+def _fusion_row(f: FusionEntry, ds: _DatasetRuns, tune: _TuneSplit, bench: _Bench) -> None:
+    """One fusion's row on the dataset: its numbers, or why it has none."""
+    row = {"dataset": ds.label, "system": f.name, "kind": "fusion", "model": "", "status": "ok"}
+    blocked = _fusion_blocked(f, ds, tune)
+    if blocked:
+        row["status"] = blocked
+    else:
+        try:
+            _fuse_into(f, row, ds, tune, bench)
+        except LsrEvalError as e:
+            row["status"] = f"failed: {e}"
+    ds.add(f.name, row)
+
+
+def _run_dataset(entry: DatasetEntry, bench: _Bench) -> list[dict[str, Any]]:
+    """Every row of one dataset: systems, their efficiency, fusions, then significance over all of them."""
+    try:
+        ds = _open_dataset(entry, bench)
+    except LsrEvalError as e:
+        return _unavailable_rows(entry, bench, e)
+    for system in bench.systems:
+        _system_row(system, ds, bench)
+    if bench.cfg.efficiency:
+        _latency_rows(ds, bench)
+    for system in bench.systems:
+        _copy_small(bench.run_root / system.name / ds.label, bench.out / "runs" / system.name / ds.label)
+    tune = _tune_split(ds, bench)
+    for f in bench.cfg.fusion:
+        _fusion_row(f, ds, tune, bench)
+    if bench.cfg.significance:
+        _significance(bench.cfg.significance, ds.dataset.qrels(), ds.runs, ds.by_name, ds.measures, ds.label)
+    return ds.rows
+
+
+def _write_table(bench: _Bench, rows: list[dict[str, Any]]):
+    """The results table (pandas) written as ``table.csv`` and ``table.json``, with the benchmark's manifest."""
+    import pandas as pd
+
+    cfg, out = bench.cfg, bench.out
+    table = pd.DataFrame([{k: v for k, v in r.items() if k != SAMPLES} for r in rows])
+    out.mkdir(parents=True, exist_ok=True)
+    table.to_csv(out / "table.csv", index=False)
+    table.to_json(out / "table.json", orient="records", indent=2)
+    write_manifest(out, "benchmark", {"config": cfg.source, "name": cfg.name},
+                   config=json.loads(json.dumps({**asdict(cfg), "systems": [asdict(s) for s in bench.systems]},
+                                                default=str)),
+                   runs_dir=str(bench.run_root), data=bench.data, unavailable=bench.unavailable,
+                   significance_markers={"†": "significantly better than the baseline", "↓": "significantly worse"},
+                   counts={"rows": len(table), "failed": int(table["status"].str.startswith("failed").sum())},
+                   outputs=["table.csv", "table.json", "runs/"])
+    return table
+
+
 def run_benchmark(cfg: BenchmarkConfig, work: Path, threads: int = 2, device: str | None = None,
                   runs_dir: Path | None = None):
     """Run (or resume) the benchmark; returns the results table (pandas). ``device`` (``auto``, ``cpu``,
@@ -429,130 +636,12 @@ def run_benchmark(cfg: BenchmarkConfig, work: Path, threads: int = 2, device: st
     holds the runs: another folder makes every run again while indexes and encodings still come from ``work``.
     The manifest records each dataset's fingerprint (``data``: :meth:`~lsr_eval.data.datasets.Dataset.fingerprint`,
     the tune splits as ``<label>@<split>``)."""
-    import pandas as pd
-
     out = Path(cfg.out)
     check_provenance(out)  # refuse uncommitted code before the runs, not after them
     check_on_disk(cfg)  # model folders, before any run
-    systems = cfg.all_systems()
-    if device is not None:
-        from lsr_eval.models.options import check_device
-
-        check_device(device)
-        systems = [dataclasses.replace(s, params={**s.params, "device": device}) if s.kind == "splade" else s
-                   for s in systems]
-    tuned = {r for f in cfg.fusion if f.tune_on_split for r in f.runs}
     run_root = Path(runs_dir) if runs_dir is not None else work / "benchmarks" / _slug(cfg.name) / "runs"
+    bench = _Bench(cfg, _with_device(cfg.all_systems(), device), work, threads, run_root, out)
     rows: list[dict[str, Any]] = []
-    data: dict[str, Any] = {}  # the fingerprint of each dataset the table was computed on
-    unavailable: dict[str, str] = {}  # datasets that could not be read (e.g. offline without a seeded cache)
-    probed: dict[str, str | None] = {}  # hub ids tried: None, or why they cannot be loaded
     for entry in expand_datasets(cfg.datasets):
-        try:  # the fingerprint reads the data: a registry dataset that is not there fails here, not at load
-            dataset = load_dataset(entry.spec, entry.split)
-            label = _label(entry, dataset)
-            data[label] = dataset.fingerprint()
-        except LsrEvalError as e:
-            label = entry.label or _slug(entry.spec.replace("/", "-"))
-            log.error("dataset %s is not available: %s", label, e)
-            unavailable[label] = str(e)
-            rows += [{"dataset": label, "system": s.name, "status": f"failed: dataset not available: {e}"}
-                     for s in [*systems, *cfg.fusion]]
-            continue
-        if entry.measures:
-            dataset.measures = tuple(entry.measures)
-        measures = list(dataset.measures)
-        runs: dict[str, Any] = {}
-        by_name: dict[str, dict[str, Any]] = {}
-        pending: dict[str, tuple[SystemEntry, Path]] = {}  # systems whose latency is to be measured
-        models: dict[str, Any] = {}  # SPLADE models loaded by the runs, reused for latency
-        flops: dict[str, dict[str, Any]] = {}
-        for system in systems:
-            run_dir = run_root / system.name / label
-            row = {"dataset": label, "system": system.name, **_system_columns(system), "status": "ok"}
-            try:
-                why = _unloadable(system, probed, label)
-                if why is not None:
-                    raise LsrEvalError(why)
-                result = run_system(system, dataset, run_dir, work, threads)
-                row.update(result.metrics)
-                row.update(result.columns)
-                row.update(_declared_costs(system))
-                _judged_without_results(row, dataset.qrels(), result.run, f"{system.name} on {label}")
-                runs[system.name] = result.run
-                if result.model is not None:
-                    models.setdefault(_model_key(_splade_settings(system), dataset), result.model)
-            except LsrEvalError as e:
-                log.error("%s on %s failed: %s", system.name, label, e)
-                row["status"] = f"failed: {e}"
-            if cfg.efficiency and system.name in runs and system.kind != "run":  # a run's costs are declared
-                try:
-                    costs, flops[system.name] = _costs(system, dataset, run_dir)
-                    row.update(costs)
-                    pending[system.name] = (system, run_dir)
-                except (LsrEvalError, KeyError, OSError) as e:  # the run stands; its efficiency cells say why
-                    log.error("efficiency of %s on %s failed: %s", system.name, label, e)
-                    row["efficiency_status"] = f"failed: {e}"
-            rows.append(row)
-            by_name[system.name] = row
-        if cfg.efficiency:  # after every run: the rounds interleave the systems
-            latencies = _measure_latencies(pending, dataset, cfg.efficiency, models, work)
-            for name, (system, run_dir) in pending.items():
-                record: dict[str, Any] = {"flops": flops[name]}
-                if name in latencies:
-                    columns, record["latency"] = _latency_columns(latencies[name])
-                    by_name[name].update(columns)
-                else:
-                    by_name[name]["efficiency_status"] = "failed: latency (see the log)"
-                (run_dir / "efficiency.json").write_text(json.dumps(record, indent=2, default=str) + "\n")
-        for system in systems:
-            _copy_small(run_root / system.name / label, out / "runs" / system.name / label)
-        tune_runs = tune_qrels = None
-        tune_failed = ""
-        if entry.tune_split and any(f.tune_on_split for f in cfg.fusion):
-            try:
-                tune_ds = load_dataset(entry.spec, entry.tune_split)
-                tune_qrels = tune_ds.qrels()
-                data[f"{label}@{entry.tune_split}"] = tune_ds.fingerprint()
-                tune_runs = {}
-                for system in (s for s in systems if s.name in tuned):  # only what a tuned fusion needs
-                    d = run_root / system.name / f"{label}@{entry.tune_split}"
-                    tune_runs[system.name] = run_system(system, tune_ds, d, work, threads).run
-            except LsrEvalError as e:  # the untuned rows stand; the tuned fusions say why they have no number
-                log.error("tune split %s of %s failed: %s", entry.tune_split, label, e)
-                tune_runs, tune_failed = None, f"failed: tune split {entry.tune_split}: {e}"
-        for f in cfg.fusion:
-            row = {"dataset": label, "system": f.name, "kind": "fusion", "model": "", "status": "ok"}
-            missing = [r for r in f.runs if r not in runs]
-            if missing:
-                row["status"] = f"not run: inputs failed ({', '.join(missing)})"
-            elif f.tune_on_split and not entry.tune_split:
-                row["status"] = f"not run: no tune_split on {label} (no train or dev split to tune on)"
-            elif f.tune_on_split and tune_failed:
-                row["status"] = tune_failed
-            else:
-                try:
-                    metrics, runs[f.name] = _fuse(f, runs, tune_runs, dataset.qrels(), tune_qrels, measures,
-                                                  run_root / f.name / label)
-                    row.update(metrics)
-                    _judged_without_results(row, dataset.qrels(), runs[f.name], f"{f.name} on {label}")
-                    _copy_small(run_root / f.name / label, out / "runs" / f.name / label)
-                    if cfg.efficiency or any(by_name.get(r, {}).get("declared_costs") for r in f.runs):
-                        row.update(_fusion_cost(f, by_name))
-                except LsrEvalError as e:
-                    row["status"] = f"failed: {e}"
-            rows.append(row)
-            by_name[f.name] = row
-        if cfg.significance:
-            _significance(cfg.significance, dataset.qrels(), runs, by_name, measures, label)
-    table = pd.DataFrame([{k: v for k, v in r.items() if k != SAMPLES} for r in rows])
-    out.mkdir(parents=True, exist_ok=True)
-    table.to_csv(out / "table.csv", index=False)
-    table.to_json(out / "table.json", orient="records", indent=2)
-    write_manifest(out, "benchmark", {"config": cfg.source, "name": cfg.name},
-                   config=json.loads(json.dumps({**asdict(cfg), "systems": [asdict(s) for s in systems]}, default=str)),
-                   runs_dir=str(run_root), data=data, unavailable=unavailable,
-                   significance_markers={"†": "significantly better than the baseline", "↓": "significantly worse"},
-                   counts={"rows": len(table), "failed": int(table["status"].str.startswith("failed").sum())},
-                   outputs=["table.csv", "table.json", "runs/"])
-    return table
+        rows += _run_dataset(entry, bench)
+    return _write_table(bench, rows)

@@ -3,19 +3,7 @@ Representations", ICLR 2020; as computed by naver/splade ``splade/flops.py``):
 
     FLOPs = sum_j p_q(j) * p_d(j)
 
-``p_d(j)``: fraction of the indexed documents in which term ``j`` is active (posting-list length / documents);
-``p_q(j)``: fraction of the evaluated queries in which it is active. It is the expected number of multiply-adds
-(posting entries touched) to score one random query against one random document: the mean over all query-document
-pairs of the number of terms they share.
-
-What counts as *active* is declared (:data:`ACTIVE_RULES`) and recorded:
-
-* ``impact`` (default): ``rint(w * scale) > 0``, the integer impact lsr-eval exports (:mod:`lsr_eval.export.quantize`):
-  exactly the postings Anserini indexes and the query terms it searches;
-* ``weight``: ``w > 0``, the float vectors before quantisation (naver/splade counts those).
-
-Document counts are accumulated shard by shard (:func:`count_encoding`), so a corpus is never held in memory.
-"""
+Design notes: docs/design.md."""
 
 from __future__ import annotations
 

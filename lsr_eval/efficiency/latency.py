@@ -1,19 +1,7 @@
 """Per-query latency of the SPLADE query path on one CPU thread: encode the text, quantise it to an integer weight
 map, search the Anserini impact index for the top ``k``; BM25 search of the same text for reference.
 
-Protocol (recorded in :class:`LatencyReport`): queries one at a time, in the given order; ``torch.set_num_threads``
-set to ``threads`` (default 1) for the whole measurement and restored after; Anserini searched in the calling thread
-(:meth:`ImpactSearcher.search`, no batch threads); the query encoder runs on ``runtime`` (``torch``: the
-:class:`~lsr_eval.models.SpladeEncoder` itself; ``onnx``: :class:`~lsr_eval.models.onnx_query.OnnxQueryEncoder`,
-ONNX Runtime with one intra-op and one inter-op thread, exported once into the work folder); the first ``warmup``
-queries are run (model, JIT and caches warm up) but not counted, so each summary covers ``len(queries) - warmup``
-queries. Times are wall-clock (``time.perf_counter``), reported in milliseconds as mean, p50 and p99
-(:func:`~lsr_eval.efficiency.stats.percentile`). "encode" includes tokenisation, the forward pass, sparsification
-and quantisation to the weight map; "search" includes building the Java query map and reading the ``k`` hits back
-into Python; "total" is their sum per query. "bm25" is :meth:`Bm25Searcher.search`, in which Anserini's
-``SimpleSearcher`` also loads every hit's stored document (measured on SciFact: p50 15 ms at k=10, 143 ms at
-k=1000 under load), so at k=1000 it is dominated by that fetch, not by scoring.
-"""
+Design notes: docs/design.md."""
 
 from __future__ import annotations
 
@@ -172,7 +160,7 @@ class LatencyReport:
 def measure_latency(queries: Sequence[Query], encoder, searcher, *, k: int = 1000, scale: float = DEFAULT_SCALE,
                     warmup: int = 10, bm25=None, bf16: bool = False, threads: int = 1, runtime: str = "torch",
                     work_dir=None) -> LatencyReport:
-    """Measure the query path (see module doc) of ``encoder`` (a :class:`~lsr_eval.models.SpladeEncoder`) over
+    """Measure the query path (see docs/design.md) of ``encoder`` (a :class:`~lsr_eval.models.SpladeEncoder`) over
     ``searcher`` (an :class:`~lsr_eval.anserini.searcher.ImpactSearcher`); ``bm25`` (a ``Bm25Searcher``) adds
     BM25 search of the texts; ``bf16`` adds a second encoding pass under bf16 autocast (fast only on CPUs with
     AVX-512 BF16/AMX or GPUs; on AVX2-only CPUs it is many times slower than float32). ``runtime`` (``torch`` or

@@ -3,15 +3,7 @@
 
     FLOPs = sum_t p_q(t) * p_d(t),    p_d(t) = df(t) / N,    p_q(t) = |{q in Q : t in q}| / |Q|
 
-``df(t)``: length of term ``t``'s posting list in the index of ``N`` documents; ``q``: the set of analysed terms of
-a query (a repeated term counts once: Lucene visits a term's posting list once per query). Equivalently,
-``FLOPs = mean_q sum_{t in q} df(t) / N``: the mean number of posting entries a query touches
-(:attr:`TermFlops.postings_per_query`) divided by ``N``, i.e. the expected number of terms a random query and a
-random document share. A query term absent from the index has ``df = 0``.
-
-E.g. N = 4 documents, df = {a: 2, b: 1, c: 0}, queries {a, b} and {a}: p_q = {a: 1, b: 0.5},
-FLOPs = 1 * 2/4 + 0.5 * 1/4 = 0.625; postings per query = (3 + 2) / 2 = 2.5.
-"""
+Design notes: docs/design.md."""
 
 from __future__ import annotations
 

@@ -1,21 +1,6 @@
 """Stage 2: stream a corpus through a :class:`TextEncoder` into sharded sparse vectors (resumable, distributable).
 
-The input is a deterministic stream of documents; shard ``k`` covers stream positions ``[k*S, (k+1)*S)``.
-Each shard is written atomically, so after a crash a rerun with the same arguments skips the shards that exist
-(checking that they are whole and that their stored ids equal the input's ids at those positions) and encodes the
-rest: no document is lost or duplicated; a shard damaged since it was written is encoded again (the log says so).
-Under torchrun (``RANK``/``WORLD_SIZE`` set) or with explicit ``rank``/``world_size``, rank ``r`` encodes the
-shards with ``k % world_size == r``; every rank reads the whole stream (reading text costs little next to encoding)
-and checks ids for duplicates. When ``world_size == 1`` the folder is finalised at the
-end; otherwise rank 0 calls :func:`~lsr_eval.encode.finalize.finalize_encoding` after a barrier::
-
-    summary = encode_corpus(docs, encoder, out, experiment)       # every rank
-    torch.distributed.barrier()
-    if rank == 0: finalize_encoding(out)
-
-Inside a shard, windows of ``window_batches x batch_size`` documents are encoded in length-sorted batches
-(:mod:`lsr_eval.encode.batching`), the original order restored.
-"""
+Design notes: docs/design.md."""
 
 from __future__ import annotations
 
@@ -151,7 +136,7 @@ def encode_corpus(documents: Iterable[Document], encoder: TextEncoder, folder: s
                   window_batches: int = DEFAULT_WINDOW_BATCHES, rank: int | None = None,
                   world_size: int | None = None, overwrite: bool = False, progress: bool = True,
                   total: int | None = None, run_info: Mapping[str, Any] | None = None) -> EncodeSummary:
-    """Encode ``doc.contents`` of every document into ``folder`` (see module doc); resumes a crashed run.
+    """Encode ``doc.contents`` of every document into ``folder`` (see docs/design.md); resumes a crashed run.
 
     ``experiment`` identifies the output (dataset, model...); ``encoder_info`` describes the encoder for the
     manifest (checkpoint, max length, bf16...). Both must be equal when resuming. ``total``: documents expected,

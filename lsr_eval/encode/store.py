@@ -1,23 +1,6 @@
 """On-disk format of encoded vectors: a folder of shards, written atomically so that a crashed run can resume.
 
-Layout::
-
-    encoding.json          what is encoded (experiment, encoder, shard size, vocabulary hash): a resumed run must match
-    vocab.json             vocabulary id -> token string (JSON list), stored once
-    shard-00000.npz        input positions [0, S), shard k holds [k*S, (k+1)*S) of the deterministic input stream
-    shard-00000.time.json  the wall time of the run that encoded that shard (kept out of the shard, so a shard's
-                           bytes depend only on its input: a resumed run writes the same files as an uninterrupted one)
-    done-rank00000-of-00002.json   written by each rank when it has gone through the whole input
-    manifest.json          written by ``finalize_encoding`` once every shard exists and the counts check
-
-A shard is an uncompressed ``.npz`` (no pickles): CSR ``data`` (float32), ``indices`` (int32 vocabulary ids),
-``indptr`` (int64), ``shape``; ``doc_ids`` (UTF-8 JSON list as uint8); ``n_tokens`` (int32 real tokens per doc),
-``truncated`` (bool). 8 bytes per posting. Shards written before the time moved out hold a ``seconds`` member; it is
-still read.
-Files are written to a unique temporary name, fsynced, then renamed, so a shard is either whole or absent; a full
-disk raises :class:`~lsr_eval.errors.DiskFullError` naming the folder and the file's size. A shard is checked whole
-(every member's CRC-32) before a resumed run trusts it; a read that finds one damaged names the folder to remove.
-"""
+Design notes: docs/design.md."""
 
 from __future__ import annotations
 

@@ -1,16 +1,9 @@
 """The engine seam: what every retrieval engine offers, and what all of them share.
 
-An engine (:class:`Engine`) builds an index from lsr-eval's ``JsonVectorCollection`` folder (one
-``{"id", "contents", "vector": {term: int}}`` line per document, the export stage's output) and opens a
-:class:`Searcher` over it. A searcher answers integer-weighted queries with ``(docid, score)`` hits, one query at a
-time (:meth:`Searcher.search`, the latency path) or a whole query set (:meth:`Searcher.batch_search`) into an
-in-memory run with :class:`SearchCounts`. Every index folder gets :data:`MARKER` naming the engine that built it, so
-an index is never searched by another engine.
+Ranking contract: hits best first, ties by docid ascending, the cut at rank k made in that order; the exact
+engines also report Anserini's tie-adjusted scores, so that their runs are bit-identical.
 
-Ranking contract: hits come best first, ties by docid ascending, and the cut at rank k is made in that order. The
-exact engines (Anserini, PISA) also report Anserini's tie-adjusted scores (:mod:`lsr_eval.searching.ties`), so that
-their runs are bit-identical; an approximate engine (Seismic) reports its raw dot products.
-"""
+Design notes: docs/design.md."""
 
 from __future__ import annotations
 
@@ -22,7 +15,7 @@ from typing import Any, Iterator, Mapping, Protocol
 
 from lsr_eval.data.types import Run
 from lsr_eval.errors import InputError
-from lsr_eval.searching.counts import SearchCounts
+from lsr_eval.engines.counts import SearchCounts
 
 #: File written into every index folder lsr-eval builds: ``{"engine": name, ...}``.
 MARKER = "lsr_eval_engine.json"

@@ -5,28 +5,7 @@ sums its terms' block maxima into an upper bound per block, scores the blocks be
 forward index, and stops when the k-th best score exceeds ``alpha`` times the next bound; ``beta`` keeps only that
 fraction of the query's terms (largest weights first). ``alpha = beta = 1`` is BMP's safe setting.
 
-What the package (``bmp`` 0.2.8) stores and computes, and what this module does about it:
-
-* impacts as 8-bit integers (``score as u8``: 300 would become 44): a collection whose largest impact is above 255
-  is indexed with every impact rescaled to ``ceil(w * 255 / max)``; query weights as integers up to 32 (its
-  ``Searcher`` rescales every query to a largest weight of 32, rounding up), scores as 16-bit sums (which wrap);
-* its search never scores the last block of the order it visits, drops documents tied with its starting threshold
-  (the 10th/100th/1000th largest impact of a term when ``k`` <= 1000), and panics when no block is above it.
-
-So this engine quantizes each query itself (``ceil(q * c)``, with ``c`` small enough that no score can pass
-65535), passes a term the index lacks at weight 32 so that BMP keeps the weights as they are, asks for more than
-1000 hits (no starting threshold), and closes the index with a sentinel block that is the one left unscored. Every
-candidate is then scored exactly from the integer impacts, kept in a forward store beside the index
-(``fwd.*``, memory-mapped). At the safe setting the quantized scores bound the exact ones from above (both roundings
-go up), so the exact top k is certain once the k-th exact score, scaled, exceeds the smallest quantized score
-returned; otherwise the request doubles. The run is then Anserini's (:mod:`lsr_eval.searching.ties`), bit for bit.
-An approximate setting (``alpha`` or ``beta`` < 1) returns BMP's candidates for ``k`` ranked by their exact scores:
-documents of the exact top k may be missing (measure with :mod:`lsr_eval.evaluation.exact_recall`).
-
-Memory: BMP builds and searches its index in memory (the package's design); the build streams the collection twice
-(a survey, then the documents) and holds the vocabulary, not the documents; a searcher holds the vocabulary and the
-docids, and maps the forward store.
-"""
+Design notes: docs/design.md."""
 
 from __future__ import annotations
 
@@ -45,8 +24,8 @@ from lsr_eval.engines.base import (BuildCounts, ClosingSearcher, QueryWeights, c
                                    rust_panics, write_marker)
 from lsr_eval.engines.registry import require
 from lsr_eval.errors import ConfigError, InputError
-from lsr_eval.searching.counts import SearchCounts, check_k
-from lsr_eval.searching.ties import adjusted_hits
+from lsr_eval.engines.counts import SearchCounts, check_k
+from lsr_eval.engines.ties import adjusted_hits
 
 NAME = "bmp"
 PACKAGE = "bmp"
@@ -356,7 +335,7 @@ class BmpSearcher(ClosingSearcher):
         return rows[rows < len(self._docids)], len(names), int(min(scores, default=0))
 
     def _top(self, qid: str, weights: QueryWeights, k: int) -> list[tuple[str, float]]:
-        """One query's top ``k``: certified exact at the safe setting, BMP's candidates otherwise (module docstring)."""
+        """One query's top ``k``: certified exact at the safe setting, BMP's candidates otherwise (docs/design.md)."""
         np = self._np
         self.k = k
         prepared = self._query(qid, weights)

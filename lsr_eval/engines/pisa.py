@@ -11,12 +11,12 @@ could never be found (and ``Apple`` would match ``apple``). Terms are stored and
 ``A`` -> ``^a``, ``^`` -> ``^^``), a one-to-one map that this lower-casing leaves alone. (An unmarked index built
 by pyterrier-pisa itself is searched with its terms as they are, and its impacts as it stored them.)
 
-Ties and scores: Anserini's run, bit for bit (:mod:`lsr_eval.searching.ties`). Hits are ordered by score, then
+Ties and scores: Anserini's run, bit for bit (:mod:`lsr_eval.engines.ties`). Hits are ordered by score, then
 docid string, and the cut at rank ``k`` is made in that order too, as Anserini's (Lucene sorts on score, then
 docid). PISA alone does not: among documents tied with the score at its cut, its top-k heap keeps an arbitrary
 subset. So PISA is asked for ``k + 1`` hits, and again for twice as many while its last hit is still tied with the
 one at rank ``k``; then every document tied at the cut is known. The ranked list's scores then go through Anserini's
-``ScoreTiesAdjusterReranker`` (:func:`~lsr_eval.searching.ties.adjust_ties`: rounded to 1e-4, the ``d``-th document of
+``ScoreTiesAdjusterReranker`` (:func:`~lsr_eval.engines.ties.adjust_ties`: rounded to 1e-4, the ``d``-th document of
 a tied run loses ``d * 1e-6`` in float32), so a tied run deep in a list (``51.0, 51.0, 50.999996, ...`` on
 NFCorpus) reads as Anserini reports it; the exact dot products are the adjusted scores rounded to integers.
 """
@@ -33,9 +33,9 @@ from lsr_eval.data.types import Run
 from lsr_eval.engines.base import (BuildCounts, ClosingSearcher, QueryWeights, check_index_engine, iter_vectors,
                                    write_marker)
 from lsr_eval.engines.registry import require
-from lsr_eval.searching.ties import ranked_hits
+from lsr_eval.engines.ties import ranked_hits
 from lsr_eval.errors import ConfigError, InputError
-from lsr_eval.searching.counts import SearchCounts, check_k, chunks
+from lsr_eval.engines.counts import SearchCounts, check_k, chunks
 
 NAME = "pisa"
 PACKAGE = "pyterrier-pisa"

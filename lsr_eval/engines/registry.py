@@ -17,7 +17,7 @@ class EngineSpec:
     #: the pip requirement that provides the engine (None: a core dependency)
     package: str | None
     summary: str
-    #: exact top-k, returned as the reference engine's run bit for bit (lsr_eval.searching.ties); else the benchmark
+    #: exact top-k, returned as the reference engine's run bit for bit (lsr_eval.engines.ties); else the benchmark
     #: measures its recall of an exact engine's top-k
     exact: bool = True
 

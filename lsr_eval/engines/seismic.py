@@ -6,14 +6,7 @@ below ``heap_factor`` times the current k-th best score. Documents that survive 
 index, so the scores returned are exact dot products, but documents of the exact top k can be missing: measure how
 many with :func:`lsr_eval.evaluation.exact_recall.exact_recall` against an exact engine (Anserini, PISA).
 
-Numbers: the package (``pyseismic-lsr``) stores document values as float16, which holds every integer impact up to
-2048 exactly (larger ones are rounded, counted in :class:`BuildCounts` details; above 65504 they would become
-infinite and are refused); scores are accumulated in float32, exact integer dot products below 2^24, as Lucene's.
-
-Memory: Seismic holds the whole dataset and index in RAM, while building and while searching (the saved file is
-loaded whole); this is the library's design, not a choice of this module. The block summaries dominate: SciFact
-encoded by splade-tiny (5,183 documents, 1.28M non-zeros) gives a 110 MB index with the default build knobs.
-"""
+Design notes: docs/design.md."""
 
 from __future__ import annotations
 
@@ -32,7 +25,7 @@ from lsr_eval.data.types import Run
 from lsr_eval.engines.base import (BuildCounts, ClosingSearcher, QueryWeights, check_index_engine, iter_vectors,
                                    rust_panics, write_marker)
 from lsr_eval.errors import ConfigError, InputError
-from lsr_eval.searching.counts import SearchCounts, check_k, chunks
+from lsr_eval.engines.counts import SearchCounts, check_k, chunks
 
 log = logging.getLogger(__name__)
 

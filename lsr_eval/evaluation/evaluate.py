@@ -1,18 +1,9 @@
 """Evaluate a run against qrels, giving the values ``trec_eval -c -m ...`` prints (numpy, no compilation).
 
-1. Ranking. trec_eval sorts a query's documents by score descending and breaks ties by docid descending
-   (``comp_sim_docno`` in ``form_res_rels.c``); each query is ranked here in that order
-   (:func:`lsr_eval.runs.trec.trec_order`).
-2. Query set (``-c``). The mean is over every query of the qrels (``num_q_rels`` in ``meas_avg.c``), including
-   queries whose judgments are all <= 0 (they score 0 on every measure, in trec_eval as here); a judged query
-   without results scores 0; run queries absent from the qrels are ignored (and counted, see :func:`count_queries`).
-3. Formulas. Each family computes what its ranx metric computes (named in
-   :data:`~lsr_eval.evaluation.measures.FAMILIES`, checked against ranx and trec_eval in the tests), with sums
-   taken in rank order as both do. nDCG is Järvelin & Kekäläinen's (gain = grade, discount log2(rank + 1)) and drops
-   grades < 1, as trec_eval's ``ndcg_cut`` counts only gains > 0 (negative grades are judged non-relevant in both).
+Ties by docid descending and the mean over every query of the qrels, as trec_eval; each measure as ranx
+computes it (nDCG: Järvelin & Kekäläinen, gain = grade, discount log2(rank + 1)).
 
-Queries are evaluated in blocks: one matrix of retrieved grades (rows padded with zeros), one of ideal grades.
-"""
+Design notes: docs/design.md."""
 
 from __future__ import annotations
 

@@ -4,17 +4,7 @@ Each entry maps one of our names (ranx's own ``ranx.fuse(method=...)`` names) to
 is run r's (normalised) score of document d, ``rank_r(d)`` its 1-based rank in trec_eval order, ``n(d)`` the number
 of runs retrieving d; a run that does not retrieve d adds nothing (CombSUM-style methods count its score as 0).
 
-Normalisations (ranx's ``norm_switch`` names, applied per query and per run before fusing): ``min-max``
-(``(s - min) / max(max - min, 1e-9)``), ``max`` (``s / max``), ``sum`` (``(s - min) / max(sum - n min, 1e-9)``
-over the run's n documents), ``zmuv`` (z-score: ``(s - mean) / max(std, 1e-9)``, population std), ``rank``
-(``1 - (rank - 1) / n``), ``borda`` (``1 - (rank - 1) / c`` among the query's c candidates of all runs, and
-``0.5 - (n - 1) / (2c)`` for a candidate the run lacks) and ``none``. ranx's ``min-max-inverted`` is left out: it is for distances (lower is better) and re-sorts
-the run with an unstable sort, which breaks our trec_eval order of ties.
-
-Left out on purpose: ``condorcet`` and ``w_condorcet``. ranx 0.3.21 collects their candidates in a Python ``set`` and
-sorts them with a non-transitive comparison, so their output changes with ``PYTHONHASHSEED`` (measured: three seeds
-gave two different rankings of the same two runs); results that change between processes cannot be reported.
-"""
+Design notes: docs/design.md."""
 
 from __future__ import annotations
 

@@ -1,17 +1,9 @@
 """Tune fusion parameters on training queries, never on the queries that are reported.
 
-Search: the grids of ranx's ``optimize_fusion`` (weights in steps of 0.1 summing to 1; RRF's k in 10, 20, ..., 100;
-gamma / sigma / phi in 0.01, ..., 1.00; window and segment counts 1, ..., 100; see
-:mod:`lsr_eval.fusion.methods`), each candidate fused with ``ranx.fuse`` and scored with our trec_eval-identical
-:func:`lsr_eval.evaluation.evaluate`. ``ranx.optimize_fusion`` itself is not called because it scores candidates
-with ``ranx.evaluate``, which orders tied fused scores arbitrarily (RRF ties are frequent: a document ranked 1st and
-2nd ties with one ranked 2nd and 1st) and needs the runs and qrels to hold exactly the same queries. As in ranx, the
-last of equally good candidates wins (``>=``), so without ties the choice is ranx's.
+Candidates: the grids of ranx's ``optimize_fusion``, each fused with ``ranx.fuse`` and scored with our
+trec_eval-identical :func:`lsr_eval.evaluation.evaluate` (ranx's own scoring orders tied fused scores arbitrarily).
 
-Trained parameters (BayesFuse log-odds, PosFuse / ProbFuse / SegFuse / SlideFuse position probabilities) are
-estimated by ranx's ``*_train`` functions from the training qrels, on runs in trec_eval order; MAPFuse's per-run MAP
-is computed with our evaluation.
-"""
+Design notes: docs/design.md."""
 
 from __future__ import annotations
 

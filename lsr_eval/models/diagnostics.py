@@ -1,31 +1,11 @@
 """MLM-head diagnostics: head norms and initial SPLADE activation statistics per rescaling factor k, and a
 suggested k.
 
-Per k (head divided as :func:`~lsr_eval.models.rescale.rescale_head` would, tied input embeddings included),
-over sample texts, with special tokens left out of the vocabulary:
+Per k: head norms, the mean max logit, active terms, expected FLOPs (Paria et al., ICLR 2020), the cross-text
+score and the input token cosine. :func:`suggest_k` picks the smallest power of two k whose logits and first
+in-batch scores are in a healthy range; :func:`identity_warning` flags one whose input no longer tells texts apart.
 
-* ``frobenius`` = ||W/k||_F and ``mean_row_norm`` = mean_j ||W_j||/k (W: decoder weight, V x E);
-* ``mean_max_logit`` = mean over texts of max over real tokens t and terms j of the logit z_tj;
-* ``mean_active`` = mean number of terms with a positive weight per text (``active_fraction`` = / V);
-* ``expected_flops`` = sum_j p_j^2, p_j = fraction of texts in which term j is active: the expected number of
-  posting-list matches of a query-document pair drawn from the sample (Paria et al., "Minimizing FLOPs to Learn
-  Efficient Sparse Representations", ICLR 2020);
-* ``mean_score`` (the cross-text score) = mean over pairs of DIFFERENT texts a != b of the SPLADE score
-  sum_j w_aj w_bj, w = log(1 + ReLU(max_t z_t)): the scale of the first in-batch scores InfoNCE sees (not a
-  self-score: a text is never scored against itself);
-* ``input_token_cosine`` (token identity of the encoder input) = mean over pairs of different texts a != b and
-  positions t real in both (special tokens left out) of cos(e_at, e_bt), e the output of the embedding module
-  (word + position (+ type) embeddings, after the embedding LayerNorm): near 1 when the word embeddings, divided
-  with a tied head, drown under the position embeddings and every text enters the encoder alike.
-
-Suggested k (:func:`suggest_k`): the smallest power of two k in [1, 64], measured with the head really divided,
-with ``mean_max_logit <= HEALTHY_MAX_LOGIT`` and ``mean_score <= HEALTHY_MEAN_SCORE``: the largest logit must be in
-the range a pretrained BERT head starts in, and the first in-batch scores small enough that InfoNCE's softmax is
-not saturated (a head that activates every term with small logits fails the second test only).
-The rule bounds magnitudes only: an encoder whose input no longer tells texts apart satisfies it too (a tied BERT
-head divided the paper's way). :func:`identity_warning` flags a suggested k whose ``input_token_cosine`` exceeds
-:data:`MAX_INPUT_TOKEN_COSINE`. Justification and evidence: docs/models.md.
-"""
+Design notes: docs/design.md."""
 
 from __future__ import annotations
 
@@ -70,7 +50,7 @@ SAMPLE_TEXTS = (
 
 @dataclass(frozen=True, slots=True)
 class KStats:
-    """Head and activation statistics at one rescaling factor (definitions in the module docstring)."""
+    """Head and activation statistics at one rescaling factor (definitions in docs/design.md)."""
 
     k: float
     frobenius: float

@@ -4,16 +4,7 @@ SPLADE max pooling (Formal et al., "SPLADE v2", arXiv:2109.10086, eq. 1 with max
 
     w_j = max_{t real token} log(1 + ReLU(z_tj)),   z = MLM logits (positions x vocabulary).
 
-Since log1p and ReLU are monotone, this equals ``log1p(relu(max_t z_tj))``: padding positions are set to the
-dtype's lowest value before the max so they can never win it, and the activation runs on B x V instead of
-B x L x V. Weights are returned as float32 (also under bf16 autocast).
-
-When the decoder is a plain ``nn.Linear`` (every known layout), the model runs up to the head transform only and
-the decoder projection goes through :func:`lsr_eval.models.kernels.splade_weights` (vocabulary-chunked, max before
-the activation, sparse backward): the B x L x V logits are never materialised. Inference precision is
-``fp32`` (the default) / ``bf16`` / ``auto`` (:mod:`lsr_eval.models.precision`), resolved for the device the model
-is on when it runs.
-"""
+Design notes: docs/design.md."""
 
 from __future__ import annotations
 

@@ -1,20 +1,10 @@
 """MLM-head initialisation for checkpoints saved without one (sentence-transformers and retrieval backbones).
 
-``AutoModelForMaskedLM`` gives such checkpoints a *random* transform in front of the (tied) decoder, which maps
-every hidden state to noise over the vocabulary. The identity head instead makes the initial SPLADE logits
-``E · norm(h)``: each position scores the vocabulary terms whose input embedding is closest to its contextual
-state, so a text starts with weight on its own and related tokens. Identity head:
+``AutoModelForMaskedLM`` gives such checkpoints a *random* head transform; the identity head (transform = I,
+bias 0, decoder tied to the input embeddings) makes each position score the terms whose input embeddings are
+closest to its contextual state.
 
-* transform dense: weight = I, bias = 0; activation bypassed (``IdentityHead.activation``);
-* transform LayerNorm: weight = 1, bias = 0 and kept (``IdentityHead.norm="keep"``: it still normalises each
-  position) or bypassed;
-* decoder tied to the input embeddings; logits bias = 0.
-
-Missing head weights are read from the loading report (``output_loading_info=True``), never guessed from the
-model name. A checkpoint whose head loaded is never touched under ``auto``. What was done is logged and recorded in
-``config.lsr_eval["head_init"]``, from which :func:`reapply_head_init` restores the bypasses on a later load (they
-are changes of the forward pass, not of weights).
-"""
+Design notes: docs/design.md."""
 
 from __future__ import annotations
 
@@ -66,7 +56,7 @@ def head_is_missing(parts: HeadParts, missing: list[str], model: nn.Module) -> b
 
 
 def init_identity_head(model: nn.Module, identity: IdentityHead = IdentityHead()) -> HeadParts:
-    """Overwrite the head of ``model`` with the identity head (see module docstring); returns its parts."""
+    """Overwrite the head of ``model`` with the identity head (see docs/design.md); returns its parts."""
     parts = head_parts(model)
     if parts.layout is None:
         raise ConfigError(f"identity head: {type(model).__name__} has no head transform of a known layout "

@@ -1,19 +1,10 @@
 """Where each masked-LM family keeps its MLM head, and how to bypass parts of its transform.
 
-An MLM head is ``logits = decoder(norm(act(dense(h))))``; ``decoder`` is ``get_output_embeddings()`` (weight
-V x E, often tied to the input embeddings) and its bias is the per-term logits bias. Layouts in transformers 5.x
-(transform module: dense, activation, norm):
+An MLM head is ``logits = decoder(norm(act(dense(h))))``, ``decoder`` being ``get_output_embeddings()``. The
+layouts (bert, distilbert, albert, roberta, modernbert) are recognised by their module paths, not by the model's
+name; any other model is "generic": it can be rescaled, not identity-initialised.
 
-* bert: ``cls.predictions.transform``: ``dense``, ``transform_act_fn``, ``LayerNorm``
-* distilbert: the model itself: ``vocab_transform``, ``activation``, ``vocab_layer_norm``
-* albert: ``predictions``: ``dense`` (hidden_size -> embedding_size), ``activation``, ``LayerNorm``
-* roberta: ``lm_head``: ``dense``, a gelu *function call* in ``forward``, ``layer_norm``
-* modernbert: ``head``: ``dense``, ``act`` (chosen by ``config.classifier_activation``), ``norm``
-
-Layouts are recognised by these module paths, not by the model's name, so other BERT-like and RoBERTa-like
-models (XLM-R, CamemBERT) share an entry. Any other model still has a decoder ("generic"): it can be rescaled,
-not identity-initialised.
-"""
+Design notes: docs/design.md."""
 
 from __future__ import annotations
 

@@ -4,28 +4,7 @@ SPLADE max pooling (Formal et al., "SPLADE v2", arXiv:2109.10086, eq. 1 with max
 
     w_bv = log(1 + ReLU(z_bv)),   z_bv = max_{t real token of b} (h_bt . W_v) + c_v
 
-where ``h`` are the head transform's outputs (B x L x E), ``W`` the decoder weight (V x E) and ``c`` its bias. The
-max is taken before log1p(ReLU) (both monotone, so the result is the same), and the projection runs over vocabulary
-chunks of ``chunk`` terms, so peak extra memory is one block, never the B x L x V logits (30,522 x 256 x 4 bytes =
-31 MB per document in float32). Two layouts, by device:
-
-* CPU, batches of documents with :data:`MIN_TOKENS_PER_DOCUMENT` real tokens or more on average
-  (:func:`_max_per_document`): document by document, its real tokens only (no padding computed), each chunk x
-  tokens block sized to the core's L2 cache (read at run time, :func:`l2_cache_bytes`) so the max over tokens reads
-  it from cache. Measured on a 2-core AVX2 EPYC (L2 1 MiB), 32 documents, medians of 6 interleaved runs, against the
-  batched layout: 180-256 tokens 1.48 s vs 1.66 s (E = 384, MiniLM) and 0.60 vs 0.62 s (E = 128, BERT-tiny); 48-80
-  tokens 0.93x-0.94x the time; 24-40 tokens 1.09x-1.28x (slower: narrow products), hence the threshold.
-* GPU, and short texts on a CPU (:func:`_max_batched`): the whole batch per chunk, a (B L) x chunk block
-  (:data:`BLOCK_ELEMENTS`) with padding positions at a logit of -1e30: one kernel launch per chunk.
-
-Backward (:class:`ChunkedMaxLogits`): each z_bv depends on one token only, its arg-max a_bv, so with g = dL/dz
-
-    dL/dh_{b,a_bv} += g_bv W_v,     dL/dW_v += sum_b g_bv h_{b,a_bv},     dL/dc_v = sum_b g_bv,
-
-a sparse product over the non-zero g (ReLU zeroes every z <= 0), document by document. Ties follow
-``torch.amax``, which shares the gradient evenly among tied tokens: the one tie that occurs in practice, a zero
-decoder row (every token's logit is the bias, e.g. an unused [PAD] embedding), gets the mean over the real tokens.
-"""
+Design notes: docs/design.md."""
 
 from __future__ import annotations
 
@@ -39,7 +18,7 @@ import torch
 BLOCK_ELEMENTS = 1 << 23
 #: logit of a padding position, or of a document without real tokens (see :func:`_max_batched`).
 PAD_LOGIT = -1e30
-#: CPU: the per-document layout runs when a batch's documents have this many real tokens on average (module doc).
+#: CPU: the per-document layout runs when a batch's documents have this many real tokens on average (docs/design.md).
 MIN_TOKENS_PER_DOCUMENT = 48
 #: terms of one document handled at once in the backward pass (its tokens x these terms of logits).
 BACKWARD_ROWS = 1 << 12
@@ -85,7 +64,7 @@ def _l2_bytes() -> int:
 
 def _chunked_max(hidden: torch.Tensor, mask: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None,
                  chunk: int | None) -> torch.Tensor:
-    """``z`` (B x V, in the compute dtype): the layout of the device (module doc)."""
+    """``z`` (B x V, in the compute dtype): the layout of the device (docs/design.md)."""
     dtype = _compute_dtype(hidden)
     with torch.autocast(hidden.device.type, enabled=False):
         h = hidden.to(dtype)
@@ -169,7 +148,7 @@ def splade_weights(hidden: torch.Tensor, mask: torch.Tensor, weight: torch.Tenso
 
 
 class ChunkedMaxLogits(torch.autograd.Function):
-    """:func:`chunked_max_logits` with the sparse arg-max backward of the module docstring.
+    """:func:`chunked_max_logits` with the sparse arg-max backward of docs/design.md.
 
     The forward keeps only ``z`` (no B x V arg-max: ``max`` with indices ran 5x slower than ``amax`` per block);
     the backward finds the arg-max token of each (document, term) pair with a non-zero gradient by recomputing

@@ -1,49 +1,10 @@
 """ONNX Runtime query encoder: one query, one thread, the same sparse vectors as :class:`SpladeEncoder`.
 
-:class:`OnnxQueryEncoder` wraps a loaded :class:`~lsr_eval.models.encoder.SpladeEncoder` (any masked LM whose decoder
-is a plain linear layer, :func:`~lsr_eval.models.encoder.chunkable_decoder`) and encodes texts one at a time with
-``onnxruntime.InferenceSession`` (one intra-op and one inter-op thread, all graph optimisations), the fast
-tokenizer's backend called directly (no padding, truncation at the encoder's max length, no torch), and the
-encoder's :class:`~lsr_eval.models.sparsify.Sparsify` rules re-implemented on the few non-zero entries. ``encode``
-returns the same :class:`~lsr_eval.models.encoder.Encoded` (a 1 x V CSR row per text when ``sparse=True``) and the
-encoder has the same ``terms``, so :class:`lsr_eval.efficiency.latency.QueryWeights` takes it as is.
+``mode="pruned"`` (the default) skips most of the V-wide decoder: an integer-quantised filter finds a superset of
+the terms with a positive logit (a Cauchy-Schwarz bound), and only those are computed exactly in float32;
+``mode="dense"`` is the plain graph. Exported graphs are cached under ``WORK/onnx_query/``.
 
-Why not one dense graph. For splade-tiny (BERT-tiny, E = 128, V = 30,522) the transformer is cheap; the cost is the
-decoder: an L x E by E x V product (23 tokens: 90 M multiply-adds, 15.6 MB of float32 weights read per query)
-followed by a max over tokens, and ONNX Runtime's single-thread ReduceMax / elementwise Max over L x V are several
-times slower than numpy's (measured: 1.3 ms vs 0.15 ms for 23 x 30,522). ``mode="dense"`` is that plain graph
-(transformer + head + decoder + pooling in one file); ``mode="pruned"`` (the default) gives the same vector faster:
-
-1. ``filter.onnx``: transformer and head transform -> ``h`` (L x E), then ``h`` quantised per tensor to uint8
-   (``DynamicQuantizeLinear``: ``h = s_h (hq - z_h) + e``) and multiplied in exact integer arithmetic
-   (``MatMulInteger``, VNNI) by the decoder quantised per vocabulary row to 7 bits (``W_v = s_v q_v + f_v``,
-   ``|q| <= 63``: no int16 saturation in the AVX2 u8 x s8 kernels): ``acc_tv = sum_i (hq_ti - z_h) q_vi``. It also
-   returns ``s_h``, ``emax = max_t ||e_t||`` and ``hmax = max_t ||s_h (hq_t - z_h)||``.
-2. numpy: ``m_v = max_t acc_tv``; since ``h_t . W_v = s_h s_v acc_tv + e_t . W_v + s_h (hq_t - z_h) . f_v``,
-   Cauchy-Schwarz gives ``z_v <= s_h s_v m_v + c_v + emax ||W_v|| + hmax ||f_v||``. The candidates are the terms
-   where this bound (plus a margin, :data:`MARGIN`, far above float32 rounding) is > 0: a superset of the terms
-   with a positive logit, the only ones ``log1p(relu(.))`` keeps (splade-tiny, SciFact queries: 133 of 30,522 ids
-   on average, for 48 non-zero weights).
-3. ``exact.onnx``: the float32 logits of the candidates only, ``max_t (h_t . W_v) + c_v`` (the max before the bias,
-   as :func:`~lsr_eval.models.kernels.splade_weights`), then ``log(1 + relu(.))``: the SPLADE pooling.
-
-One text is one sequence without padding, so every position is a real token: the model is traced without an
-attention mask (the same as the all-ones mask the torch path passes, without the graph's mask arithmetic: identical
-outputs, measured faster) and the pooling's mask is trivial; the tracer's shape arithmetic is replaced by
-constants where the shapes are known but for the token count (:func:`_static_shapes`). The graphs take one text
-(batch 1); ``encode`` loops over texts, :meth:`OnnxQueryEncoder.query_row` is one query without the matrix (the
-latency path), and the filter writes into output buffers bound once (I/O binding), not allocated per call.
-Numerics: float32 throughout as the torch path, with ONNX Runtime's kernels (different summation orders), so
-weights agree to ~1e-6 and integer vectors ``rint(w * scale)`` are identical except where a weight lies within
-that distance of a rounding boundary (tested on the SciFact queries).
-Sparsification ties: ``top_k`` keeps the larger weights, equal weights by lower vocabulary id.
-
-Exported files are cached under ``WORK/onnx_query/<model_type>-<mode>-<key>/`` (``WORK``:
-:func:`lsr_eval.workdir.work_dir`), keyed by a sha256 of the model's class, config (which records
-identity heads and rescaling) and every parameter and buffer, plus this module's format version, the opset and the
-torch version: a changed weight is a new folder. Exporting needs ``onnx`` (torch's exporter writes through it);
-running needs only ``onnxruntime``.
-"""
+Design notes: docs/design.md."""
 
 from __future__ import annotations
 
@@ -72,7 +33,7 @@ ONNX_PIP = "pip install onnx==1.23.2"
 MODES: tuple[str, ...] = ("pruned", "dense")
 FORMAT_VERSION = 3
 OPSET = 18
-#: Decoder rows are quantised to integers in [-W_LEVELS, W_LEVELS] (7 bits, see module doc).
+#: Decoder rows are quantised to integers in [-W_LEVELS, W_LEVELS] (7 bits, see docs/design.md).
 W_LEVELS = 63
 #: Added to the candidate bound: covers float32 rounding of the reference logits (~1e-5 here) many times over.
 MARGIN = 1e-2
@@ -106,7 +67,7 @@ def _import_onnx():
 def query_encoder(encoder, runtime: str = "torch", *, work_dir: str | os.PathLike | None = None,
                   mode: str = "pruned"):
     """The query encoder for ``runtime`` (:data:`QUERY_RUNTIMES`): ``torch`` -> ``encoder`` itself; ``onnx`` -> an
-    :class:`OnnxQueryEncoder` over it (exported on first use into ``work_dir``, see module doc), or ``encoder``
+    :class:`OnnxQueryEncoder` over it (exported on first use into ``work_dir``, see docs/design.md), or ``encoder``
     itself when it already is one."""
     check_choice("query_runtime", runtime, QUERY_RUNTIMES)
     if runtime == "torch" or isinstance(encoder, OnnxQueryEncoder):
@@ -224,7 +185,7 @@ def _append(model, nodes, initializers, outputs) -> None:
 
 
 def _filter_model(base, dec: _Decoder):
-    """``base`` (input_ids -> h) + quantised decoder: outputs h, acc, s_h, emax, hmax (module doc, step 1)."""
+    """``base`` (input_ids -> h) + quantised decoder: outputs h, acc, s_h, emax, hmax (docs/design.md, step 1)."""
     from onnx import TensorProto as T
     from onnx import helper as H
     from onnx import numpy_helper as nh
@@ -362,7 +323,7 @@ def _static_shapes(base, max_length: int, vocab_size: int):
 
 
 def export_query_model(encoder, folder: str | os.PathLike, mode: str = "pruned") -> Path:
-    """Write the ONNX file(s) of ``mode`` for ``encoder`` into ``folder`` (see module doc); returns ``folder``."""
+    """Write the ONNX file(s) of ``mode`` for ``encoder`` into ``folder`` (see docs/design.md); returns ``folder``."""
     check_choice("mode", mode, MODES)
     onnx = _import_onnx()
     folder = Path(folder)
@@ -632,7 +593,7 @@ class OnnxQueryEncoder:
         return out
 
     def _candidates(self, acc: np.ndarray, s_h: float, emax: float, hmax: float) -> np.ndarray:
-        """Vocabulary ids (int64, ascending) whose logit bound is > 0 (module doc, step 2)."""
+        """Vocabulary ids (int64, ascending) whose logit bound is > 0 (docs/design.md, step 2)."""
         d = self._dec
         m = np.maximum.reduce(acc, axis=0)                 # faster than acc.max(0) (measured)
         approx = np.multiply(m, d.s32, out=self._approx, dtype=np.float32)

@@ -6,24 +6,7 @@ large norm inflates the initial activations and destabilises training. Dividing 
 Retrieval", arXiv:2606.18811, 2026: k = 16 for ModernBERT/Ettin). The logits bias is left alone unless
 ``scale_bias``; with it (or with a zero bias) the logits for fixed hidden states are exactly divided by k.
 
-Tied heads (the decoder weight *is* the input word-embedding matrix) are divided in place, so the tie survives
-and **the input word embeddings are divided by k too**. Families whose embedding block normalises the token
-embedding alone (ModernBERT: LayerNorm right after the lookup) are unaffected up to LayerNorm's epsilon; in BERT,
-DistilBERT, ALBERT and RoBERTa the word embedding is added to position (and type) embeddings before the
-LayerNorm, so their encoder input changes as well (all-MiniLM-L6-v2: at k = 16 the last hidden states keep a
-token cosine similarity of 0.09 with the original ones, docs/models.md). ``tied_input="compensated"`` keeps the
-tie and multiplies the embedding lookup back by k (a forward hook on the input embedding module, recorded as
-``input_scale`` and restored by :func:`lsr_eval.models.loading.load_mlm`), so the encoder is untouched and only the
-logits are divided. Exact in the forward pass, not in training: the lookup is ``k * E'[x]`` with the stored
-``E' = E / k``, so the gradient reaching ``E'`` through the input is k times the gradient with respect to the
-encoder's input. AdamW normalises gradient scale, so each step moves ``E'`` by about ``lr`` whatever k is, and the
-input the encoder sees (``k E'``) by about ``k * lr``: the embeddings train with an effective step about k times
-that of the unrescaled model (the head's own use of ``E'``, whose norm is 1/k, changes k times faster relative to
-its size as well).
-
-The applied factors are recorded in ``model.config.lsr_eval`` (saved in config.json, so it survives
-save/load): ``head_rescale_k`` is the product of all factors applied, ``head_rescale`` the history.
-"""
+Design notes: docs/design.md."""
 
 from __future__ import annotations
 

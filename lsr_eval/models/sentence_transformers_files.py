@@ -2,24 +2,7 @@
 gives lsr-eval's vectors (Pyserini's ``SpladeQueryEncoder`` / ``SpladeDocumentEncoder`` need nothing more than the
 plain ``AutoModelForMaskedLM`` folder).
 
-The layout is the one ``SparseEncoder.save`` writes in sentence-transformers 6.2 (Aarsen et al., "Sparse Encoder"
-module of sentence-transformers v5+): ``modules.json`` = a fill-mask ``Transformer`` on the folder itself, then a
-``SpladePooling`` (max over tokens of log1p(relu(logits)), attention-masked, which is :func:`~lsr_eval.models.encoder.
-splade_pool`); ``sentence_bert_config.json`` carries the query and document max lengths (``query_length``,
-``document_length``, used by ``encode_query`` / ``encode_document``). lsr-eval's sparsification (top-k, threshold,
-special tokens dropped) is applied at encoding time and is not part of the files: pass ``max_active_dims`` to
-``SparseEncoder.encode_*`` for a top-k.
-
-Not representable, so not written (and any stale copy removed; the reasons go to ``splade_config.json``):
-
-* distinct query and document backbones (sentence-transformers would need a ``Router`` module);
-* an identity head whose activation or LayerNorm is bypassed by replacing a forward method (ModernBERT excepted:
-  its config selects the activation), which plain ``AutoModelForMaskedLM`` loading does not know;
-* a rescaled tied head with ``tied_input: compensated`` (the embedding lookup multiplied back by k through a
-  forward hook).
-
-Such a model loads with :meth:`lsr_eval.models.splade.SpladeModel.from_pretrained` only.
-"""
+Design notes: docs/design.md."""
 
 from __future__ import annotations
 

@@ -4,13 +4,7 @@ Distinct encoders have their own backbone, tokenizer and max length (e.g. a BERT
 BERT-base document encoder, as in Lassance & Clinchant, "An Efficiency Study for SPLADE Models", SIGIR 2022).
 A shared model has one backbone and tokenizer; its two encoders differ only in max length and sparsification.
 
-Saved layout (``save_pretrained``): shared -> the folder itself holds the model and tokenizer; distinct ->
-``query/`` and ``document/``. Each model folder loads in plain ``AutoModelForMaskedLM`` /
-``AutoTokenizer``; ``splade_config.json`` beside them records pooling, activation, max lengths, head
-initialisation and rescaling, the quantisation scale and sparsification. An identity head's bypassed activation
-is a change of the forward pass that plain ``AutoModelForMaskedLM`` does not know (ModernBERT excepted, whose
-config selects it): load with :meth:`SpladeModel.from_pretrained` to get identical vectors.
-"""
+Design notes: docs/design.md."""
 
 from __future__ import annotations
 

@@ -1,28 +1,10 @@
 """Inference-free query encoder: tokenise the query and look up one weight per vocabulary id, no forward pass.
 
-A query's vector holds ``weight[id]`` for each distinct token id of the query (binary term frequency x weight, as
-OpenSearch's doc-only models and sentence-transformers' ``SparseStaticEmbedding`` compute it); special tokens
-weigh 0, and the encoder's :class:`~lsr_eval.models.sparsify.Sparsify` threshold and top-k apply after. It goes
-beside any SPLADE document encoder that shares its vocabulary (same terms, same ids).
+Weights: the corpus's Robertson-Sparck Jones idf, as BM25's with Lucene's ``1 +`` (Robertson & Zaragoza, 2009,
+eq. 3.3), ``idf(t) = ln(1 + (N - df(t) + 0.5) / (df(t) + 0.5))``, or a learned table (OpenSearch doc-only models,
+sentence-transformers ``SparseStaticEmbedding``).
 
-The weights come from
-
-* the corpus (:meth:`StaticQueryEncoder.from_idf`): Robertson-Sparck Jones idf as in BM25 (Robertson & Zaragoza,
-  "The Probabilistic Relevance Framework: BM25 and Beyond", 2009, eq. 3.3, with Lucene's ``1 +`` that keeps it
-  positive)::
-
-      idf(t) = ln(1 + (N - df(t) + 0.5) / (df(t) + 0.5))
-
-  with N the corpus's documents and df(t) the documents whose ``contents`` (title + text), tokenised by the
-  document encoder's tokenizer without special tokens and without truncation, contain id t. Counted once per
-  (corpus, tokenizer) by streaming the corpus, and cached in the work folder (``work/idf/``);
-* a learned table (:meth:`StaticQueryEncoder.from_pretrained`): an OpenSearch doc-only model folder (``idf.json``,
-  token -> weight, beside its tokenizer; tokens it omits weigh 0), a sentence-transformers ``SparseStaticEmbedding``
-  module folder (``config.json`` + ``model.safetensors`` / ``pytorch_model.bin`` holding ``weight``, + tokenizer),
-  a sentence-transformers ``SparseEncoder`` whose ``Router`` sends queries to such a module, or a folder written
-  by :meth:`StaticQueryEncoder.save_pretrained` (``static_query.json`` + ``idf.json`` + tokenizer). A hub id is
-  downloaded first.
-"""
+Design notes: docs/design.md."""
 
 from __future__ import annotations
 
@@ -98,7 +80,7 @@ def document_frequencies(texts, tokenizer, vocab_size: int, chunk: int = IDF_CHU
 
 
 class StaticQueryEncoder(VocabularyTerms, nn.Module):
-    """Query encoder of one weight per vocabulary id (module doc): the query-side interface of
+    """Query encoder of one weight per vocabulary id (docs/design.md): the query-side interface of
     :class:`~lsr_eval.models.encoder.SpladeEncoder` (``tokenize``, ``forward``, ``encode``, ``terms``,
     ``special_ids``, ``vocab_size``, ``max_length``, ``sparsify``, ``resolved_precision``, ``describe``,
     ``save_pretrained``). ``weight`` is a buffer, never trained; ``source`` records where it came from."""
@@ -190,7 +172,7 @@ class StaticQueryEncoder(VocabularyTerms, nn.Module):
     @classmethod
     def from_pretrained(cls, path: str | os.PathLike, max_length: int | None = None, *,
                         sparsify: Sparsify | None = None) -> "StaticQueryEncoder":
-        """A learned table from a folder or hub id in one of the layouts of the module doc. ``max_length`` and
+        """A learned table from a folder or hub id in one of the layouts of docs/design.md. ``max_length`` and
         ``sparsify`` left None take the saved values, else 64 and Sparsify()."""
         folder = _local_folder(str(path))
         saved = _read_json(folder / STATIC_CONFIG) if (folder / STATIC_CONFIG).is_file() else None
@@ -346,7 +328,7 @@ def static_location(name: str | os.PathLike) -> str:
 
 def is_static_model(path: str | os.PathLike) -> bool:
     """Whether ``path`` names an inference-free model: ``static:<folder or hub id>``, or a local folder
-    :meth:`StaticQueryEncoder.from_pretrained` reads (module doc)."""
+    :meth:`StaticQueryEncoder.from_pretrained` reads (docs/design.md)."""
     if str(path).startswith(STATIC_PREFIX):
         return True
     folder = Path(path)

@@ -1,17 +1,9 @@
 """Vocabulary ids -> term strings, and SPLADE vectors -> ``{term: weight}`` dicts (the JSON-vector format).
 
-Term strings are the tokenizer's vocabulary strings (``convert_ids_to_tokens``): WordPiece pieces such as
-``##ing``, byte-level BPE pieces such as RoBERTa's ``Ġcell`` (no whitespace), special tokens such as ``[CLS]``.
-Three cases need a rule, because term strings must be unique and whitespace-free for an inverted index:
+Term strings are unique and whitespace-free, as an inverted index needs: whitespace becomes ``<U+XXXX>``, and an
+id with no string, or with an earlier id's string, gets ``[id:N]``.
 
-* a vocabulary string containing whitespace (possible for added tokens) has each whitespace character
-  written as ``<U+XXXX>`` (``"new york"`` -> ``new<U+0020>york``);
-* an id with no string (models whose embedding matrix is padded beyond the tokenizer, e.g. ModernBERT's
-  50368 rows for 50280 tokens) is named ``[id:N]``;
-* a string equal to an earlier id's string (after the rules above) gets ``[id:N]`` appended.
-
-Special tokens keep their strings; drop them with ``Sparsify(drop_special=True)`` (the default).
-"""
+Design notes: docs/design.md."""
 
 from __future__ import annotations
 

@@ -2,19 +2,7 @@
 best k" figure (does a larger head need a larger k? Jang et al., "Rescaling MLM-Head for Neural Sparse
 Retrieval", 2026).
 
-Best k: the k whose row of the rescaling table is highest in the ``criterion`` column (ties: the smallest k); with no
-criterion given and runs evaluated on their dev split (``dev/metrics.json``), the k of the run highest in dev
-:data:`DEV_MEASURE` instead (a choice made on dev, never on a test column). Suggested k: the k of a backbone's run
-that took it from inspect-head's rule (``rescale_k: suggested``; its manifest says ``rescale_rule: suggested``).
-Head norm (Frobenius norm of the decoder weight before rescaling), first found of:
-
-1. a manifest key of :data:`HEAD_NORM_KEYS` in a training run of the backbone;
-2. the first logged ``head_norm`` of the backbone's run with k = 1 (nothing rescaled);
-3. the first logged ``head_norm`` of another run times its k (exact when the log is written after the head was
-   divided by k, as :func:`lsr_eval.models.rescale.rescale_head` does at initialisation).
-
-The source is recorded with each value.
-"""
+Design notes: docs/design.md."""
 
 from __future__ import annotations
 
@@ -107,7 +95,7 @@ def _first_logged(run: TrainingRun, key: str) -> float | None:
 
 
 def head_norm(backbone: str, runs: Iterable[TrainingRun]) -> tuple[float, str] | tuple[None, str]:
-    """(norm, where it came from) of ``backbone``'s head before rescaling (see the module doc)."""
+    """(norm, where it came from) of ``backbone``'s head before rescaling (see docs/design.md)."""
     mine = [r for r in runs if r.backbone == backbone]
     if not mine:
         return None, "no training run of this backbone"
@@ -128,7 +116,7 @@ def head_norm(backbone: str, runs: Iterable[TrainingRun]) -> tuple[float, str] |
 
 def head_norm_points(table: Table | None, runs: Mapping[str, TrainingRun] | Iterable[TrainingRun],
                      criterion: str | None = None) -> pd.DataFrame:
-    """:func:`best_k` of each backbone (or :func:`best_k_on_dev`, see the module doc) joined with its
+    """:func:`best_k` of each backbone (or :func:`best_k_on_dev`, see docs/design.md) joined with its
     :func:`head_norm` (columns ``head_norm``, ``source``), its :func:`suggested_k` and the ``criterion`` used."""
     runs = list(runs.values()) if isinstance(runs, Mapping) else list(runs)
     if criterion is None and any(DEV_MEASURE in r.dev for r in runs if r.k is not None):

@@ -1,28 +1,6 @@
 """A whole report of a results folder: tables (md, tex, csv), figures (png, pdf), ``index.html`` and a manifest.
 
-Layout of the output folder::
-
-    tables/benchmark-<name>.* (one dataset) or tables/benchmark-<name>-<measure>.* (several: the BEIR papers' shape),
-    tables/efficiency-<dataset>.*, tables/rescaling-runs.*, tables/rescaling.*, tables/head-diagnoses.*,
-    tables/paper-rescaling.*, tables/paper-efficient-splade.* (the papers' own tables, when the results hold
-    their benchmark: :mod:`lsr_eval.report.papers`),
-    tables/benchmarks.*, tables/training.*, tables/seeds-<name>-<dataset>-<measure>.* (systems that differ only in
-    their training seed: mean, sd, 95% interval per arm, its seeds below; :mod:`lsr_eval.report.seeds`)
-    plots/flops-<dataset>.*, plots/latency-<dataset>.* (+ .json: the points, labels and front drawn, read back
-    from the figure), plots/training-<key>.*, plots/head-norm-best-k.*,
-    plots/paper-rescaling-flops-<dataset>.* (nDCG@10 against FLOPs, by backbone and k),
-    plots/rescaling-<dataset>.*, plots/rank-loss-by-k.*, plots/seeds-<name>-<dataset>-<measure>.* (the intervals)
-    index.html, manifest.json
-
-A table or figure is made only where the results hold what it needs: the rescaling-runs table, the ranking-loss
-figure and the head-norm figure when a training run has a k (:mod:`lsr_eval.report.rescaling_runs`), the diagnoses
-table when a run keeps inspect-head diagnoses, the rescaling table when some row has a
-rescaling k (and a figure of the main measure against k for each dataset where such rows have it), an efficiency
-table and trade-off figures for each dataset with efficiency columns, training figures
-for the keys of :data:`TRAINING_CURVES` that some log has, the head-norm figure when training runs and the
-rescaling table both exist. The page shows the results first (benchmarks, efficiency, rescaling, training) and
-then their provenance (what was read, the manifests, rows merged across benchmarks).
-"""
+Design notes: docs/design.md."""
 
 from __future__ import annotations
 

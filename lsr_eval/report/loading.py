@@ -1,18 +1,6 @@
 """Reading a results folder, as the benchmark and training commands write it.
 
-``RESULTS/<name>/`` with ``table.json`` (records) or ``table.csv`` is a benchmark: one row per (dataset, system),
-columns ``dataset``, ``system``, ``model``, ``k``, ``status`` ("ok", "not run", "failed: <reason>"), measures under
-canonical names (``nDCG@10``, ``R@1000(rel=2)``), efficiency columns (:data:`EFFICIENCY_COLUMNS`), significance markers
-``<measure>_sig`` and ``baseline``; any column but ``dataset`` and ``system`` may be missing. ``RESULTS/train/<run>/``
-with ``log.jsonl`` (one JSON object per step) is a training run. Both may have a ``manifest.json``. A training run
-may keep its selection evaluation in ``dev/metrics.json`` ({measure: value}, as ``lsr-eval splade --out`` writes it)
-and head diagnoses in ``inspect-head/<label>/diagnosis.json`` (``lsr-eval inspect-head --out``).
-
-Tables are normalised so that later code need not guess: ``model``, ``status``, ``baseline`` and markers are
-strings ("" where empty; ``status`` is "ok" when the table has no status column, "unknown" in an empty cell);
-``k``, measures and efficiency columns are floats (NaN where empty). Measures are the columns whose names are
-canonical measure names (:func:`is_measure`).
-"""
+Design notes: docs/design.md."""
 
 from __future__ import annotations
 
@@ -134,7 +122,7 @@ def _read_records(path: Path) -> tuple[list[dict[str, Any]], str]:
 
 
 def normalise_table(records: list[dict[str, Any]], source: str, row_word: str = "record") -> pd.DataFrame:
-    """A benchmark table from its rows, typed as the module doc says; errors name ``source`` and the row
+    """A benchmark table from its rows, typed as docs/design.md says; errors name ``source`` and the row
     (records count from 1, CSV lines count the header as line 1)."""
     columns: list[str] = []
     for r in records:

@@ -1,18 +1,7 @@
-"""What a report cell or row says beyond its number, and the notes under a table that explain it:
+"""What a report cell or row says beyond its number (significance, declared costs, precision, judged queries
+without results, why a cell has no number), and the notes under a table that explain it.
 
-- **significance** against the row's baseline: ``†`` significantly better, ``↓`` significantly worse (the
-  ``<measure>_sig`` columns), no mark where the row was tested and the difference is not significant, :data:`NOT_TESTED`
-  where other rows of the same dataset and measure were tested but this one was not; the baseline itself carries no
-  mark. A row was tested when its ``<measure>_p`` holds a number (tables without ``_p`` columns: when it names a
-  baseline that is not itself). The notes name the test (``significance_test``, from the benchmark's manifest), the
-  level and the baseline, and the measures no row was tested on;
-- **declared costs**: a run file's cost taken from its source (``declared_costs``, ``cost_source``), not measured by
-  lsr-eval: marked :data:`DECLARED`;
-- **precision**: a model row not computed in fp32 (``precision`` other than "fp32"; empty means not a model row, or
-  fp32 as manifests were before the column existed) is labelled ``[bf16]``;
-- **judged queries without results** (``judged_without_results`` > 0): counted in a note;
-- why a cell has **no number**: the row's status, "missing" (the row ran, no value) or "absent" (no row).
-"""
+Design notes: docs/design.md."""
 
 from __future__ import annotations
 
@@ -118,7 +107,7 @@ class CellNotes:
                 self.failures[status].append(where)
 
     def significance_mark(self, row: pd.Series, measure: str, tested: set[tuple[str, str]]) -> str:
-        """The mark of ``measure`` in ``row`` (see the module doc), recording what the notes must say."""
+        """The mark of ``measure`` in ``row`` (see docs/design.md), recording what the notes must say."""
         state = significance(row, measure)
         if (row["dataset"], measure) not in tested:
             self.untested_measures[measure] = None

@@ -1,16 +1,7 @@
 """The report's figures, drawn with matplotlib's object API (``matplotlib.figure.Figure``; no pyplot state, so
 it works headless and inside notebooks alike) and saved as PNG and PDF.
 
-- :func:`tradeoff_figure`: a dataset's main measure against a cost (FLOPs or latency; log axis when the costs span
-  a decade): colour per family, marker per kind, labels, sweep curves, the Pareto front drawn
-  (:mod:`lsr_eval.report.tradeoff` decides what is drawn; :func:`read_tradeoff` reads it back);
-- :func:`training_figure`: a logged quantity (the loss) against the step, one panel per backbone, one colour per k;
-- :func:`head_norm_figure`: the backbone's head norm against its best and suggested k (:mod:`lsr_eval.report.best_k`)
-  and inspect-head's diagnoses;
-- :func:`rescaling_figure`: a dataset's main measure against the rescaling k, one marker per model.
-
-Points and runs that cannot be drawn are named in a note under the axes, with the reason.
-"""
+Design notes: docs/design.md."""
 
 from __future__ import annotations
 

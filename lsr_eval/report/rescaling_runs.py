@@ -2,20 +2,7 @@
 as a paper reports a k grid (Jang et al., "Rescaling MLM-Head for Neural Sparse Retrieval", 2026), and the
 inspect-head diagnoses behind the suggested k.
 
-:func:`runs_table`, one row per training run with a k (sorted by backbone, then k):
-
-- training, from its ``log.jsonl``: logged steps; the ranking loss (log key ``rank``) averaged over the first and
-  the last 10 steps, ``diverged`` and ``collapsed`` by :func:`lsr_eval.train.stability.stability` (the criteria
-  pre-registered with the grid), the largest gradient norm; active query and document dimensions averaged over the
-  last 10 logged steps;
-- selection: each measure of the run's dev evaluation (``dev/metrics.json``);
-- results: for each dataset a benchmark evaluated the run's model on (rows linked by
-  :func:`lsr_eval.report.linking.link_training`), its main measure, R@1000 where present, FLOPs and document
-  dimensions where the benchmark measured efficiency.
-
-:func:`diagnoses_table`: each inspect-head diagnosis at k = 1 (head norm, mean max logit, cross-text score, active
-fraction) and the k its rule suggests.
-"""
+Design notes: docs/design.md."""
 
 from __future__ import annotations
 
@@ -82,7 +69,7 @@ class _Columns:
 
 def runs_table(frame: pd.DataFrame, runs: Mapping[str, TrainingRun] | Iterable[TrainingRun], *,
                name: str = "rescaling-runs", fmt: NumberFormat = NumberFormat()) -> Table:
-    """One row per training run with a rescaling k (see the module doc); ``frame``: benchmark rows with the ``run``
+    """One row per training run with a rescaling k (see docs/design.md); ``frame``: benchmark rows with the ``run``
     column of :func:`lsr_eval.report.linking.link_training`."""
     runs = list(runs.values()) if isinstance(runs, Mapping) else list(runs)
     chosen = sorted((r for r in runs if r.k is not None),
@@ -142,7 +129,7 @@ def runs_table(frame: pd.DataFrame, runs: Mapping[str, TrainingRun] | Iterable[T
 
 
 def diagnoses_table(diagnoses: Mapping[str, HeadDiagnosis], *, name: str = "head-diagnoses") -> Table:
-    """One row per inspect-head diagnosis: the head at k = 1 and the suggested k (see the module doc)."""
+    """One row per inspect-head diagnosis: the head at k = 1 and the suggested k (see docs/design.md)."""
     items = list(diagnoses.values())
     cols = _Columns()
     for i, d in enumerate(items):

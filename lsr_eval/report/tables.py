@@ -1,19 +1,7 @@
 """The papers' tables, built from benchmark rows (:func:`lsr_eval.report.loading.combine` and
 :func:`lsr_eval.report.linking.link_training` output).
 
-- :func:`benchmark_tables`: one benchmark's rows: on one dataset, systems x its measures; on several, one table per
-  measure in the BEIR papers' shape (:func:`datasets_table`: systems x datasets, their mean last);
-- :func:`rescaling_table`: backbone x k -> MS MARCO RR@10, DL19 nDCG@10, BEIR-13 mean nDCG@10 and each BEIR
-  dataset (Jang et al., "Rescaling MLM-Head for Neural Sparse Retrieval", 2026); the mean only when all 13 are there;
-- :func:`efficiency_table`: system -> effectiveness, latency, FLOPs, active dimensions, index size on one dataset
-  (as Lassance & Clinchant, "An Efficiency Study for SPLADE Models", SIGIR 2022).
-
-Every measure a dataset's rows hold is shown (or those of ``measures``). Cells carry significance marks, declared
-costs and precision labels (:mod:`lsr_eval.report.marks`), each table's notes say what they mean (the test and its
-baseline among them); the best number of each effectiveness and cost column is bold. A cell without a number says
-why: the row's status ("not run", "failed"), "missing" (the row is ok but has no value for that column) or
-"absent" (no row for that dataset and system); the notes under each table explain them and list failure reasons.
-"""
+Design notes: docs/design.md."""
 
 from __future__ import annotations
 

@@ -1,19 +1,7 @@
 """The points of an effectiveness-cost figure, decided before anything is drawn: which rows are drawn (and why the
 others are not), each row's kind (marker), family (colour), short label, sweep curve and place on the Pareto front.
 
-- **kind** (:data:`KINDS`): ``sparse`` (a learned sparse model), ``bm25``, ``fusion``, ``run`` (a run file made
-  elsewhere); from the table's ``kind`` column, else guessed for older tables: a row with a ``model`` is sparse, a
-  system named ``bm25*`` is BM25, the rest are fusions;
-- **family**: ``BM25`` for BM25 rows; a sparse model's backbone when the row is linked to a training run, else its
-  model (the alias, or the folder name; ``.../<run>/model`` gives ``<run>``); a fusion's or run file's own name;
-- **label**: a sweep point's label (``d64``), else the system name; ``[engine]`` added when the row names one,
-  ``[bf16]`` when it was not computed in fp32, `` (declared)`` when its cost is the run's source's, not measured;
-- **declared**: the cost is declared by a run file's source (``declared_costs``), not measured by lsr-eval;
-- **sweep**: rows of one sweep and the system it sweeps, joined by a line in order of the swept setting (the
-  swept system, whose budget is the encoding's cap, last);
-- points at the same place share one label (``splade-tiny = d512``);
-- **front**: :func:`lsr_eval.report.pareto.pareto_front` over the drawn points (fusions at their sequential cost).
-"""
+Design notes: docs/design.md."""
 
 from __future__ import annotations
 
@@ -51,7 +39,7 @@ def _text(row: pd.Series, column: str) -> str:
 
 
 def row_kind(row: pd.Series) -> str:
-    """A key of :data:`KINDS` (see the module doc)."""
+    """A key of :data:`KINDS` (see docs/design.md)."""
     given = KIND_OF.get(_text(row, "kind"))
     if given:
         return given
@@ -68,7 +56,7 @@ def _model_name(model: str) -> str:
 
 
 def row_family(row: pd.Series) -> str:
-    """The colour group of a row (see the module doc)."""
+    """The colour group of a row (see docs/design.md)."""
     kind = row_kind(row)
     if kind == "bm25":
         return "BM25"

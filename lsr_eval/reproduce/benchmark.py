@@ -1,19 +1,6 @@
 """A committed benchmark (``lsr-eval benchmark``) rerun from its manifest.
 
-The configuration is the one the manifest recorded (not today's YAML, which may have moved on): it is written back
-as a benchmark YAML and validated by :func:`lsr_eval.benchmark.config.load_config`, with each SPLADE system's
-precision pinned to the one its run resolved to (``fp32`` or ``bf16``; ``auto`` would resolve by this machine),
-dataset folders located on this machine and recorded paths mapped (``--path-map``). Seeds (cross-validation folds,
-sweep values) come with the configuration.
-
-Before the rerun, each dataset is checked against the recorded data (:mod:`lsr_eval.reproduce.checks`), each
-imported run file by its sha256, each model by its weights' sha256 (or file sizes). Rows whose system, inputs or
-dataset cannot run here are "could not run" and the others rerun without them; their significance columns are
-then not compared (the corrected p-values depend on every system of the table).
-
-A row is ``<dataset> <system>``: its table cells, and its run's manifest and ``efficiency.json``
-(:func:`lsr_eval.reproduce.records.run_record`).
-"""
+Design notes: docs/design.md."""
 
 from __future__ import annotations
 

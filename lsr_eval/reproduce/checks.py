@@ -1,16 +1,6 @@
 """Before anything reruns: is the data the data the result was computed on, and the model its model?
 
-Data: a benchmark made since data fingerprints exist records them (``data`` in its manifest,
-:meth:`lsr_eval.data.datasets.Dataset.fingerprint`): corpus, queries and qrels are compared by sha256 and counts.
-Older manifests are compared on what they record: the corpus file's size (or its ``ir_datasets`` docs id), the
-sha256 of local topics and qrels files, and the numbers of queries and judged queries. A difference refuses the
-rerun (a different corpus under the same name is an error, not a silent "differs"). A run file (``kind: run``) is
-compared by its sha256.
-
-Model: an offline alias by the sha256 of its weights (:func:`lsr_eval.models.offline.provenance`), a local folder by
-its files' sizes (what :func:`lsr_eval.experiments.splade.model_fingerprint` records for it); a model that is not
-here makes its rows "could not run".
-"""
+Design notes: docs/design.md."""
 
 from __future__ import annotations
 

@@ -1,32 +1,6 @@
 """How closely a rerun must agree with a committed result: every recorded value has a kind, each kind one rule.
 
-===============  ================================================================  ==================================
-kind             what                                                              rule (default; ``--tolerance``)
-===============  ================================================================  ==================================
-``metric``       measures (nDCG@10, R@1000(rel=2), ...), p-values, FLOPs, mean      ``|old - new| <= 1e-4 * max(1,
-                 active dimensions, fusion weights, losses: non-integer numbers     |old|)``: absolute up to 1
-``count``        documents, queries, judged queries, hits: integers                exactly (``count=N``: ``<= N``)
-``model-count``  counts that the rounding of a model's float weights decides:       within 0.1% relative
-                 postings, zero weights dropped, active entries, terms used,
-                 documents in a fused run
-``size``         bytes on disk (an index's ``index_bytes``)                        within 0.1% relative
-``label``        status, significance markers, precision, engine, settings, ids    exactly
-``timing``       seconds, milliseconds, throughput, latency samples, speed-ups,    never compared
-                 speed ratios, memory samples (RSS, JVM heap)
-===============  ================================================================  ==================================
-
-Why ``model-count`` and ``size`` are not exact: another CPU's kernels (AVX-512 or AVX2, another summation order)
-compute a SPLADE weight that lies on a quantisation boundary one ulp apart, and it rounds the other way. On SciFact
-(5,183 documents, 1.29M postings) an AVX2 EPYC rerun of a result made on an AVX-512 Xeon dropped 7,541 instead of
-7,543 zero weights, fused 444,023 instead of 444,022 documents, wrote a 0.011% larger index, and reproduced every
-measure to 1e-4; counts of what the data holds stay exact.
-
-A value's kind comes from its key (a dotted path such as ``counts.search.hits`` or ``table.nDCG@10``): a key any
-of whose parts names a time is a timing; a measure name (:func:`lsr_eval.evaluation.measures.parse_measure`) or a
-``_p`` column is a metric; a key in :data:`MODEL_COUNTS` or :data:`FUSED_COUNTS` is a model count; a number that is an integer
-(also 510936.0, as a table with empty cells stores it) is a count; other numbers are metrics; anything else is a
-label. Lists are compared element by element with the kind of their key.
-"""
+Design notes: docs/design.md."""
 
 from __future__ import annotations
 
@@ -85,7 +59,7 @@ def _integral(v: Any) -> bool:
 
 
 def kind_of(key: str, value: Any) -> str:
-    """The kind of the value recorded under ``key`` (see the module doc)."""
+    """The kind of the value recorded under ``key`` (see docs/design.md)."""
     parts = key.split(".")
     if _is_timing(parts):
         return "timing"

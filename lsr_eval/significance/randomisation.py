@@ -1,24 +1,11 @@
 """Fisher's randomisation (permutation) test on paired per-query scores, as recommended for IR by Smucker, Allan &
 Carterette, "A Comparison of Statistical Significance Tests for Information Retrieval Evaluation", CIKM 2007.
 
-Null hypothesis: the two systems are interchangeable, so on each query the labels "baseline" and "treatment" could
-be swapped, i.e. each difference ``d_i = treatment_i - baseline_i`` could have either sign. The statistic is the
-absolute total difference ``T = |sum_i d_i|`` (equivalent to the absolute mean difference: ``n`` is fixed). Over
-sign vectors ``s`` in ``{-1, +1}^n``::
+The p-value is the share of sign vectors ``s`` with ``|sum_i s_i d_i| >= |sum_i d_i|``: exact over all 2^n, or
+Monte Carlo ``(1 + hits) / (B + 1)`` (Phipson & Smyth, SAGMB 2010), seeded so that a (seed, B) pair gives the same
+p-value on every machine.
 
-    exact:        p = #{s : |sum_i s_i d_i| >= T} / 2^n                      (all 2^n sign vectors)
-    Monte Carlo:  p = (1 + #{b : |sum_i s_bi d_i| >= T}) / (B + 1)           (B uniform random sign vectors)
-
-The exact p counts the identity vector, so it is at least 2^-n; the Monte Carlo estimate adds the observed vector
-likewise, which keeps it a valid p-value, never 0 (Phipson & Smyth, SAGMB 2010). Smucker et al. used B = 100,000;
-the standard error of the estimate is about sqrt(p (1 - p) / B). ``>=`` is taken with a relative tolerance
-(:data:`RELATIVE_TOLERANCE` of ``sum |d_i|``) so that sums equal in exact arithmetic but not in floating point count
-as equal. Random signs are the bits of bytes from numpy's PCG64 generator seeded with the declared ``seed``,
-drawn in blocks of :data:`BLOCK` vectors, so a (seed, B) pair gives the same p-value on every machine.
-
-ranx's ``fisher`` test is not used: it seeds numba's generator inside a parallel loop (threads share it, so results
-depend on scheduling) and compares means without tolerance.
-"""
+Design notes: docs/design.md."""
 
 from __future__ import annotations
 

@@ -2,18 +2,7 @@
 (Fisher 1935; for IR, Smucker, Allan & Carterette, CIKM 2007; the blocked layout as in a randomised complete block
 design, Box, Hunter & Hunter 2005, ch. 4).
 
-Each arm gives per-query scores for every seed: ``x_sq`` (baseline) and ``y_sq`` (treatment) on the same queries
-``q`` for seed ``s``, the arms paired by seed number. With ``d_sq = y_sq - x_sq`` over the S x Q cells, the
-statistic is ``T = |sum_s sum_q d_sq|`` (the mean difference over seeds and queries, times S Q). Under the null
-that within each seed the two arms' labels of a query are exchangeable, each ``d_sq`` may have either sign, and the
-labels are never swapped across seeds (the blocks): the p-value is the share of sign vectors ``e`` in
-``{-1, +1}^{S Q}`` with ``|sum e_sq d_sq| >= T`` (exact for S Q <= 20 cells, else Monte Carlo as
-:func:`lsr_eval.significance.randomisation_test`).
-
-It answers whether the arms' models differ on these queries, pooled over seeds; the seeds enter as replicates, not
-as the unit. Whether the recipes differ across training runs is :func:`lsr_eval.significance.seed_t_test`'s
-question (per-seed means); the decisions of a pre-registered study rest on that one.
-"""
+Design notes: docs/design.md."""
 
 from __future__ import annotations
 

@@ -1,24 +1,10 @@
 """Two arms compared across training seeds: a paired t-test on per-seed means, or Welch's t-test when the seeds
 are not paired (Student 1908; Welch, Biometrika 1947).
 
-Each arm gives one value per seed: the measure (e.g. nDCG@10) of the model trained with that seed, averaged over
-the queries. The unit of replication is the training run, not the query: a query-level test on one seed says the
-two models differ on these queries, not that the recipes do.
+Paired: ``t = d̄ / (s_d / sqrt(n))`` with ``df = n - 1`` over the per-seed differences; unpaired: Welch's t
+with the Welch-Satterthwaite df. The unit of replication is the training run, not the query.
 
-Paired (both arms ran the same seeds, and the seed fixes what the arms share: data order, initial head): with
-``d_s = treatment_s - baseline_s`` over the ``n`` common seeds, ``d̄`` their mean and ``s_d`` their sample sd::
-
-    t = d̄ / (s_d / sqrt(n)),   df = n - 1,   95% interval d̄ -+ t_{0.975, df} s_d / sqrt(n),   p = 2 P(T_df >= |t|)
-
-Unpaired (seed sets differ): Welch's test with ``m_a, s_a, n_a`` and ``m_b, s_b, n_b`` per arm::
-
-    se = sqrt(s_a^2 / n_a + s_b^2 / n_b),   t = (m_b - m_a) / se,
-    df = se^4 / ((s_a^2 / n_a)^2 / (n_a - 1) + (s_b^2 / n_b)^2 / (n_b - 1))      (Welch-Satterthwaite)
-
-``pair="auto"`` pairs when both arms have the same seeds and otherwise uses Welch; ``"paired"`` refuses unequal
-seed sets; ``"welch"`` never pairs. With no spread (every ``d_s`` equal, or both arms constant) t is 0 with p = 1
-when the difference is 0 and ±inf with p = 0 otherwise, as :func:`lsr_eval.significance.paired_t_test`.
-"""
+Design notes: docs/design.md."""
 
 from __future__ import annotations
 

@@ -1,16 +1,9 @@
 """SPLADE training: ranking losses, sparsity regularisers, recipes, the training loop, and middle training.
 
-Public names are imported lazily (torch and transformers load on first use, not with this package):
-
-* :func:`load_config`, :class:`SpladeTrainConfig`, :class:`MiddleTrainConfig` (typed YAML configs)
-* :func:`train`, :func:`middle_train`, :class:`TrainResult` (``lsr-eval train`` / ``lsr-eval middle-train``)
-* :func:`info_nce`, :func:`margin_mse`, :func:`kl_div` (losses), :func:`flops`, :func:`l1` (regularisers)
-* :func:`reg_weight`, :func:`lr_factor` (schedules)
-* :func:`build_model` (rescaling at initialisation, distinct query encoders)
-* :func:`read_hard_negatives`, :func:`read_teacher_scores`, :func:`build_source`, :class:`Example`
-
+Public names are imported lazily (torch and transformers load on first use, not with this package).
 See docs/training.md.
-"""
+
+Design notes: docs/design.md."""
 
 from __future__ import annotations
 

@@ -1,19 +1,6 @@
 """Typed training configurations, read from YAML and validated before anything is loaded.
 
-A config file is a mapping of sections (``model``, ``data``, ``loss``, ``regularizer``, ``optim``, ``train``,
-``output``; ``mlm`` for middle training). Every key is checked against the dataclasses below: an unknown key, a
-missing required value, a value of the wrong type or outside its allowed choices is a :class:`ConfigError` that
-names the file and the dotted key (``model.rescale_k``), raised before any model or data is touched.
-
-``base: other.yaml`` (path relative to the file) starts from another config: its sections are merged key by key,
-the including file winning. Command-line overrides (``--set train.steps=100``) are applied the same way, their
-values parsed as YAML. Floats may be written ``5e-3`` (YAML 1.1 reads that as a string; numeric strings are
-accepted where a float is expected).
-
-``seeds: [1, 2, 3]`` (top level) fans a config out into one run per seed (:func:`load_configs`): run ``s`` has
-``train.seed: s`` and its name, ``output.dir`` and ``output.model_dir`` suffixed ``-s<s>``, so each seed has its own
-model folder, log and manifest. ``seeds`` wins over ``train.seed``; ``--set seeds=[2]`` selects one seed.
-"""
+Design notes: docs/design.md."""
 
 from __future__ import annotations
 

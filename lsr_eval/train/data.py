@@ -1,19 +1,6 @@
 """Training examples and their order: (query, positive, hard negatives[, teacher scores]).
 
-Two sources, both giving the *global* micro-batch (all processes) of micro-step m; each process then takes its
-slice. The order is a function of the seed and m alone, so resuming needs only the step (plus a cursor for the
-streamed triples):
-
-* :class:`QuerySet` (``data.source: dataset``): one example per query per epoch, queries shuffled per epoch
-  (``numpy.random.default_rng([seed, epoch])``); the positive and the hard negatives of query i in epoch e are
-  drawn with ``default_rng([seed, epoch, i])`` from its judged positives and its negative pool (without
-  replacement when the pool is large enough). The last incomplete batch of an epoch is dropped.
-* :class:`IrdsTriples` (``data.source: irds-triples``): ir_datasets docpairs (MS MARCO
-  ``msmarco-passage/train/triples-small``: qid, positive, negative) in file order, wrapping around at the end.
-
-Every id that cannot be used is counted (and warned about): queries without positives or negatives, negatives
-and teacher scores naming unknown queries or documents, judged positives missing from the corpus.
-"""
+Design notes: docs/design.md."""
 
 from __future__ import annotations
 
@@ -61,7 +48,7 @@ def _listed(ids) -> list[str]:
 
 
 class QuerySet:
-    """Map-style examples over queries (see module docstring)."""
+    """Map-style examples over queries (see docs/design.md)."""
 
     def __init__(self, queries: dict[str, str], positives: dict[str, list[str]], pools: dict[str, list[str]],
                  docs: dict[str, str], n_negatives: int, seed: int, teacher: TeacherScores | None = None,

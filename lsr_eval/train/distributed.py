@@ -1,20 +1,9 @@
 """Process groups under ``torchrun`` and the two differentiable collectives the objective needs.
 
-Gradient bookkeeping. DDP averages parameter gradients over the W processes, so a process's gradient counts
-1/W. Let the objective be J = (1/W) sum_r L_r, L_r the loss computed by process r.
+With them (and DDP's 1/W), the loss and its gradient for W processes x batch B equal those of one process x
+batch W*B.
 
-* :func:`gather_cat` (documents for in-batch negatives): X = concat_r x_r on every process. dJ/dx_r =
-  (1/W) sum_r' dL_r'/dx_r, so process r's backward returns ``sum_r' (dL_r'/dX)[slice r]`` (an all-reduce of the
-  incoming gradient, then the own slice); DDP's 1/W completes it.
-* :func:`all_reduce_mean` (FLOPS: the mean |w_j| over all documents of all processes): y = (1/W) sum_r x_r.
-  dJ/dx_r = (1/W^2) sum_r' dL_r'/dy, so the backward returns the mean over processes of the incoming gradient;
-  DDP's 1/W completes it.
-
-With these, the loss and its gradient for W processes x batch B equal those of one process x batch W*B
-(tests/integration/test_train_distributed.py). Both work on gloo (CPU) and NCCL; they all-reduce rather than reduce-scatter,
-which gloo lacks. They run on a process group of their own, so that their order cannot interleave with DDP's
-gradient all-reduces on the default group.
-"""
+Design notes: docs/design.md."""
 
 from __future__ import annotations
 
@@ -113,12 +102,12 @@ class _AllReduceMean(torch.autograd.Function):
 
 
 def gather_cat(x: torch.Tensor) -> torch.Tensor:
-    """Concatenation over processes (rank order) of equally shaped ``x``, differentiable (module docstring)."""
+    """Concatenation over processes (rank order) of equally shaped ``x``, differentiable (docs/design.md)."""
     return _GatherCat.apply(x) if active() else x
 
 
 def all_reduce_mean(x: torch.Tensor) -> torch.Tensor:
-    """Mean over processes of ``x``, differentiable (module docstring)."""
+    """Mean over processes of ``x``, differentiable (docs/design.md)."""
     return _AllReduceMean.apply(x) if active() else x
 
 

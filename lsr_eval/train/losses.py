@@ -1,29 +1,10 @@
 """Ranking losses on SPLADE scores s(q, d) = q . d (dot product of vocabulary-sized weight vectors).
 
-Each returns ``{"rank": tensor}`` (a scalar, mean over the queries of this process) so that the objective can
-add its regularisers and log every part by name.
+InfoNCE with in-batch and hard negatives (SPLADE v2, Formal et al., arXiv:2109.10086, eq. 3), MarginMSE
+(Hofstätter et al., arXiv:2010.02666) and KL-divergence distillation (Lin et al., arXiv:2010.11386); each
+returns ``{"rank": tensor}``, the mean over this process's queries.
 
-* InfoNCE with in-batch and hard negatives (SPLADE v2, Formal et al., arXiv:2109.10086, eq. 3; van den Oord et al.
-  2018): for query i with positive d_i+ among the candidate documents D (every positive and hard negative of the
-  batch, gathered over processes),
-
-      L = -mean_i log( exp s(q_i, d_i+) / sum_{d in D, d not masked} exp s(q_i, d) )
-
-  A candidate is masked for query i when it is another copy of one of i's judged positives (false negative).
-  Without in-batch negatives D is i's own positive and hard negatives (naver/splade ``PairwiseNLL``).
-* MarginMSE (Hofstätter et al., "Improving Efficient Neural Ranking Models with Cross-Architecture Knowledge
-  Distillation", arXiv:2010.02666), over the n negatives of each query:
-
-      L = mean_{i,k} ((s_i+ - s_ik-) - (t_i+ - t_ik-))^2
-
-* KL-divergence distillation (Lin et al., "In-Batch Negatives for Knowledge Distillation with Tightly-Coupled
-  Teachers for Dense Retrieval", arXiv:2010.11386; naver/splade ``DistilKLLoss``), over each query's list
-  (positive, n negatives), with P = softmax(teacher scores), Q = softmax(student scores):
-
-      L = mean_i KL(P_i || Q_i) = mean_i sum_k P_ik (log P_ik - log Q_ik)
-
-  With one negative both distillation losses equal naver/splade's.
-"""
+Design notes: docs/design.md."""
 
 from __future__ import annotations
 

@@ -4,17 +4,7 @@ logits is pushed towards sparsity:
 
     loss = CE(masked tokens) + lambda_d(t) * FLOPS( max_t log(1 + ReLU(logits_t)) )
 
-Masking follows BERT (Devlin et al. 2019): each real, non-special token is selected with probability ``mask_prob``;
-a selected token becomes [MASK] (80%), a random token (10%) or stays (10%), and only selected tokens are predicted.
-The draw of micro-step m on process r uses ``torch.Generator`` seeded with (seed, m, r), so resuming replays it.
-The FLOPS mean runs over all processes (:mod:`lsr_eval.train.regularizers`); lambda_d warms up quadratically.
-
-Texts (:mod:`lsr_eval.train.mlm_text`): documents and chosen queries of one or more datasets, deduplicated, minus a
-seeded held-out fraction for ``lsr-eval mlm-eval``. ``model.trainable: head`` trains the MLM head alone
-(:mod:`lsr_eval.train.freeze`). Without the FLOPS term (``mlm.lambda_d: 0``) the decoder runs at the masked
-positions only (about 15% of the tokens): the same loss for a fraction of the head's cost, and no ``flops_d`` /
-``active_dims_d`` is logged.
-"""
+Design notes: docs/design.md."""
 
 from __future__ import annotations
 

@@ -1,17 +1,13 @@
 """Masked-token top-1 accuracy and perplexity of a masked LM on held-out text.
 
-Each text is masked as in training (:func:`lsr_eval.train.middle.mask_tokens`: BERT's rule, ``mask_prob`` of the
-real tokens selected; 80% [MASK], 10% random, 10% unchanged). Over the N selected positions i, with label y_i and
-logits z_i over the vocabulary:
+Over the N masked positions i (label y_i, logits z_i)::
 
     accuracy   = (1/N) sum_i [argmax_v z_iv = y_i]
     perplexity = exp( (1/N) sum_i -log softmax(z_i)_{y_i} )
 
-(masked-LM accuracy: Devlin et al., "BERT", NAACL 2019; perplexity as the exponential of the mean masked-token
-cross-entropy, as Liu et al., "RoBERTa", arXiv:1907.11692, report it). Texts go in the given order in batches of
-``batch_size``; batch b is masked with ``torch.Generator`` seeded with (seed, b), so two models with the same
-tokenizer are scored on exactly the same masked inputs.
-"""
+(Devlin et al., "BERT", NAACL 2019; Liu et al., "RoBERTa", arXiv:1907.11692.)
+
+Design notes: docs/design.md."""
 
 from __future__ import annotations
 

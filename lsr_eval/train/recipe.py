@@ -1,21 +1,7 @@
 """The model a training recipe starts from: checkpoints loaded, MLM heads rescaled at initialisation, and an
 optional distinct (possibly small, built-from-config) query encoder.
 
-Rescaling (Jang et al., "Rescaling MLM-Head for Neural Sparse Retrieval", arXiv:2606.18811): the head of each
-loaded checkpoint is divided by k before the first step (:func:`lsr_eval.models.rescale_head`); ``suggested``
-takes k from :func:`lsr_eval.models.suggest_k` on the head as loaded (mean max logit and mean initial score on
-the built-in sample texts, :mod:`lsr_eval.models.diagnostics`). ``tied_input`` says whether a tied head's input
-embeddings shrink with it (the paper) or are compensated (:func:`lsr_eval.models.rescale.rescale_head`).
-
-Separate encoders (Lassance & Clinchant, "An Efficiency Study for SPLADE Models", SIGIR 2022): SPLADE V uses two
-copies of one checkpoint; BT-SPLADE (VI) a BERT-tiny query encoder. A query checkpoint must have the document
-encoder's vocabulary; a built one (``model.query.build``, offline stand-in for ``prajjwal1/bert-tiny``) is a
-random BERT on the document encoder's vocabulary and tokenizer.
-
-Inference-free (doc-only, as OpenSearch trains its doc-only models): ``model.query.path`` is ``idf`` (the IDF of
-the training corpus on the document tokenizer) or an inference-free model folder
-(:mod:`lsr_eval.models.static_query`); the query weights stay fixed and only the document encoder trains.
-"""
+Design notes: docs/design.md."""
 
 from __future__ import annotations
 

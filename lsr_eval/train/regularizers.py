@@ -1,23 +1,9 @@
 """Sparsity regularisers on a batch of SPLADE vectors w (N x V), and batch sparsity statistics.
 
-* FLOPS (Paria et al., "Minimizing FLOPs to Learn Efficient Sparse Representations", ICLR 2020, eq. 4; used by
-  SPLADE, Formal et al. SIGIR 2021):
+FLOPS (Paria et al., ICLR 2020, eq. 4): ``sum_j (mean_i |w_ij|)^2``, the mean over the documents of all
+processes; L1 (Lassance & Clinchant, SIGIR 2022): ``mean_i sum_j |w_ij|``.
 
-      FLOPS(w) = sum_j ( mean_i |w_ij| )^2
-
-  a smooth proxy of the expected number of multiplications of a query-document dot product. The mean runs over
-  the documents of *all* processes (:func:`lsr_eval.train.distributed.all_reduce_mean`, differentiable), so the
-  value, its gradient, and hence the sparsity reached do not depend on how many processes share the batch (an
-  all-reduce of the V-sized mean rather than an all-gather of the N x V vectors: same result, V floats sent).
-* L1 (Lassance & Clinchant, "An Efficiency Study for SPLADE Models", SIGIR 2022, on queries):
-
-      L1(w) = mean_i sum_j |w_ij|
-
-  a mean of per-vector terms: each process's local mean, averaged by DDP, is the global mean already.
-
-Documents are regularised per slot, as naver/splade does for (positive, negative) pairs: the FLOPS of the
-positives and of each rank of hard negatives are computed separately and averaged.
-"""
+Design notes: docs/design.md."""
 
 from __future__ import annotations
 

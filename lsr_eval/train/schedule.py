@@ -1,18 +1,9 @@
 """Schedules of the training loop, as functions of the optimizer step t = 1, 2, ... (the step being taken).
 
-* Regulariser weight, quadratic warm-up (Paria et al., "Minimizing FLOPs to Learn Efficient Sparse
-  Representations", ICLR 2020; naver/splade ``RegWeightScheduler``, whose ``step()`` runs before each update):
+Regulariser weight: quadratic warm-up, ``lambda_t = lambda * (min(t, T) / T)^2`` (Paria et al., ICLR 2020;
+naver/splade); learning rate: linear warm-up over W steps, then linear decay or constant.
 
-      lambda_t = lambda * (min(t, T) / T)^2          (T = 0: lambda from the first step)
-
-* Learning rate: linear warm-up over W steps, then linear decay towards zero at step S + 1, or constant:
-
-      lr_t = lr * t / W                              for t <= W
-      lr_t = lr * (S - t + 1) / (S - W)              for t > W  (linear: lr at t = W + 1, lr / (S - W) at S)
-      lr_t = lr                                      for t > W  (constant)
-
-  Every step has a non-zero rate (transformers' ``get_linear_schedule_with_warmup`` gives the first step 0).
-"""
+Design notes: docs/design.md."""
 
 from __future__ import annotations
 

@@ -1,21 +1,6 @@
 """The training loop shared by ``lsr-eval train`` and ``lsr-eval middle-train``.
 
-Per optimizer step t (1-based): ``grad_accum`` micro-batches (forward under bf16 autocast when asked, loss outside
-it in float32; DDP gradient sync only on the last one), gradient clipping, AdamW step, LR schedule step. Then one
-JSONL line in ``OUTPUT/log.jsonl`` (every ``log_every`` steps) with every loss part, the regulariser weights,
-sparsity statistics, head norm(s), learning rate, gradient norm and step time; a checkpoint every
-``checkpoint_every`` steps (:mod:`lsr_eval.train.checkpoint`); at the end the final model in ``MODEL_DIR/model``
-and ``OUTPUT/manifest.json``.
-
-A *task* supplies the model and the objective: :class:`lsr_eval.train.ranking.RankingTask`,
-:class:`lsr_eval.train.middle.MlmFlopsTask`. It provides ``module`` (what DDP wraps), ``state_modules()``,
-``local_batch(m)``, ``compute(net, batch, m, step, autocast) -> (loss, logs)``, ``head_norms()``,
-``save_final(folder)``, ``data_state()`` / ``load_data_state()`` and ``init_reports``.
-
-Resume (``resume=True``) continues from the newest checkpoint: parameters, optimizer, schedule, generators and data
-position are restored, so the run continues exactly as if it had not stopped; ``log.jsonl`` is cut back to the
-checkpoint's step. A run whose model folder holds checkpoints is refused unless ``resume`` or ``overwrite``.
-"""
+Design notes: docs/design.md."""
 
 from __future__ import annotations
 
@@ -123,7 +108,7 @@ def run_training(task, *, stage: str, config: dict[str, Any], config_key: dict[s
                  info: distributed.DistInfo, device: torch.device, precision=None, resume: bool = False,
                  overwrite: bool = False, stop_after: int | None = None,
                  manifest_extra: dict[str, Any] | None = None) -> TrainResult:
-    """Train ``task`` (see module docstring) on ``device`` in ``precision`` (default
+    """Train ``task`` (see docs/design.md) on ``device`` in ``precision`` (default
     :func:`training_precision`); every process calls this."""
     if precision is None:
         precision = training_precision(train, device)

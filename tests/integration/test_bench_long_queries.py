@@ -14,7 +14,7 @@ from lsr_eval.anserini.indexer import build_index
 from lsr_eval.anserini.search_collection import (
     JvmMemory, pretokenized, run_search_collection, search_collection_argv, write_tsv_topics)
 from lsr_eval.data.types import Document
-from lsr_eval.searching.counts import SearchCounts
+from lsr_eval.engines.counts import SearchCounts
 from lsr_eval.errors import InputError
 from lsr_eval.runs.trec import read_run
 

@@ -46,7 +46,7 @@ def tiny(tmp_path):
 
 def tie(score: float, d: int) -> float:
     """The ``d``-th document of a tied run as Anserini's ScoreTiesAdjusterReranker reports it: ``score - d * 1e-6``
-    in float32 (lsr_eval.searching.ties)."""
+    in float32 (lsr_eval.engines.ties)."""
     return float(np.float32(score) - np.float32(1e-6) * np.float32(d))
 
 

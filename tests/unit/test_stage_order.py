@@ -1,5 +1,5 @@
 """Folders show the data flow, and a stage imports only from itself and earlier stages: text -> sparse vectors
-(models, encode) -> collection (export) -> engine index and search (searching, anserini, engines) -> runs ->
+(models, encode) -> collection (export) -> engine index and search (anserini and engines, one stage) -> runs ->
 metrics, significance, fusion, efficiency -> experiments -> benchmarks -> report, with training a side branch.
 Imports inside functions count too: a lazy import that runs backwards is still a backwards dependency."""
 
@@ -20,9 +20,7 @@ STAGES: list[set[str]] = [
     {"models"},
     {"encode"},
     {"export"},
-    {"searching"},
-    {"anserini"},
-    {"engines"},
+    {"anserini", "engines"},   # engines owns the counts and tie rule Anserini's searcher shares
     {"runs"},
     {"evaluation"},
     {"significance", "fusion", "efficiency"},
@@ -88,8 +86,8 @@ def test_every_stage_imports_only_earlier_stages():
 
 
 def test_checker_sees_a_backwards_import(tmp_path):
-    (tmp_path / "anserini").mkdir()
-    (tmp_path / "anserini" / "probe.py").write_text(
+    (tmp_path / "export").mkdir()
+    (tmp_path / "export" / "probe.py").write_text(
         "def f():\n    from lsr_eval.engines.base import MARKER\n    from ..data import types\n")
     assert backwards_imports(tmp_path) == [
-        "lsr_eval/anserini/probe.py:2: anserini imports the later stage lsr_eval.engines.base"]
+        "lsr_eval/export/probe.py:2: export imports the later stage lsr_eval.engines.base"]
