@@ -1,25 +1,6 @@
-"""PISA behind the engine seam: a quantized (dot-product) index over lsr-eval's integer impacts.
-
-The build inverts the ``JsonVectorCollection`` one ``batch_size`` of documents at a time (:func:`_invert`, through
-pyterrier-pisa's ``_pisathon``), every posting holding the document's integer impact as it is (no rescaling, no
-stemmer), then compresses it (``index_encoding``) with its block-max data. Search calls ``_pisathon.retrieve``
-directly (no pandas) with the ``quantized`` scorer and ``query_weighted=1``: a document's score is the integer dot
-product of query and document weights, as in Anserini's impact search (both sum in float32, exact below 2**24).
-
-PISA lower-cases the ASCII letters of a query term before its lexicon lookup, so a term with an upper-case letter
-could never be found (and ``Apple`` would match ``apple``). Terms are stored and looked up escaped (:data:`ESCAPES`:
-``A`` -> ``^a``, ``^`` -> ``^^``), a one-to-one map that this lower-casing leaves alone. (An unmarked index built
-by pyterrier-pisa itself is searched with its terms as they are, and its impacts as it stored them.)
-
-Ties and scores: Anserini's run, bit for bit (:mod:`lsr_eval.engines.ties`). Hits are ordered by score, then
-docid string, and the cut at rank ``k`` is made in that order too, as Anserini's (Lucene sorts on score, then
-docid). PISA alone does not: among documents tied with the score at its cut, its top-k heap keeps an arbitrary
-subset. So PISA is asked for ``k + 1`` hits, and again for twice as many while its last hit is still tied with the
-one at rank ``k``; then every document tied at the cut is known. The ranked list's scores then go through Anserini's
-``ScoreTiesAdjusterReranker`` (:func:`~lsr_eval.engines.ties.adjust_ties`: rounded to 1e-4, the ``d``-th document of
-a tied run loses ``d * 1e-6`` in float32), so a tied run deep in a list (``51.0, 51.0, 50.999996, ...`` on
-NFCorpus) reads as Anserini reports it; the exact dot products are the adjusted scores rounded to integers.
-"""
+"""PISA behind the engine seam: a quantized (dot-product) index over lsr-eval's integer impacts, searched with the
+exact top k under Anserini's tie contract (score desc, docid asc, the cut included; Anserini's adjusted scores), so its
+runs equal Anserini's bit for bit. Design notes: docs/design.md."""
 
 from __future__ import annotations
 
@@ -44,7 +25,7 @@ CHUNK = 1000
 MAX_ROWS = 2_000_000
 #: Conjunctive algorithms: a document must hold every query term, so they do not compute the exact top k.
 CONJUNCTIVE = ("ranked_and", "block_max_ranked_and")
-#: Upper-case ASCII letters and the escape character itself, escaped (see the module docstring).
+#: Upper-case ASCII letters and the escape character itself, escaped (docs/design.md, engines.pisa).
 ESCAPES = str.maketrans({"^": "^^", **{c: "^" + c.lower() for c in string.ascii_uppercase}})
 DEFAULTS = {"index_encoding": "block_simdbp", "query_algorithm": "maxscore", "batch_size": 100_000}
 Hits = list[tuple[str, float]]
@@ -287,7 +268,7 @@ class PisaSearcher(ClosingSearcher):
 
     def _top(self, queries: list[dict[str, float]], k: int, threads: int) -> list[Hits]:
         """Each query's top ``k`` by score then docid, the cut included, with Anserini's adjusted scores (see the
-        module docstring on ties)."""
+        docs/design.md on ties)."""
         self.k = k
         top: list[Hits | None] = [None] * len(queries)
         pending, fetch = list(range(len(queries))), k + 1
