@@ -19,7 +19,7 @@ from lsr_eval.data.datasets import load_dataset
 from lsr_eval.data.registry import GROUPS
 from lsr_eval.evaluation import evaluate
 from lsr_eval.runs.trec import read_run
-from test_train_helpers import model_copy, tiny_config
+from train_helpers import model_copy, tiny_config
 
 pytestmark = pytest.mark.slow
 

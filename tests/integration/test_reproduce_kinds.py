@@ -15,7 +15,7 @@ from lsr_eval.reproduce.jobs import Options, plan, reproduce_result
 from lsr_eval.reproduce.paths import PathMap
 from lsr_eval.reproduce.pipeline import _arguments
 from lsr_eval.reproduce.results import load_result
-from test_train_helpers import tiny_config
+from train_helpers import tiny_config
 
 
 @pytest.fixture

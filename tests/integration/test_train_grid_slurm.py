@@ -21,7 +21,7 @@ import torch
 import yaml
 
 from lsr_eval.cli import main
-from test_train_helpers import read_log, tiny_config
+from train_helpers import read_log, tiny_config
 
 REPO = Path(__file__).resolve().parents[2]
 SBIN = os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/sbin"])

@@ -18,7 +18,7 @@ from lsr_eval.train.middle import mask_tokens, masked_logits
 from lsr_eval.train.mlm_eval import MaskedLmScore, evaluate_masked_lm, score_masked
 from lsr_eval.train.mlm_text import collect_texts, split_holdout
 from lsr_eval.train.run import middle_train
-from test_train_helpers import model_copy, read_log, tiny_beir_train
+from train_helpers import model_copy, read_log, tiny_beir_train
 from tiny_models import BUILTIN_TEXT
 
 

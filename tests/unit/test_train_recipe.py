@@ -14,7 +14,7 @@ from lsr_eval.models.splade import SpladeModel
 from lsr_eval.train.config import MiddleTrainConfig, ModelConfig, SpladeTrainConfig, from_dict
 from lsr_eval.train.recipe import build_model, head_norm
 from lsr_eval.train.run import middle_train, train
-from test_train_helpers import model_copy, read_log, tiny_config
+from train_helpers import model_copy, read_log, tiny_config
 from tiny_models import tiny_model
 
 

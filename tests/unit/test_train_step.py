@@ -13,7 +13,7 @@ from lsr_eval.train.distributed import DistInfo
 from lsr_eval.train.ranking import RankingTask
 from lsr_eval.train.recipe import build_model
 from lsr_eval.train.trainer import param_groups
-from test_train_helpers import tiny_config
+from train_helpers import tiny_config
 from tiny_models import BUILTIN_TEXT
 
 
