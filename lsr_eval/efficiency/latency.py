@@ -80,11 +80,11 @@ class QueryWeights:
         else:
             row = self.encoder.encode([text], batch_size=1, sparse=True, bf16=self.bf16).weights.tocsr()
             t1 = clock()
+            if stats is not None:
+                stats["encode"] = stats.get("encode", 0.0) + t1 - t0
             q = quantize_rows(row, [qid], self._vocab, self.scale, what="query")
             out = dict(zip(self._vocab.tokens[q.indices].tolist(), q.values.tolist()))
         if stats is not None:
-            if self._row is None:
-                stats["encode"] = stats.get("encode", 0.0) + t1 - t0
             stats["weight_map"] = stats.get("weight_map", 0.0) + clock() - t1
         return out
 

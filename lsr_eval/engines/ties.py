@@ -84,5 +84,4 @@ def ranked_hits(scores: np.ndarray, docids: list[str], k: int) -> list[tuple[str
             edges = np.flatnonzero(np.diff(np.concatenate(([0], same.view(np.int8), [0])))).tolist()
             for a, b in zip(edges[::2], edges[1::2]):  # docids[a:b + 1] share one score
                 docids[a:b + 1] = sorted(docids[a:b + 1])
-    docids, scores = docids[:k], scores[:k]
-    return list(zip(docids, adjust_ties(scores).astype(np.float64).tolist()))
+    return adjusted_hits(docids[:k], scores[:k])
