@@ -18,7 +18,7 @@ quickstart: install
 # CI: the whole suite, which reruns the cheap committed results (tests/integration/test_reproduce_committed.py: BM25 on SciFact
 # and NFCorpus, the published DL19 runs, the quickstart benchmark) and fails naming any row that moved.
 test: install
-	$(PYTHON) -m pytest -q --durations=25
+	$(PYTHON) -m pytest -q --durations=25 -n 2 --dist loadfile
 
 # The fast tier (under a minute): tests/unit/, which starts no JVM and reads nothing of ../shared (either fails the
 # test, in the full suite too: tests/conftest.py). tests/integration/ holds the rest; make test runs both.

@@ -234,5 +234,11 @@ class ScifactImpact:
 
 @pytest.fixture(scope="session")
 def scifact_impact(tmp_path_factory) -> ScifactImpact:
-    """SciFact test through splade-tiny (encoded once per session, about a minute on 2 cores)."""
-    return ScifactImpact(tmp_path_factory.mktemp("scifact-impact"))
+    """SciFact test through splade-tiny (encoded once per run, about a minute on 2 cores). Under pytest-xdist the
+    workers share one work folder: the first encodes and indexes, the others wait on its cache lock and reuse it."""
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # the run's folder, above each worker's own
+    work = root / "scifact-impact"
+    work.mkdir(parents=True, exist_ok=True)
+    return ScifactImpact(work)

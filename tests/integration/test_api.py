@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, shared_path, splade_tiny_dir
+from conftest import REPO, quickstart_config, shared_path, splade_tiny_dir
 
 HEAVY = ("torch", "jnius", "ranx", "pandas", "numba", "transformers")
 
@@ -125,17 +125,25 @@ def test_snippet_is_short_and_uses_the_root_api():
 
 
 @pytest.mark.slow
-def test_docs_api_snippet_runs_as_written(tmp_path, monkeypatch, capsys):
-    shared_path("beir", "scifact")
-    splade_tiny_dir()
+def test_docs_api_snippet_runs_as_written(scifact_impact, monkeypatch, capsys, caplog):
+    """The snippet's splade-tiny has the quickstart's settings: its encoding is the session's SciFact encoding
+    (reused from the work folder, as a user's second run reuses the first's), and its row is the quickstart's."""
     monkeypatch.chdir(REPO)  # the snippet's ../shared/data is relative to the checkout
-    monkeypatch.setenv("LSR_EVAL_WORK", str(tmp_path))
+    monkeypatch.setenv("LSR_EVAL_WORK", str(scifact_impact.work))
     namespace: dict = {}
-    exec(compile(snippet(), "docs/api.md", "exec"), namespace)
+    with caplog.at_level("INFO", logger="lsr_eval"):
+        exec(compile(snippet(), "docs/api.md", "exec"), namespace)
+    assert "reused encoding" in caplog.text
     table = namespace["table"]
     assert list(table.index) == ["bm25", "splade-tiny", "rrf"]
     assert table.loc["bm25", "nDCG@10"] == pytest.approx(_committed_bm25_scifact()["nDCG@10"], abs=1e-9)
+    assert table.loc["splade-tiny", "nDCG@10"] == pytest.approx(_committed_quickstart_splade_ndcg10(), abs=1e-9)
     assert "nDCG@10" in capsys.readouterr().out
+
+
+def _committed_quickstart_splade_ndcg10() -> float:
+    with open(REPO / quickstart_config()["out"] / "table.csv", encoding="utf-8") as f:
+        return float(next(r for r in csv.DictReader(f) if r["system"] == "splade-tiny")["nDCG@10"])
 
 
 def test_run_benchmark_table_equals_evaluate(tiny_beir, tmp_path):

@@ -118,13 +118,18 @@ def test_k_param_and_depth(files, tmp_path):
 
 
 def test_param_option(files, tmp_path, capsys):
-    base = ["fuse", files["a"], files["b"], "--qrels", files["qrels"], "--method", "gmnz", "--out"]
-    assert main([*base, str(tmp_path / "g"), "--param", "gamma=0.5"]) == 0
-    assert json.loads((tmp_path / "g" / "manifest.json").read_text())["fusion"]["params"] == {"gamma": 0.5}
-    assert main([*base, str(tmp_path / "h"), "--param", "gamma"]) == 2
-    assert "--param 'gamma': expected NAME=VALUE" in capsys.readouterr().err
+    # RRF's k (computed without ranx: ranx's methods compile for a minute on a cold numba cache; their scalars
+    # parse through the same code, and tests/unit/test_fusion_by_hand.py fuses with each of them)
+    base = ["fuse", files["a"], files["b"], "--qrels", files["qrels"], "--method", "rrf", "--out"]
+    assert main([*base, str(tmp_path / "g"), "--param", "k=10"]) == 0
+    assert json.loads((tmp_path / "g" / "manifest.json").read_text())["fusion"]["params"] == {"k": 10}
+    fused = read_run(tmp_path / "g" / "run.trec")
+    expected = fuse([TEST_A, TEST_B], "rrf", params={"k": 10}).run
+    assert {q: pytest.approx(h, rel=1e-15) for q, h in expected.items()} == fused
+    assert main([*base, str(tmp_path / "h"), "--param", "k"]) == 2
+    assert "--param 'k': expected NAME=VALUE" in capsys.readouterr().err
     assert main([*base, str(tmp_path / "h"), "--param", "sigma=1"]) == 2
-    assert "gmnz takes no parameter sigma; its parameters: gamma" in capsys.readouterr().err
+    assert "rrf takes no parameter sigma; its parameters: k" in capsys.readouterr().err
 
 
 def test_without_qrels_the_fused_run_is_written_not_evaluated(files, tmp_path, capsys):
