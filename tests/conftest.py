@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.abc
 import json
 import os
 import subprocess
@@ -93,6 +94,23 @@ def cpu_kind(request, monkeypatch) -> str:
 #: ``tests/unit/`` is held to that in the full suite too.
 UNIT_TIER = os.environ.get("LSR_EVAL_TIER") == "unit"
 _IN_UNIT_TEST = [False]
+#: Packages a unit test does not import: ranx's numba kernels compile for minutes on a fresh machine (its fusions
+#: and ranx parity are integration tests; the native fusions and evaluation run without it).
+UNIT_REFUSED_IMPORTS = frozenset({"ranx"})
+
+
+class _UnitTierImports(importlib.abc.MetaPathFinder):
+    """Refuses :data:`UNIT_REFUSED_IMPORTS` inside a unit test (where no earlier test imported them already, as in
+    ``make test-fast``)."""
+
+    def find_spec(self, name, path, target=None):
+        if _IN_UNIT_TEST[0] and name.partition(".")[0] in UNIT_REFUSED_IMPORTS:
+            raise ImportError(f"a unit test (tests/unit/) imports no {name} (its numba kernels compile for minutes on "
+                              "a fresh machine): move this test to tests/integration/")
+        return None
+
+
+sys.meta_path.insert(0, _UnitTierImports())
 
 
 @pytest.fixture(autouse=True)

@@ -1,4 +1,5 @@
-"""Fusion through ranx: RRF and min-max wsum by hand, trec_eval tie order, query and document counts, errors."""
+"""Fusion without ranx (:mod:`lsr_eval.fusion.native`): RRF and min-max wsum by hand, trec_eval tie order, query and
+document counts, errors. The methods and normalisations ranx computes: tests/integration/test_fusion_ranx_by_hand.py."""
 
 from __future__ import annotations
 
@@ -6,7 +7,6 @@ import pytest
 
 from lsr_eval.errors import ConfigError
 from lsr_eval.fusion import METHODS, fuse, weight_grid
-from lsr_eval.fusion.ranx_runs import from_ranx, to_ranx
 
 # Run A ties d2 and d3 at 2.0: trec_eval ranks d3 first (docid descending), so A's ranks are d1, d3, d2, d4.
 RUN_A = {"q1": {"d1": 3.0, "d2": 2.0, "d3": 2.0, "d4": 1.0}, "q2": {"d5": 1.0}}
@@ -43,16 +43,6 @@ def test_wsum_min_max_by_hand():
     assert f.run["q3"] == pytest.approx({"d6": 0.7, "d7": 0.0})
 
 
-def test_wsum_other_norms_by_hand():
-    f = fuse([RUN_A, RUN_B], "wsum", norm="max", params={"weights": [0.5, 0.5]})
-    # max norm: A q1 / 3, B q1 / 5
-    assert f.run["q1"] == pytest.approx({"d1": 0.5, "d2": 0.5 * 2 / 3 + 0.5, "d3": 0.5 * 2 / 3,
-                                         "d4": 0.5 / 3 + 0.5 * 4 / 5})
-    f = fuse([RUN_A, RUN_B], "sum", norm="rank")
-    # rank norm 1 - (rank - 1) / n in trec_eval order: A d1 1, d3 0.75, d2 0.5, d4 0.25; B d2 1, d4 0.5
-    assert f.run["q1"] == pytest.approx({"d1": 1.0, "d3": 0.75, "d2": 1.5, "d4": 0.75})
-
-
 def test_counts_queries_in_some_runs_and_empty():
     run_c = {"q1": {"d1": 1.0}, "q4": {}}  # q4 present without documents
     f = fuse([RUN_A, RUN_B, run_c], "rrf")
@@ -68,14 +58,6 @@ def test_depth_cuts_in_trec_order():
     f = fuse([RUN_A, RUN_B], "rrf", depth=2)
     assert list(f.run["q1"]) == ["d2", "d4"] and f.counts.documents_cut == 2
     assert f.counts.documents_out == 2 + 1 + 2
-
-
-def test_ranx_conversion_keeps_trec_order_and_round_trips():
-    r = to_ranx(RUN_A, ["q1", "q2", "q3"])
-    assert list(r.run["q1"].keys()) == ["d1", "d3", "d2", "d4"]  # trec_eval order, ties by docid descending
-    assert len(r.run["q3"]) == 0  # a query the run lacks: empty, as ranx.fuse needs equal query sets
-    back = from_ranx(r, ["q1", "q2", "q3", "q9"])
-    assert back == {"q1": RUN_A["q1"], "q2": RUN_A["q2"], "q3": {}}
 
 
 @pytest.mark.parametrize("kwargs, message", [

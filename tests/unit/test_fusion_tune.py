@@ -68,12 +68,3 @@ def test_untunable_method_and_runs_without_tuning_queries():
         tune_weights([TRAIN_A, TRAIN_B], TRAIN_QRELS, "sum", reported=TEST_QRELS)
     with pytest.raises(ConfigError, match="answer none of the 1 tuning queries"):
         tune_weights([TEST_A, TEST_B], TRAIN_QRELS, "wsum", reported=["s9"])
-
-
-def test_trained_method_estimates_on_train_qrels():
-    t = tune_weights([TRAIN_A, TRAIN_B], TRAIN_QRELS, "posfuse", reported=TEST_QRELS)
-    # P(relevant | rank) on t1: A's r is at rank 3, B's at rank 1 (ranx's estimate_probs: hits / queries per rank)
-    assert [list(p) for p in t.params["probs"]] == [[0.0, 0.0, 1.0], [1.0, 0.0, 0.0]]
-    f = fuse([TEST_A, TEST_B], "posfuse", params=t.params)
-    # PosFuse: sum over runs of P(rank): s1 a = A rank 1 (0) + B rank 2 (0); b = A rank 2 (0) + B rank 1 (1)
-    assert f.run["s1"] == pytest.approx({"a": 0.0, "b": 1.0})

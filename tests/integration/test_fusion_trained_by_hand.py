@@ -202,3 +202,14 @@ def test_every_trained_method_is_checked_by_hand():
     trained = {name for name, m in METHODS.items() if m.trained}
     # posfuse and mapfuse: test_fusion_by_hand.py
     assert trained == {"bayesfuse", "probfuse", "segfuse", "slidefuse", "posfuse", "mapfuse"}
+
+
+def test_trained_method_estimates_on_train_qrels():
+    # train query t1: A ranks the relevant r 3rd, B 1st; the reported query s1 is not used for the estimate
+    train_a, train_b = {"t1": {"r": 1.0, "x": 2.0, "y": 3.0}}, {"t1": {"r": 3.0, "x": 2.0, "y": 1.0}}
+    t = tune_weights([train_a, train_b], {"t1": {"r": 1}}, "posfuse", reported=["s1"])
+    # P(relevant | rank) on t1 (ranx's estimate_probs: hits / queries per rank)
+    assert [list(p) for p in t.params["probs"]] == [[0.0, 0.0, 1.0], [1.0, 0.0, 0.0]]
+    f = fuse([{"s1": {"a": 2.0, "b": 1.0}}, {"s1": {"a": 1.0, "b": 2.0}}], "posfuse", params=t.params)
+    # PosFuse: sum over runs of P(rank): a = A rank 1 (0) + B rank 2 (0); b = A rank 2 (0) + B rank 1 (1)
+    assert f.run["s1"] == pytest.approx({"a": 0.0, "b": 1.0})

@@ -1,6 +1,8 @@
 """Every fusion normalisation and every untrained fusion method against values computed by hand from the formulas
 of ranx 0.3.21's documentation and source (``ranx/normalization``, ``ranx/fusion``), on three small runs without
-ties. rrf and wsum with min-max / max / rank are in test_fusion.py."""
+ties; max and rank normalisations and the ranx run conversion on runs with ties. rrf, sum and wsum without
+normalisation or with min-max (computed without ranx) are in tests/unit/test_fusion.py. Integration tests: ranx's
+numba kernels compile for minutes on a fresh machine."""
 
 from __future__ import annotations
 
@@ -9,11 +11,16 @@ from math import log, sqrt
 import pytest
 
 from lsr_eval.fusion import fuse
+from lsr_eval.fusion.ranx_runs import from_ranx, to_ranx
 
 # One query, five candidates (a..e). Ranks: A a1 b2 c3; B b1 d2 a3 e4; C c1 a2.
 A = {"q1": {"a": 4.0, "b": 3.0, "c": 1.0}}
 B = {"q1": {"b": 9.0, "d": 5.0, "a": 3.0, "e": 1.0}}
 C = {"q1": {"c": 8.0, "a": 2.0}}
+
+# Runs with ties and queries missing from one run: A ties d2 and d3 (trec_eval ranks d3 first, docid descending).
+RUN_A = {"q1": {"d1": 3.0, "d2": 2.0, "d3": 2.0, "d4": 1.0}, "q2": {"d5": 1.0}}
+RUN_B = {"q1": {"d2": 5.0, "d4": 4.0}, "q3": {"d6": 7.0, "d7": 1.0}}
 
 
 def _check(got: dict, expected: dict) -> None:
@@ -124,3 +131,21 @@ def test_every_untrained_method_is_checked_here_or_in_test_fusion():
 
     untrained = {name for name, m in METHODS.items() if not m.trained}
     assert untrained == set(SCORE_METHODS) | set(RANK_METHODS) | {"rrf", "wsum"}
+
+
+def test_wsum_other_norms_by_hand():
+    f = fuse([RUN_A, RUN_B], "wsum", norm="max", params={"weights": [0.5, 0.5]})
+    # max norm: A q1 / 3, B q1 / 5
+    assert f.run["q1"] == pytest.approx({"d1": 0.5, "d2": 0.5 * 2 / 3 + 0.5, "d3": 0.5 * 2 / 3,
+                                         "d4": 0.5 / 3 + 0.5 * 4 / 5})
+    f = fuse([RUN_A, RUN_B], "sum", norm="rank")
+    # rank norm 1 - (rank - 1) / n in trec_eval order: A d1 1, d3 0.75, d2 0.5, d4 0.25; B d2 1, d4 0.5
+    assert f.run["q1"] == pytest.approx({"d1": 1.0, "d3": 0.75, "d2": 1.5, "d4": 0.75})
+
+
+def test_ranx_conversion_keeps_trec_order_and_round_trips():
+    r = to_ranx(RUN_A, ["q1", "q2", "q3"])
+    assert list(r.run["q1"].keys()) == ["d1", "d3", "d2", "d4"]  # trec_eval order, ties by docid descending
+    assert len(r.run["q3"]) == 0  # a query the run lacks: empty, as ranx.fuse needs equal query sets
+    back = from_ranx(r, ["q1", "q2", "q3", "q9"])
+    assert back == {"q1": RUN_A["q1"], "q2": RUN_A["q2"], "q3": {}}
