@@ -394,28 +394,102 @@ class ParityRun:
     per_query: dict[str, dict[str, float]]
 
 
-def run_parity(args: argparse.Namespace, config, started: float | None = None) -> ParityRun:
-    """Both paths, the ablation and every comparison on the options of :func:`parse_args`, for the benchmark
-    ``config`` (:func:`lsr_eval.benchmark.config.load_config` of ``args.benchmark``); ``started``: the
-    ``time.perf_counter()`` the recorded seconds count from (default now). Nothing is written but the caches."""
-    t_start = time.perf_counter() if started is None else started
-    encode, search = import_pyserini()
-    import torch
+@dataclasses.dataclass
+class _Study:
+    """The study's inputs: the options, the benchmark's SPLADE system, its first dataset (with the corpus file
+    Pyserini's encoder reads) and its queries, and lsr-eval's settings (``fingerprint``: of their model)."""
 
-    from lsr_eval.anserini.searcher import ImpactSearcher
+    args: argparse.Namespace
+    system: Any
+    dataset: Any
+    corpus_file: Path
+    s: Any
+    fingerprint: dict[str, Any]
+    queries: list
+    qids: list[str]
+    remove_query: bool
+
+
+@dataclasses.dataclass
+class _LsrPath:
+    """lsr-eval's benchmark path: its model, cached artefacts, query weight maps, run and search counts."""
+
+    model: Any
+    art: dict[str, Any]
+    maps: dict[str, Any]
+    run: dict[str, dict[str, float]]
+    counts: Any
+
+
+@dataclasses.dataclass
+class _FullEncoding:
+    """lsr-eval's float vectors without sparsification (specials kept, queries at Pyserini's max length): the model,
+    the encoding's cache key and folder, its ids and vocabulary, the special tokens, and the encoded queries."""
+
+    model: Any
+    key: dict[str, Any]
+    slot: Path
+    doc_ids: list[str]
+    terms: list[str]
+    special_ids: set[int]
+    specials: set[str]
+    queries: Any
+    query_max_length: int
+
+
+@dataclasses.dataclass
+class _PyseriniDocs:
+    """Pyserini's document encoding: its cache key and folder, its integer and float vectors, its zero-weight
+    entries, and its index."""
+
+    key: dict[str, Any]
+    slot: Path
+    ints: dict[str, dict[str, int]]
+    floats: dict[str, dict[str, float]]
+    zero_entries: int
+    index: Path
+
+
+@dataclasses.dataclass
+class _PyseriniQueries:
+    """Pyserini's search: its run, and the integer and float query vectors its encoder sent."""
+
+    run: dict[str, dict[str, float]]
+    ints: dict[str, dict[str, int]]
+    floats: dict[str, dict[str, float]]
+
+
+@dataclasses.dataclass
+class _Vectors:
+    """lsr-eval's vectors quantised Pyserini's way and as floats, their comparisons with Pyserini's, and the exact
+    float top 10 per query."""
+
+    d_pyway: dict[str, dict[str, int]]
+    d_float: dict[str, dict[str, float]]
+    docs_cmp: dict[str, Any]
+    exact_top: dict[str, set[str]]
+    q_pyway: dict[str, dict[str, int]] = dataclasses.field(default_factory=dict)
+    q_float: dict[str, dict[str, float]] = dataclasses.field(default_factory=dict)
+    queries_cmp: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+
+@dataclasses.dataclass
+class _Ablation:
+    """The run of every ablation step (in :data:`STEPS` order), the idf filter of each index, and the two indexes
+    of lsr-eval's vectors built for it."""
+
+    runs: dict[str, dict[str, dict[str, float]]]
+    filters: dict[str, Any]
+    idx_lsr_py: Path
+    idx_nospecial: Path
+
+
+def _open_study(args: argparse.Namespace, config) -> _Study:
+    """The benchmark's (named or first) SPLADE system on its first dataset, which must have a corpus.jsonl, with
+    lsr-eval's settings on the options' device and precision."""
     from lsr_eval.data.datasets import load_dataset
-    from lsr_eval.encode.queries import encode_queries
-    from lsr_eval.encode.reader import load_matrix, read_vocab
-    from lsr_eval.encode.splade import SpladeTextEncoder
-    from lsr_eval.errors import ConfigError, LsrEvalError
-    from lsr_eval.evaluation import evaluate
-    from lsr_eval.evaluation.agreement import run_agreement
-    from lsr_eval.experiments.query_path import impact_artefacts
-    from lsr_eval.experiments.splade import (SpladeSettings, encoder_fingerprint, inference_record, load_model,
-                                             model_fingerprint, settings_record)
-    from lsr_eval.export.quantize import quantize
-    from lsr_eval.export.queries import query_weight_maps
-    from lsr_eval.manifest import installed_version, machine
+    from lsr_eval.errors import ConfigError
+    from lsr_eval.experiments.splade import SpladeSettings, model_fingerprint
     from lsr_eval.models.offline import resolve_model
 
     systems = [s for s in config.systems if s.kind == "splade" and (args.system is None or s.name == args.system)]
@@ -432,179 +506,320 @@ def run_parity(args: argparse.Namespace, config, started: float | None = None) -
     s = SpladeSettings(**{**system.params, "model": resolve_model(system.params["model"]), "device": args.device,
                           **({"precision": args.precision, "bf16": False} if args.precision else {})})
     queries = dataset.queries()
-    qids = [q.id for q in queries]
     remove_query = dataset.remove_query if s.remove_query is None else s.remove_query
+    return _Study(args, system, dataset, corpus_file, s, model_fingerprint(s.model), queries, [q.id for q in queries],
+                  remove_query)
 
-    # lsr-eval's benchmark path (cached index of the benchmark's system)
+
+def _lsr_path(study: _Study) -> _LsrPath:
+    """lsr-eval's benchmark path: the cached impact index of the benchmark's system, searched with its queries."""
+    from lsr_eval.anserini.searcher import ImpactSearcher
+    from lsr_eval.encode.queries import encode_queries
+    from lsr_eval.encode.splade import SpladeTextEncoder
+    from lsr_eval.experiments.query_path import impact_artefacts
+    from lsr_eval.experiments.splade import load_model
+    from lsr_eval.export.queries import query_weight_maps
+
+    args, s = study.args, study.s
     model = load_model(s).eval()
-    art = impact_artefacts(dataset, model, s, None, args.work_dir, args.threads)
+    art = impact_artefacts(study.dataset, model, s, None, args.work_dir, args.threads)
     log.info("lsr-eval impact index %s (%s)", art["index_dir"], art["source"])
-    enc_q = encode_queries(queries, SpladeTextEncoder(model.query), batch_size=s.batch_size)
-    maps_lsr = query_weight_maps(enc_q.vectors, s.scale)
+    enc_q = encode_queries(study.queries, SpladeTextEncoder(model.query), batch_size=s.batch_size)
+    maps = query_weight_maps(enc_q.vectors, s.scale)
     with ImpactSearcher(str(art["index_dir"]), max_clauses=s.max_clauses) as searcher:
-        run_lsr, counts_lsr = searcher.batch_search(maps_lsr, k=args.k, threads=args.threads,
-                                                     remove_query=remove_query)
+        run, counts = searcher.batch_search(maps, k=args.k, threads=args.threads, remove_query=study.remove_query)
+    return _LsrPath(model, art, maps, run, counts)
 
-    # lsr-eval's float vectors without sparsification, specials kept, queries at Pyserini's max length
+
+def _full_encoding(study: _Study) -> tuple[_FullEncoding, Any]:
+    """lsr-eval's float vectors without sparsification, specials kept, queries at Pyserini's max length (the
+    document encoding cached): the encoding, and its document matrix."""
+    from lsr_eval.encode.queries import encode_queries
+    from lsr_eval.encode.reader import load_matrix, read_vocab
+    from lsr_eval.encode.splade import SpladeTextEncoder
+    from lsr_eval.experiments.splade import encoder_fingerprint, load_model
+
+    args, s, dataset = study.args, study.s, study.dataset
     py_q_len = pyserini_query_max_length()
     s_full = dataclasses.replace(s, doc_top_k=None, query_top_k=None, drop_special=False, max_length_q=py_q_len)
     full = load_model(s_full).eval()
-    doc_len = model.document.max_length
-    fp = model_fingerprint(s.model)
     full_key = {"stage": "encode", "encoder": encoder_fingerprint(s_full, full.document),  # resolved precision
                 "corpus": dataset.corpus_key(), "code": sources_sha256(), "limit": args.limit_docs}
     full_slot = lsr_encoding(dataset, full, full_key, args.work_dir, s.batch_size, args.limit_docs)
     doc_ids, d_full = load_matrix(full_slot)
     terms = read_vocab(full_slot)
     special_ids = set(full.document.special_ids)
-    specials = {terms[i] for i in special_ids}
-    q_full = encode_queries(queries, SpladeTextEncoder(full.query), batch_size=s.batch_size)
+    q_full = encode_queries(study.queries, SpladeTextEncoder(full.query), batch_size=s.batch_size)
+    return _FullEncoding(full, full_key, full_slot, doc_ids, terms, special_ids, {terms[i] for i in special_ids},
+                         q_full, py_q_len), d_full
 
-    # the cached benchmark encoding = the full one with specials dropped and top-1,024? (same floats, same caps)
-    _, d_cached = load_matrix(art["encoding_dir"])
-    d_cached = d_cached[:len(doc_ids)]
-    cache_check = capped_check(d_full, d_cached, model.document, special_ids)
-    q_dims = np.diff(without(q_full.vectors.matrix, special_ids).indptr)
+
+def _lsr_checks(study: _Study, lsr: _LsrPath, full: _FullEncoding, d_full) -> dict[str, Any]:
+    """Is the cached benchmark encoding the full one with specials dropped and top-1,024 (same floats, same
+    caps)? And how far do the queries reach past lsr-eval's max length and top-k?"""
+    from lsr_eval.encode.reader import load_matrix
+
+    model, s, q_full = lsr.model, study.s, full.queries
+    _, d_cached = load_matrix(lsr.art["encoding_dir"])
+    d_cached = d_cached[:len(full.doc_ids)]
+    cache_check = capped_check(d_full, d_cached, model.document, full.special_ids)
+    q_dims = np.diff(without(q_full.vectors.matrix, full.special_ids).indptr)
     query_check = {"max_tokens": int(q_full.n_tokens.max()), "lsr_eval_max_length": model.query.max_length,
                    "queries_over_lsr_eval_max_length": int((q_full.n_tokens > model.query.max_length).sum()),
                    "max_terms_without_specials": int(q_dims.max()),
                    "queries_over_query_top_k": int((q_dims > (s.query_top_k or q_dims.max())).sum())}
+    return {**cache_check, **query_check}
 
-    # Pyserini's documents
-    py_key = {"stage": "pyserini-encode", "model": fp, "corpus": dataset.corpus_key(),
+
+def _pyserini_documents(study: _Study, model, documents: int) -> _PyseriniDocs:
+    """Pyserini's document encoding (cached) and its impact index; refuses a document count other than
+    lsr-eval's."""
+    import torch
+
+    from lsr_eval.errors import LsrEvalError
+    from lsr_eval.manifest import installed_version
+
+    args, s = study.args, study.s
+    py_key = {"stage": "pyserini-encode", "model": study.fingerprint, "corpus": study.dataset.corpus_key(),
               "encoder": "pyserini.encode.SpladeDocumentEncoder", "pyserini": installed_version("pyserini"),
               "torch": torch.__version__, "fields": ["title", "text"], "docid_field": "_id",
-              "max_length": doc_len, "batch_size": args.py_batch_size, "device": "cpu", "limit": args.limit_docs}
-    py_slot = pyserini_encoding(corpus_file, s.model, py_key, args.work_dir, args.py_batch_size, args.limit_docs)
+              "max_length": model.document.max_length, "batch_size": args.py_batch_size, "device": "cpu",
+              "limit": args.limit_docs}
+    py_slot = pyserini_encoding(study.corpus_file, s.model, py_key, args.work_dir, args.py_batch_size,
+                                args.limit_docs)
     py_int = read_jsonl_vectors(py_slot / "collection" / "embeddings.jsonl")
     py_float = read_jsonl_vectors(py_slot / "floats.jsonl")
-    if len(py_int) != len(doc_ids):
-        raise LsrEvalError(f"Pyserini encoded {len(py_int)} documents, lsr-eval {len(doc_ids)}")
+    if len(py_int) != documents:
+        raise LsrEvalError(f"Pyserini encoded {len(py_int)} documents, lsr-eval {documents}")
     py_zero_entries = sum(v == 0 for vec in py_int.values() for v in vec.values())
     idx_py = impact_index(py_slot / "collection", {"stage": "index", "collection": py_key}, "pyserini", args.work_dir,
                           args.threads)
+    return _PyseriniDocs(py_key, py_slot, py_int, py_float, py_zero_entries, idx_py)
 
-    # tokenisation: Pyserini's text (title.strip() + " " + text.strip()) against lsr-eval's contents
-    tok = full.document.tokenizer
-    docs = {d.id: d for d in dataset.docs()}
+
+def _same_tokenisation(study: _Study, full: _FullEncoding, doc_len: int) -> int:
+    """Documents whose tokens are the same from Pyserini's text (title.strip() + " " + text.strip()) and from
+    lsr-eval's contents."""
+    tok = full.model.document.tokenizer
+    docs = {d.id: d for d in study.dataset.docs()}
     ids_same = 0
-    for chunk in range(0, len(doc_ids), 256):
-        part = doc_ids[chunk:chunk + 256]
+    for chunk in range(0, len(full.doc_ids), 256):
+        part = full.doc_ids[chunk:chunk + 256]
         a = tok([docs[d].contents for d in part], truncation=True, max_length=doc_len)["input_ids"]
         b = tok([f"{docs[d].title.strip()} {docs[d].text.strip()}" for d in part], truncation=True,
                 max_length=doc_len)["input_ids"]
         ids_same += sum(x == y for x, y in zip(a, b))
+    return ids_same
 
-    # vector-level identity: lsr-eval floats quantised Pyserini's way (specials kept) vs Pyserini's integers
-    d_pyway = row_maps(doc_ids, d_full, terms, pyserini_quantize)
-    d_float = float_maps(doc_ids, d_full, terms)
-    docs_cmp = compare_vectors(d_pyway, py_int, d_float, py_float, "documents")
-    exact_top = float_top(q_full.vectors.matrix, d_full, qids, doc_ids, special_ids, remove_query)
-    del d_full
 
-    # Pyserini's search (its query encoder records what it sends)
-    py_qenc = recording(encode.SpladeQueryEncoder)(s.model)
+def _document_vectors(study: _Study, full: _FullEncoding, d_full, py_docs: _PyseriniDocs) -> _Vectors:
+    """Vector-level identity of the documents: lsr-eval's floats quantised Pyserini's way (specials kept) against
+    Pyserini's integers; and the exact float top 10 per query."""
+    d_pyway = row_maps(full.doc_ids, d_full, full.terms, pyserini_quantize)
+    d_float = float_maps(full.doc_ids, d_full, full.terms)
+    docs_cmp = compare_vectors(d_pyway, py_docs.ints, d_float, py_docs.floats, "documents")
+    exact_top = float_top(full.queries.vectors.matrix, d_full, study.qids, full.doc_ids, full.special_ids,
+                          study.remove_query)
+    return _Vectors(d_pyway, d_float, docs_cmp, exact_top)
+
+
+def _pyserini_search(study: _Study, index: Path) -> _PyseriniQueries:
+    """Pyserini's search on its index, its query encoder recording the vectors it sends."""
+    import torch
+
+    encode, search = import_pyserini()
+    args, remove_query = study.args, study.remove_query
+    py_qenc = recording(encode.SpladeQueryEncoder)(study.s.model)
     run_py: dict[str, dict[str, float]] = {}
     py_qint, py_qfloat = {}, {}
     with torch.no_grad():
-        py_searcher = search.LuceneImpactSearcher(str(idx_py), py_qenc)
-        for q in queries:
+        py_searcher = search.LuceneImpactSearcher(str(index), py_qenc)
+        for q in study.queries:
             py_qenc.recorded.clear()
             hits = py_searcher.search(q.text, args.k)
             py_qfloat[q.id], py_qint[q.id] = py_qenc.recorded[-1]
             run_py[q.id] = {h.docid: float(h.score) for h in hits if not (remove_query and h.docid == q.id)}
-    q_pyway = row_maps(q_full.vectors.ids, q_full.vectors.matrix, terms, pyserini_quantize)
-    q_float = float_maps(q_full.vectors.ids, q_full.vectors.matrix, terms)
-    queries_cmp = compare_vectors(q_pyway, py_qint, q_float, py_qfloat, "queries")
-    py_zero_query_terms = sum(v == 0 for vec in py_qint.values() for v in vec.values())
+    return _PyseriniQueries(run_py, py_qint, py_qfloat)
 
-    # the ablation, step by step
-    def idf_filter(maps, index_dir):
-        n, df = index_df(index_dir)
-        kept = {qid: {t: w for t, w in m.items() if t in df and math.log(n / df[t]) > 0} for qid, m in maps.items()}
-        return kept, {"terms_at_idf_0": sorted(t for t, f in df.items() if f == n),
-                      "query_terms_removed": sum(len(m) - len(kept[q]) for q, m in maps.items())}
 
-    def run_on(index_dir, maps):
-        with ImpactSearcher(str(index_dir), max_clauses=max(s.max_clauses, max(map(len, maps.values())))) as srch:
-            return srch.batch_search(maps, k=args.k, threads=args.threads, remove_query=remove_query)[0]
+def _query_vectors(vectors: _Vectors, full: _FullEncoding, py_q: _PyseriniQueries) -> None:
+    """Vector-level identity of the queries, into ``vectors``: lsr-eval's floats quantised Pyserini's way against
+    what Pyserini's encoder sent."""
+    q_ids, q_matrix = full.queries.vectors.ids, full.queries.vectors.matrix
+    vectors.q_pyway = row_maps(q_ids, q_matrix, full.terms, pyserini_quantize)
+    vectors.q_float = float_maps(q_ids, q_matrix, full.terms)
+    vectors.queries_cmp = compare_vectors(vectors.q_pyway, py_q.ints, vectors.q_float, py_q.floats, "queries")
 
+
+def _idf_filter(maps: dict[str, dict[str, int]], index_dir: Path) -> tuple[dict[str, dict[str, int]], dict[str, Any]]:
+    """The query maps without terms of idf <= 0 in the index (as LuceneImpactSearcher filters them), and what was
+    filtered."""
+    n, df = index_df(index_dir)
+    kept = {qid: {t: w for t, w in m.items() if t in df and math.log(n / df[t]) > 0} for qid, m in maps.items()}
+    return kept, {"terms_at_idf_0": sorted(t for t, f in df.items() if f == n),
+                  "query_terms_removed": sum(len(m) - len(kept[q]) for q, m in maps.items())}
+
+
+def _search_maps(study: _Study, index_dir: Path, maps: dict[str, dict[str, int]]) -> dict[str, dict[str, float]]:
+    """The run of the query maps on an index by lsr-eval's ImpactSearcher (clauses enough for the longest query)."""
+    from lsr_eval.anserini.searcher import ImpactSearcher
+
+    args = study.args
+    with ImpactSearcher(str(index_dir), max_clauses=max(study.s.max_clauses, max(map(len, maps.values())))) as srch:
+        return srch.batch_search(maps, k=args.k, threads=args.threads, remove_query=study.remove_query)[0]
+
+
+def _ablation(study: _Study, full: _FullEncoding, vectors: _Vectors, idx_py: Path, run_py, run_lsr) -> _Ablation:
+    """The ablation, step by step (:data:`STEPS`): from Pyserini's run to lsr-eval's, one part replaced per step."""
+    from lsr_eval.errors import LsrEvalError
+
+    args, specials, d_pyway, q_pyway = study.args, full.specials, vectors.d_pyway, vectors.q_pyway
     idx_lsr_py = impact_index(Path(), {"stage": "index", "collection": "lsr-eval floats, Pyserini quantisation",
-                                       "encoding": full_key, "specials": True, "limit": args.limit_docs},
+                                       "encoding": full.key, "specials": True, "limit": args.limit_docs},
                               "lsr-pyway", args.work_dir, args.threads, make=lambda f: write_collection(d_pyway, f))
     d_nospecial = {d: {t: w for t, w in v.items() if t not in specials} for d, v in d_pyway.items()}
     idx_nospecial = impact_index(Path(), {"stage": "index", "collection": "lsr-eval floats, Pyserini quantisation",
-                                          "encoding": full_key, "specials": False, "limit": args.limit_docs},
+                                          "encoding": full.key, "specials": False, "limit": args.limit_docs},
                                  "lsr-pyway-nospecial", args.work_dir, args.threads,
                                  make=lambda f: write_collection(d_nospecial, f))
     q_nospecial = {q: {t: w for t, w in v.items() if t not in specials} for q, v in q_pyway.items()}
     filters = {}
-    maps_a, filters["pyserini-index"] = idf_filter(q_pyway, idx_py)
-    maps_b, filters["lsr-pyway-index"] = idf_filter(q_pyway, idx_lsr_py)
-    maps_c, filters["no-specials-index"] = idf_filter(q_nospecial, idx_nospecial)
-    runs = {"pyserini": run_py, "lsr-queries": run_on(idx_py, maps_a), "lsr-documents": run_on(idx_lsr_py, maps_b),
-            "no-specials": run_on(idx_nospecial, maps_c), "no-idf-filter": run_on(idx_nospecial, q_nospecial),
-            "lsr-eval": run_lsr}
+    maps_a, filters["pyserini-index"] = _idf_filter(q_pyway, idx_py)
+    maps_b, filters["lsr-pyway-index"] = _idf_filter(q_pyway, idx_lsr_py)
+    maps_c, filters["no-specials-index"] = _idf_filter(q_nospecial, idx_nospecial)
+    runs = {"pyserini": run_py, "lsr-queries": _search_maps(study, idx_py, maps_a),
+            "lsr-documents": _search_maps(study, idx_lsr_py, maps_b),
+            "no-specials": _search_maps(study, idx_nospecial, maps_c),
+            "no-idf-filter": _search_maps(study, idx_nospecial, q_nospecial), "lsr-eval": run_lsr}
     if [s_.name for s_ in STEPS] != list(runs):
         raise LsrEvalError("ablation runs and STEPS disagree")
-    # lsr-eval's own scale on its vectors without the caps: equals the benchmark's maps when the caps never bind
-    maps_100 = {q: {t: int(w) for t, w in zip(v, quantize(np.array(list(v.values())), s.scale)) if w > 0}
-                for q, v in ((q, {t: w for t, w in fv.items() if t not in specials}) for q, fv in q_float.items())}
-    same_query_maps = sum(maps_100[q] == dict(maps_lsr[q]) for q in qids)
+    return _Ablation(runs, filters, idx_lsr_py, idx_nospecial)
 
+
+def _same_query_maps(study: _Study, full: _FullEncoding, q_float, maps_lsr) -> int:
+    """Queries whose maps at lsr-eval's own scale, on its vectors without the caps, equal the benchmark's maps
+    (all of them when the caps never bind)."""
+    from lsr_eval.export.quantize import quantize
+
+    specials = full.specials
+    maps_100 = {q: {t: int(w) for t, w in zip(v, quantize(np.array(list(v.values())), study.s.scale)) if w > 0}
+                for q, v in ((q, {t: w for t, w in fv.items() if t not in specials}) for q, fv in q_float.items())}
+    return sum(maps_100[q] == dict(maps_lsr[q]) for q in study.qids)
+
+
+def _compare_runs(study: _Study, runs: dict[str, dict[str, dict[str, float]]], vectors: _Vectors,
+                  specials: set[str]) -> dict[str, Any]:
+    """Metrics of every step, per-query nDCG@10 of both paths, agreement between consecutive steps and end to end,
+    the differing queries explained, and how often each path's top 10 is the exact float one."""
+    from lsr_eval.evaluation import evaluate
+    from lsr_eval.evaluation.agreement import run_agreement
+
+    dataset, qids = study.dataset, study.qids
     qrels = dataset.qrels()
     metrics = {name: evaluate(qrels, run, dataset.measures) for name, run in runs.items()}
-    per_query = {name: evaluate(qrels, run, ["nDCG@10"], per_query=True)["nDCG@10"]
-                 for name, run in (("pyserini", run_py), ("lsr-eval", run_lsr))}
-    steps = []
+    per_query = {name: evaluate(qrels, runs[name], ["nDCG@10"], per_query=True)["nDCG@10"]
+                 for name in ("pyserini", "lsr-eval")}
     names = list(runs)
-    for prev, cur in zip(names, names[1:]):
-        steps.append({"from": prev, "to": cur, **run_agreement(runs[prev], runs[cur], qids),
-                      "nDCG@10_from": metrics[prev]["nDCG@10"], "nDCG@10_to": metrics[cur]["nDCG@10"]})
-    end_to_end = run_agreement(run_py, run_lsr, qids)
-    explained = [explain_query(q, runs, q_float, d_float, specials, exact_top)
+    steps = [{"from": prev, "to": cur, **run_agreement(runs[prev], runs[cur], qids),
+              "nDCG@10_from": metrics[prev]["nDCG@10"], "nDCG@10_to": metrics[cur]["nDCG@10"]}
+             for prev, cur in zip(names, names[1:])]
+    end_to_end = run_agreement(runs["pyserini"], runs["lsr-eval"], qids)
+    explained = [explain_query(q, runs, vectors.q_float, vectors.d_float, specials, vectors.exact_top)
                  for q in end_to_end["differing_top10_set"]]
-    float_agreement = {name: sum(set(list(runs[name][q])[:TOP]) == exact_top[q] for q in qids)
+    float_agreement = {name: sum(set(list(runs[name][q])[:TOP]) == vectors.exact_top[q] for q in qids)
                        for name in ("pyserini", "lsr-eval")}
     float_agreement["differing_queries_agreeing_with"] = {
         who: sum(x["float_top10_equals"] == [who] for x in explained) for who in ("pyserini", "lsr-eval")}
     float_agreement["differing_queries_agreeing_with"]["neither"] = sum(not x["float_top10_equals"]
                                                                         for x in explained)
+    return {"metrics": metrics, "per_query": per_query, "steps": steps, "end_to_end": end_to_end,
+            "explained": explained, "float_agreement": float_agreement}
+
+
+def _headline(study: _Study, compared: dict[str, Any]) -> dict[str, Any]:
+    """The targets and how both paths meet them: nDCG@10 within 0.002, the same top-10 set on 95% of queries."""
+    metrics, end_to_end, n = compared["metrics"], compared["end_to_end"], len(study.qids)
     delta = metrics["lsr-eval"]["nDCG@10"] - metrics["pyserini"]["nDCG@10"]
-    result = {
+    return {"targets": {"nDCG@10_within": 0.002, "same_top10_set_fraction": 0.95},
+            "nDCG@10": {"pyserini": metrics["pyserini"]["nDCG@10"], "lsr_eval": metrics["lsr-eval"]["nDCG@10"],
+                        "difference": delta, "within_target": abs(delta) <= 0.002},
+            "end_to_end_top10": {**end_to_end, "fraction": end_to_end["same_top10_set"] / n,
+                                 "within_target": end_to_end["same_top10_set"] / n >= 0.95}}
+
+
+def _result(study: _Study, lsr: _LsrPath, full: _FullEncoding, py_docs: _PyseriniDocs, py_q: _PyseriniQueries,
+            vectors: _Vectors, ablation: _Ablation, compared: dict[str, Any], checks: dict[str, Any],
+            t_start: float) -> dict[str, Any]:
+    """``parity.json``'s content."""
+    from lsr_eval.experiments.splade import inference_record, settings_record
+    from lsr_eval.manifest import installed_version, machine
+
+    args, specials = study.args, full.specials
+    return {
         "benchmark": str(args.benchmark.relative_to(REPO) if args.benchmark.is_relative_to(REPO) else args.benchmark),
-        "system": system.name, "settings": settings_record(s), "inference": inference_record(model),
-        "dataset": dataset.describe(),
-        "queries": len(queries), "k": args.k, "remove_query": remove_query,
-        "pyserini": {"version": installed_version("pyserini"), "document_max_length": doc_len,
-                     "query_max_length": py_q_len, "document_batch_size": args.py_batch_size,
+        "system": study.system.name, "settings": settings_record(study.s), "inference": inference_record(lsr.model),
+        "dataset": study.dataset.describe(),
+        "queries": len(study.queries), "k": args.k, "remove_query": study.remove_query,
+        "pyserini": {"version": installed_version("pyserini"), "document_max_length": lsr.model.document.max_length,
+                     "query_max_length": full.query_max_length, "document_batch_size": args.py_batch_size,
                      "scale": QUANT_RANGE / WEIGHT_RANGE, "quantisation": "round(w / 5 * 256)",
-                     "zero_weight_document_entries": py_zero_entries,
-                     "zero_weight_query_terms": py_zero_query_terms, "encoding": py_key},
-        "targets": {"nDCG@10_within": 0.002, "same_top10_set_fraction": 0.95},
-        "nDCG@10": {"pyserini": metrics["pyserini"]["nDCG@10"], "lsr_eval": metrics["lsr-eval"]["nDCG@10"],
-                    "difference": delta, "within_target": abs(delta) <= 0.002},
-        "end_to_end_top10": {**end_to_end, "fraction": end_to_end["same_top10_set"] / len(qids),
-                             "within_target": end_to_end["same_top10_set"] / len(qids) >= 0.95},
-        "metrics": metrics, "steps": [dataclasses.asdict(x) for x in STEPS], "ablation": steps,
-        "idf_filter": filters, "differing_queries_explained": explained,
-        "float_ranking_top10_same_set": float_agreement,
+                     "zero_weight_document_entries": py_docs.zero_entries,
+                     "zero_weight_query_terms": sum(v == 0 for vec in py_q.ints.values() for v in vec.values()),
+                     "encoding": py_docs.key},
+        **_headline(study, compared),
+        "metrics": compared["metrics"], "steps": [dataclasses.asdict(x) for x in STEPS],
+        "ablation": compared["steps"], "idf_filter": ablation.filters,
+        "differing_queries_explained": compared["explained"],
+        "float_ranking_top10_same_set": compared["float_agreement"],
         "special_token_entries": {name: sum(v > 0 and t in specials for vec in maps.values() for t, v in vec.items())
-                                  for name, maps in (("pyserini_documents", py_int), ("lsr_eval_documents", d_pyway),
-                                                     ("pyserini_queries", py_qint), ("lsr_eval_queries", q_pyway))},
-        "vectors": {"documents": docs_cmp, "queries": queries_cmp,
-                    "tokenisation_identical_documents": ids_same, "documents_compared": len(doc_ids)},
-        "lsr_eval_checks": {**cache_check, **query_check, "benchmark_query_maps_equal_uncapped_scale_100":
-                            same_query_maps, "search": counts_lsr.to_dict()},
-        "artefacts": {"lsr_eval_index": str(art["index_dir"]), "lsr_eval_encoding": str(art["encoding_dir"]),
-                      "lsr_eval_full_encoding": str(full_slot), "pyserini_encoding": str(py_slot),
-                      "pyserini_index": str(idx_py), "lsr_pyway_index": str(idx_lsr_py),
-                      "lsr_pyway_nospecial_index": str(idx_nospecial)},
+                                  for name, maps in (("pyserini_documents", py_docs.ints),
+                                                     ("lsr_eval_documents", vectors.d_pyway),
+                                                     ("pyserini_queries", py_q.ints),
+                                                     ("lsr_eval_queries", vectors.q_pyway))},
+        "vectors": {"documents": vectors.docs_cmp, "queries": vectors.queries_cmp,
+                    "tokenisation_identical_documents": checks["tokenisation_identical_documents"],
+                    "documents_compared": len(full.doc_ids)},
+        "lsr_eval_checks": {**checks["lsr_eval"], "benchmark_query_maps_equal_uncapped_scale_100":
+                            checks["same_query_maps"], "search": lsr.counts.to_dict()},
+        "artefacts": {"lsr_eval_index": str(lsr.art["index_dir"]), "lsr_eval_encoding": str(lsr.art["encoding_dir"]),
+                      "lsr_eval_full_encoding": str(full.slot), "pyserini_encoding": str(py_docs.slot),
+                      "pyserini_index": str(py_docs.index), "lsr_pyway_index": str(ablation.idx_lsr_py),
+                      "lsr_pyway_nospecial_index": str(ablation.idx_nospecial)},
         "machine": machine(), "load_average_end": list(os.getloadavg()),
         "seconds": time.perf_counter() - t_start,
     }
-    experiment = {"benchmark": STAGE, "config": result["benchmark"], "system": system.name,
-                  "dataset": dataset.describe(), "model": fp, "k": args.k, "py_batch_size": args.py_batch_size}
-    if result["settings"].get("precision"):   # resolved, only when not fp32 (what every earlier parity ran in)
+
+
+def _experiment(study: _Study, result: dict[str, Any]) -> dict[str, Any]:
+    """The manifest's experiment (the resolved precision only when not fp32, what every earlier parity ran in)."""
+    args = study.args
+    experiment = {"benchmark": STAGE, "config": result["benchmark"], "system": study.system.name,
+                  "dataset": study.dataset.describe(), "model": study.fingerprint, "k": args.k,
+                  "py_batch_size": args.py_batch_size}
+    if result["settings"].get("precision"):
         experiment["precision"] = result["settings"]["precision"]
-    return ParityRun(result=result, experiment=experiment, qids=qids, runs=runs, per_query=per_query)
+    return experiment
+
+
+def run_parity(args: argparse.Namespace, config, started: float | None = None) -> ParityRun:
+    """Both paths, the ablation and every comparison on the options of :func:`parse_args`, for the benchmark
+    ``config`` (:func:`lsr_eval.benchmark.config.load_config` of ``args.benchmark``); ``started``: the
+    ``time.perf_counter()`` the recorded seconds count from (default now). Nothing is written but the caches."""
+    t_start = time.perf_counter() if started is None else started
+    import_pyserini()
+    study = _open_study(args, config)
+    lsr = _lsr_path(study)
+    full, d_full = _full_encoding(study)
+    checks = {"lsr_eval": _lsr_checks(study, lsr, full, d_full)}
+    py_docs = _pyserini_documents(study, lsr.model, len(full.doc_ids))
+    checks["tokenisation_identical_documents"] = _same_tokenisation(study, full, lsr.model.document.max_length)
+    vectors = _document_vectors(study, full, d_full, py_docs)
+    del d_full
+    py_q = _pyserini_search(study, py_docs.index)
+    _query_vectors(vectors, full, py_q)
+    ablation = _ablation(study, full, vectors, py_docs.index, py_q.run, lsr.run)
+    checks["same_query_maps"] = _same_query_maps(study, full, vectors.q_float, lsr.maps)
+    compared = _compare_runs(study, ablation.runs, vectors, full.specials)
+    result = _result(study, lsr, full, py_docs, py_q, vectors, ablation, compared, checks, t_start)
+    return ParityRun(result=result, experiment=_experiment(study, result), qids=study.qids, runs=ablation.runs,
+                     per_query=compared["per_query"])

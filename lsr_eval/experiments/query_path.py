@@ -230,37 +230,42 @@ class QueryPathRun:
     agreement: dict[str, dict[str, Any]]
 
 
-def run_query_path(args: argparse.Namespace) -> QueryPathRun:
-    """Measure every path on the options of :func:`parse_args` (the output folder is prepared, nothing written in
-    it yet)."""
-    from lsr_eval.anserini.pyserini_modules import pyserini_encode, pyserini_search
+@dataclasses.dataclass
+class _Setup:
+    """What the measurements share: the options, the dataset and its queries, lsr-eval's settings (``s_engine``:
+    with the engine of its path), the loaded model and the indexes and encoding searched."""
 
-    SpladeQueryEncoder = pyserini_encode().SpladeQueryEncoder       # JVM started first, dummy OpenAI key
-    LuceneImpactSearcher = pyserini_search().LuceneImpactSearcher
+    args: argparse.Namespace
+    dataset: Any
+    queries: list
+    s: Any
+    s_engine: Any
+    model: Any
+    inference: dict[str, Any]
+    art: dict[str, Any]
+    bm25_dir: Path
+    model_dir: Path
 
-    import torch
 
-    from lsr_eval.anserini.searcher import Bm25Searcher, ImpactSearcher
-    from lsr_eval.models.offline import resolve_model
-    from lsr_eval.data.datasets import load_dataset
-    from lsr_eval.efficiency.flops import count_encoding, count_matrix, count_weight_maps, flops_report
-    from lsr_eval.efficiency.latency import (QueryWeights, measure_latency, part_breakdown, query_path,
-                                             summarise_path, torch_threads)
-    from lsr_eval.efficiency.measure import run_interleaved
-    from lsr_eval.evaluation.agreement import hit_lists_agreement
-    from lsr_eval.efficiency.postings import posting_stats
-    from lsr_eval.encode import encode_queries, read_vocab
-    from lsr_eval.encode.splade import SpladeTextEncoder
-    from lsr_eval.evaluation import evaluate
-    from lsr_eval.experiments.splade import (SpladeSettings, ensure_impact_index, inference_record, load_model,
-                                             model_fingerprint, open_searcher)
-    from lsr_eval.manifest import machine, prepare_output
+@dataclasses.dataclass
+class _Paths:
+    """The timed query paths (name -> callable) and what they search with: lsr-eval's rows, its engine's searcher
+    and index, Anserini's searcher on the impact index, and Pyserini's searcher with lsr-eval's weights."""
 
-    t_start = time.perf_counter()
-    load_start = list(os.getloadavg())  # other processes share the CPUs: recorded with the figures
-    dataset = load_dataset(args.dataset, args.split)
-    queries = dataset.queries()[:args.limit] if args.limit else dataset.queries()
+    timed: dict[str, Callable]
+    ours: dict[str, Any]
+    engine: Any
+    engine_index: Path
+    anserini: Any
+    pyserini_same: Any
+
+
+def _settings(args: argparse.Namespace):
+    """lsr-eval's SPLADE settings from the options, and the same with the engine of its path and its options
+    (checked)."""
     from lsr_eval.engines.registry import check_engine, parse_option
+    from lsr_eval.experiments.splade import SpladeSettings
+    from lsr_eval.models.offline import resolve_model
 
     s = SpladeSettings(model=resolve_model(args.model), max_length_q=args.max_length_q,
                        max_length_d=args.max_length_d, doc_top_k=args.doc_top_k or None,
@@ -268,6 +273,13 @@ def run_query_path(args: argparse.Namespace) -> QueryPathRun:
                        precision=args.precision, device=args.device)
     s_engine = dataclasses.replace(s, engine=check_engine(args.engine),
                                    engine_options=dict(parse_option(o) for o in args.engine_option) or None)
+    return s, s_engine
+
+
+def _experiment(args: argparse.Namespace, dataset, queries: list, s, s_engine) -> dict[str, Any]:
+    """The run's identity in its manifest (the precision only when not the default, as earlier results have it)."""
+    from lsr_eval.experiments.splade import model_fingerprint
+
     experiment = {"benchmark": STAGE, "dataset": dataset.describe(), "split": args.split, "queries": len(queries),
                   "model": model_fingerprint(s.model), "doc_top_k": s.doc_top_k, "query_top_k": s.query_top_k,
                   "scale": s.scale, "k": args.k, "warmup": args.warmup, "bf16_queries": args.bf16_queries,
@@ -275,89 +287,137 @@ def run_query_path(args: argparse.Namespace) -> QueryPathRun:
                   "query_runtime": args.query_runtime}
     if args.precision != DEFAULT_PRECISION:   # earlier results (fp32, before the option) keep their identity
         experiment["precision"] = args.precision
-    out = prepare_output(args.out, experiment, overwrite=True)
+    return experiment
+
+
+def _load(args: argparse.Namespace, dataset, queries: list, s, s_engine) -> _Setup:
+    """The model (in eval mode) and the impact and BM25 indexes it is searched on, found or built; the model is
+    saved where Pyserini's encoders load it from."""
+    from lsr_eval.experiments.splade import inference_record, load_model
+
     model = load_model(s).eval()  # encode() restores the wrapper's mode: eval, so the shared MLM never trains
     inference = inference_record(model)
     art = impact_artefacts(dataset, model, s, args.reuse, args.work_dir, args.threads)
     bm25_dir = bm25_index(dataset, args.work_dir, args.threads)
     log.info("impact index %s, encoding %s, BM25 index %s", art["index_dir"], art["encoding_dir"], bm25_dir)
-
     model_dir = args.model_dir or args.work_dir / "bench_query_path" / "model"
     model.save_pretrained(model_dir)
+    return _Setup(args, dataset, queries, s, s_engine, model, inference, art, bm25_dir, model_dir)
+
+
+def _pyserini_encoders(setup: _Setup) -> tuple[Any, Any, list[int]]:
+    """Pyserini's query encoders with lsr-eval's sparsification: one loaded Pyserini's way, one on lsr-eval's loaded
+    weights; and the term counts of the unmodified encoder on the first five queries."""
+    from lsr_eval.anserini.pyserini_modules import pyserini_encode
+
+    model, model_dir, device = setup.model, setup.model_dir, setup.inference["device"]
     encoder_cls = pyserini_encoder_class(model.query.sparsify)
-    device = inference["device"]
     py_loaded = encoder_cls(str(model_dir), device=device)   # Pyserini's own loading: GELU back in the identity head
     py_same = encoder_cls(str(model_dir), device=device)
     py_same.model = model.query.mlm                   # lsr-eval's loaded weights: bypass kept
-    plain = SpladeQueryEncoder(str(model_dir), device=device)   # unmodified, for the term counts only
-    plain_terms = [len(plain.encode(q.text)) for q in queries[:5]]
+    plain = pyserini_encode().SpladeQueryEncoder(str(model_dir), device=device)   # unmodified, for the term counts
+    plain_terms = [len(plain.encode(q.text)) for q in setup.queries[:5]]
     del plain
+    return py_loaded, py_same, plain_terms
 
-    ours = our_rows(args, model, s, dataset)
-    qw = ours["lsr-eval"]
+
+def _open_paths(setup: _Setup, py_loaded, py_same) -> _Paths:
+    """Every timed path, searchers opened: lsr-eval's rows on its engine, Anserini per hit, and Pyserini's two."""
+    from lsr_eval.anserini.pyserini_modules import pyserini_search
+    from lsr_eval.anserini.searcher import ImpactSearcher
+    from lsr_eval.efficiency.latency import query_path
+    from lsr_eval.experiments.splade import ensure_impact_index, open_searcher
+
+    args, art, s_engine = setup.args, setup.art, setup.s_engine
+    LuceneImpactSearcher = pyserini_search().LuceneImpactSearcher
+    ours = our_rows(args, setup.model, setup.s, setup.dataset)
     anserini_searcher = ImpactSearcher(str(art["index_dir"]))
     if s_engine.engine == "anserini":
         engine_index = Path(art["index_dir"])
     else:  # the engine's index from the same exported collection (built once, cached in the work folder)
-        engine_index = Path(ensure_impact_index(dataset, model, s_engine, args.work_dir, args.threads)["index_dir"])
+        engine_index = Path(ensure_impact_index(setup.dataset, setup.model, s_engine, args.work_dir,
+                                                args.threads)["index_dir"])
     ours_searcher = open_searcher(s_engine, engine_index)
     ls_loaded = LuceneImpactSearcher(str(art["index_dir"]), py_loaded)
     ls_same = LuceneImpactSearcher(str(art["index_dir"]), py_same)
     paths = {name: query_path(w, ours_searcher, args.k) for name, w in ours.items()}
-    paths |= {"anserini-per-hit": query_path(qw, anserini_searcher, args.k, "search_per_hit"),
+    paths |= {"anserini-per-hit": query_path(ours["lsr-eval"], anserini_searcher, args.k, "search_per_hit"),
               "pyserini": pyserini_path(ls_loaded, args.k), "pyserini-same-weights": pyserini_path(ls_same, args.k)}
-    log.info("side by side: %d queries (%d warm-up), %d paths, 1 thread", len(queries), args.warmup, len(paths))
-    with torch_threads(1):
-        results = run_interleaved(queries, paths)
-    load_side_by_side = list(os.getloadavg())
+    return _Paths(paths, ours, ours_searcher, engine_index, anserini_searcher, ls_same)
 
-    # latency report of lsr-eval's path with BM25 for reference (item 3), after the side-by-side run
-    with Bm25Searcher(str(bm25_dir)) as bm25:
-        report = measure_latency(queries, model.query, ours_searcher, k=args.k, scale=s.scale, warmup=args.warmup,
+
+def _latency_reports(setup: _Setup, searcher) -> tuple[Any, dict[str, Any] | None]:
+    """lsr-eval's latency report with BM25 for reference (after the side-by-side run), and bf16 encoding on a few
+    queries when asked."""
+    from lsr_eval.anserini.searcher import Bm25Searcher
+    from lsr_eval.efficiency.latency import measure_latency
+
+    args, queries, model, s = setup.args, setup.queries, setup.model, setup.s
+    with Bm25Searcher(str(setup.bm25_dir)) as bm25:
+        report = measure_latency(queries, model.query, searcher, k=args.k, scale=s.scale, warmup=args.warmup,
                                  bm25=bm25, runtime=args.query_runtime, work_dir=args.work_dir)
     bf16 = None
     if args.bf16_queries > 0:
         sub = queries[:args.bf16_queries + 2]
-        bf16 = measure_latency(sub, model.query, ours_searcher, k=args.k, scale=s.scale, warmup=2,
+        bf16 = measure_latency(sub, model.query, searcher, k=args.k, scale=s.scale, warmup=2,
                                bf16=True).to_dict()
+    return report, bf16
 
-    # agreement and effectiveness
+
+def _agreement(setup: _Setup, paths: _Paths, results: dict[str, list]) -> tuple[dict[str, Any], int]:
+    """Top-10 agreement of every path with lsr-eval's, plus lsr-eval's path at Pyserini's query scale and term
+    filter against Pyserini on the same weights (isolating the rest of the two paths); and how many queries send
+    the same term set on both."""
+    from lsr_eval.efficiency.latency import QueryWeights
+    from lsr_eval.evaluation.agreement import hit_lists_agreement
+
+    queries, ls_same = setup.queries, paths.pyserini_same
     ours_hits = [r["hits"] for r in results["lsr-eval"]]
     agreement = {name: hit_lists_agreement(ours_hits, [r["hits"] for r in res]) for name, res in results.items()
                  if name != "lsr-eval"}
-    # lsr-eval's path with Pyserini's query scale and term filter: isolates the rest of the two paths
-    qw_py = QueryWeights(model.query, PYSERINI_SCALE)
+    qw_py = QueryWeights(setup.model.query, PYSERINI_SCALE)
     maps_py_scale = {q.id: {t: w for t, w in qw_py(q.text, q.id).items()
                             if t in ls_same.idf and ls_same.idf[t] > ls_same.min_idf} for q in queries}
-    run_py_scale, _ = anserini_searcher.batch_search(maps_py_scale, k=args.k, threads=1)
+    run_py_scale, _ = paths.anserini.batch_search(maps_py_scale, k=setup.args.k, threads=1)
     agreement["lsr-eval-pyserini-scale-and-filter_vs_pyserini-same-weights"] = hit_lists_agreement(
         [sorted(run_py_scale[q.id].items(), key=lambda x: -x[1]) for q in queries],
         [r["hits"] for r in results["pyserini-same-weights"]])
     same_terms = sum(set(a["weights"]) == set(b["weights"]) for a, b in
                      zip(results["lsr-eval"], results["pyserini-same-weights"]))
-    remove_query = dataset.remove_query
-    effectiveness = {name: evaluate(dataset.qrels(), to_run(queries, res, remove_query), dataset.measures)
-                     for name, res in results.items()}
+    return agreement, same_terms
 
-    # FLOPs and posting lists
+
+def _flops_and_postings(setup: _Setup, results: dict[str, list]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """FLOPs of lsr-eval's queries on the impact and float weights, and posting-list statistics checked against
+    the index's own document frequencies."""
+    from lsr_eval.efficiency.flops import count_encoding, count_matrix, count_weight_maps, flops_report
+    from lsr_eval.efficiency.postings import posting_stats
+    from lsr_eval.encode import encode_queries, read_vocab
+    from lsr_eval.encode.splade import SpladeTextEncoder
+
+    art, queries, s = setup.art, setup.queries, setup.s
     vocab = read_vocab(art["encoding_dir"])
     docs_impact = count_encoding(art["encoding_dir"], "impact", s.scale)
     docs_weight = count_encoding(art["encoding_dir"], "weight")
     maps = {q.id: r["weights"] for q, r in zip(queries, results["lsr-eval"])}
-    q_vectors = encode_queries(queries, SpladeTextEncoder(model.query)).vectors
+    q_vectors = encode_queries(queries, SpladeTextEncoder(setup.model.query)).vectors
     flops = {"impact": flops_report(docs_impact, count_weight_maps(maps, vocab, s.scale)).to_dict(),
              "weight": flops_report(docs_weight, count_matrix(q_vectors.matrix, "weight")).to_dict()}
     postings = posting_stats(docs_impact, art["index_dir"]).to_dict()
     postings["lucene_check"] = lucene_check(art["index_dir"], docs_impact, vocab)
-    engine_record = ours_searcher.describe()
-    ours_searcher.close()
-    anserini_searcher.close()
+    return flops, postings
 
-    # summaries
-    lat = {name: summarise_path(results[name], args.warmup, ("encode", "search", "total"))
+
+def _latency_summaries(results: dict[str, list], ours: dict[str, Any], warmup: int
+                       ) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Per path, per part latency summaries after the warm-up, and the ratios of Pyserini's paths and Anserini's
+    per-hit path to lsr-eval's."""
+    from lsr_eval.efficiency.latency import summarise_path
+
+    lat = {name: summarise_path(results[name], warmup, ("encode", "search", "total"))
            for name in (*ours, "anserini-per-hit")}
     for name in ("pyserini", "pyserini-same-weights"):
-        lat[name] = summarise_path(results[name], args.warmup, ("encode", "search", "total", "read", "total_read"))
+        lat[name] = summarise_path(results[name], warmup, ("encode", "search", "total", "read", "total_read"))
     ratio = {name: {"total_read_vs_total": ratios(lat[name], lat["lsr-eval"], "total_read", "total"),
                     "total_vs_total": ratios(lat[name], lat["lsr-eval"], "total", "total"),
                     "encode": ratios(lat[name], lat["lsr-eval"], "encode", "encode"),
@@ -367,19 +427,74 @@ def run_query_path(args: argparse.Namespace) -> QueryPathRun:
              for name in ("pyserini", "pyserini-same-weights")}
     ratio["anserini-per-hit"] = {"total_vs_total": ratios(lat["anserini-per-hit"], lat["lsr-eval"], "total", "total"),
                                  "search": ratios(lat["anserini-per-hit"], lat["lsr-eval"], "search", "search")}
+    return lat, ratio
+
+
+def _protocol(setup: _Setup, load: dict[str, list[float]]) -> dict[str, Any]:
+    """How the paths were timed, on what machine and under what load (``load``: start and after the side-by-side
+    run; the end is read now)."""
+    import torch
+
+    from lsr_eval.manifest import machine
+
+    args, queries = setup.args, setup.queries
+    return {"queries": len(queries), "warmup": args.warmup, "measured": len(queries) - args.warmup,
+            "k": args.k, "torch_threads": 1, "search": "one query at a time in the calling thread",
+            "order": "interleaved, rotating per query", "ratio": "pyserini / lsr-eval",
+            "machine": machine(), "torch_version": torch.__version__, "inference": setup.inference,
+            "load_average_1_5_15min": {**load, "end": list(os.getloadavg())}}
+
+
+def _artefacts(setup: _Setup, engine_index: Path) -> dict[str, str]:
+    """The folders searched and where they came from."""
+    art = setup.art
+    return {"index_dir": str(art["index_dir"]), "engine_index": str(engine_index),
+            "encoding_dir": str(art["encoding_dir"]), "bm25_index": str(setup.bm25_dir), "source": art["source"],
+            "model_dir": str(setup.model_dir)}
+
+
+def run_query_path(args: argparse.Namespace) -> QueryPathRun:
+    """Measure every path on the options of :func:`parse_args` (the output folder is prepared, nothing written in
+    it yet)."""
+    from lsr_eval.anserini.pyserini_modules import pyserini_encode, pyserini_search
+
+    pyserini_encode()       # JVM started first, dummy OpenAI key
+    pyserini_search()
+
+    from lsr_eval.data.datasets import load_dataset
+    from lsr_eval.efficiency.latency import part_breakdown, torch_threads
+    from lsr_eval.efficiency.measure import run_interleaved
+    from lsr_eval.evaluation import evaluate
+    from lsr_eval.manifest import prepare_output
+
+    t_start = time.perf_counter()
+    load = {"start": list(os.getloadavg())}  # other processes share the CPUs: recorded with the figures
+    dataset = load_dataset(args.dataset, args.split)
+    queries = dataset.queries()[:args.limit] if args.limit else dataset.queries()
+    s, s_engine = _settings(args)
+    experiment = _experiment(args, dataset, queries, s, s_engine)
+    out = prepare_output(args.out, experiment, overwrite=True)
+    setup = _load(args, dataset, queries, s, s_engine)
+    py_loaded, py_same, plain_terms = _pyserini_encoders(setup)
+    paths = _open_paths(setup, py_loaded, py_same)
+    log.info("side by side: %d queries (%d warm-up), %d paths, 1 thread", len(queries), args.warmup, len(paths.timed))
+    with torch_threads(1):
+        results = run_interleaved(queries, paths.timed)
+    load["after_side_by_side"] = list(os.getloadavg())
+
+    report, bf16 = _latency_reports(setup, paths.engine)
+    agreement, same_terms = _agreement(setup, paths, results)
+    effectiveness = {name: evaluate(dataset.qrels(), to_run(queries, res, dataset.remove_query), dataset.measures)
+                     for name, res in results.items()}
+    flops, postings = _flops_and_postings(setup, results)
+    engine_record = paths.engine.describe()
+    paths.engine.close()
+    paths.anserini.close()
+    lat, ratio = _latency_summaries(results, paths.ours, args.warmup)
     bench = {
-        "protocol": {"queries": len(queries), "warmup": args.warmup, "measured": len(queries) - args.warmup,
-                     "k": args.k, "torch_threads": 1, "search": "one query at a time in the calling thread",
-                     "order": "interleaved, rotating per query", "ratio": "pyserini / lsr-eval",
-                     "machine": machine(), "torch_version": torch.__version__, "inference": inference,
-                     "load_average_1_5_15min": {"start": load_start, "after_side_by_side": load_side_by_side,
-                                                "end": list(os.getloadavg())}},
-        "engine": engine_record,
-        "artefacts": {"index_dir": str(art["index_dir"]), "engine_index": str(engine_index),
-                      "encoding_dir": str(art["encoding_dir"]),
-                      "bm25_index": str(bm25_dir), "source": art["source"], "model_dir": str(model_dir)},
-        "latency_ms": lat, "ratios": ratio,
-        "breakdown": {name: part_breakdown(results[name], args.warmup) for name in ours},
+        "protocol": _protocol(setup, load), "engine": engine_record,
+        "artefacts": _artefacts(setup, paths.engine_index), "latency_ms": lat, "ratios": ratio,
+        "breakdown": {name: part_breakdown(results[name], args.warmup) for name in paths.ours},
         "agreement_top10": {k: {kk: vv for kk, vv in v.items() if kk != "overlaps"} for k, v in agreement.items()},
         "same_term_set_lsr_eval_vs_pyserini_same_weights": same_terms,
         "pyserini_unmodified_terms_first5": plain_terms,
@@ -388,6 +503,5 @@ def run_query_path(args: argparse.Namespace) -> QueryPathRun:
         "flops": flops, "postings": postings,
         "seconds": time.perf_counter() - t_start,
     }
-
-    return QueryPathRun(out=out, experiment=experiment, settings=s, inference=inference, bench=bench,
+    return QueryPathRun(out=out, experiment=experiment, settings=s, inference=setup.inference, bench=bench,
                         queries=queries, results=results, agreement=agreement)
