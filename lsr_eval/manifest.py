@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
 from lsr_eval import __version__
-from lsr_eval.errors import LsrEvalError, OutputExistsError, on_disk_full
+from lsr_eval.errors import InputError, LsrEvalError, OutputExistsError, on_disk_full
 
 MANIFEST = "manifest.json"
 
@@ -305,13 +305,33 @@ def machine() -> dict[str, Any]:
     return describe()
 
 
+def load_json(path: str | os.PathLike) -> Any:
+    """The JSON document in ``path``; an unreadable file, invalid UTF-8 or JSON is one error naming the file (and
+    line)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except UnicodeDecodeError as e:
+        raise InputError(f"{path}: invalid UTF-8 ({e.reason} at byte {e.start})") from None
+    except json.JSONDecodeError as e:
+        raise InputError(f"{path}:{e.lineno}: malformed JSON ({e.msg} at column {e.colno})") from None
+    except OSError as e:
+        raise InputError(f"{path}: unreadable ({e.strerror})") from None
+
+
+def read_json_object(path: str | os.PathLike) -> dict[str, Any] | None:
+    """A JSON object file (manifest, config), or None when there is no such file; one error line otherwise."""
+    if not Path(path).is_file():
+        return None
+    doc = load_json(path)
+    if not isinstance(doc, dict):
+        raise InputError(f"{path}: expected a JSON object, got {type(doc).__name__}")
+    return doc
+
+
 def read_manifest(folder: str | os.PathLike) -> dict[str, Any] | None:
     """The manifest of ``folder``, or None when it has none."""
-    path = Path(folder) / MANIFEST
-    if not path.exists():
-        return None
-    with open(path, encoding="utf-8") as f:
-        return json.load(f)
+    return read_json_object(Path(folder) / MANIFEST)
 
 
 def _canonical(obj: Any) -> Any:

@@ -16,17 +16,14 @@ SHARED=${SHARED:-../shared/data}
 SCIFACT=$SHARED/beir/scifact
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 
-BM25=work/bm25-scifact-train
-if [ ! -s "$BM25/run.trec" ]; then
-    lsr-eval bm25 "$SCIFACT" --split train --hits 100 --out "$BM25" --work-dir work
-fi
-
 MINILM=$(python -c "from lsr_eval.models import minilm_path; print(minilm_path())")
 TIED_INPUT=${TIED_INPUT:-divided}
 SUGGESTED=$(lsr-eval inspect-head "$MINILM" --head-init random --tied-input "$TIED_INPUT" --json 2>/dev/null \
             | python -c "import json, sys; print(json.load(sys.stdin)['suggested_k'])")
 echo "suggested k for all-MiniLM-L6-v2 with a random head: $SUGGESTED"
 
+WORK=work
+. pipelines/scifact_bm25_train.sh   # hard negatives: BM25 top 100 of each train query
 KS=${KS:-"1 suggested 16"}
 DONE=" "
 for K in $KS; do

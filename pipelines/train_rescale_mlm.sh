@@ -65,8 +65,7 @@ stage_inspect() {
 
 stage_grid() {
     [ -f "$DEV/qrels/dev.tsv" ] || "${LSR[@]}" carve-dev "$SCIFACT" --n 100 --seed 0 --out "$DEV"
-    [ -s "$WORK/bm25-scifact-train/run.trec" ] || \
-        "${LSR[@]}" bm25 "$SCIFACT" --split train --hits 100 --out "$WORK/bm25-scifact-train" --work-dir "$WORK"
+    . pipelines/scifact_bm25_train.sh
     for run in $(grid_runs); do
         if [ "$run" = rescale-mlm-minilm-suggested-compensated ] && [ "$(suggested_k)" = 1 ]; then
             echo "suggested k = 1: the compensated run equals rescale-mlm-minilm-k1 (not trained twice)"; continue

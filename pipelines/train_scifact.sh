@@ -15,12 +15,9 @@ SHARED=${SHARED:-../shared/data}
 SCIFACT=$SHARED/beir/scifact
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 
-BM25=work/bm25-scifact-train
-if [ ! -s "$BM25/run.trec" ]; then   # hard negatives: BM25 top 100 of each train query
-    lsr-eval bm25 "$SCIFACT" --split train --hits 100 --out "$BM25" --work-dir work
-fi
-
 NAME=scifact-minilm
+WORK=work
+. pipelines/scifact_bm25_train.sh   # hard negatives: BM25 top 100 of each train query
 ARGS=(--set "data.dataset=$SCIFACT" --set "data.negatives=$BM25/run.trec")
 if [ "${SMOKE:-0}" = 1 ]; then
     NAME=scifact-minilm-smoke

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 
 def add_dataset_arguments(p: argparse.ArgumentParser) -> None:
@@ -26,3 +27,10 @@ def print_metrics(label: str, metrics: dict[str, float]) -> None:
     width = max(len(label), 8)
     print(f"{'run':<{width}}  " + "  ".join(f"{n:>10}" for n in names))
     print(f"{label:<{width}}  " + "  ".join(f"{metrics[n]:>10.4f}" for n in names))
+
+
+def stage_folder(path: str, sub: str) -> Path:
+    """``path``, or its ``sub`` folder when it is an lsr-eval output folder holding one (export ``docs/``, index
+    ``index/``), so that a command takes a stage's output folder as it is."""
+    folder = Path(path)
+    return folder / sub if (folder / sub).is_dir() else folder

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
+from lsr_eval.commands._common import stage_folder
 from lsr_eval.commands._engine_args import add_engine_arguments, engine_options
 
 NAME = "index"
@@ -24,11 +24,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from lsr_eval.errors import ConfigError
+    from lsr_eval.export.documents import COLLECTION_DIR
     from lsr_eval.manifest import prepare_output, write_manifest
 
-    src = Path(args.collection)
-    if (src / "docs").is_dir():
-        src = src / "docs"
+    src = stage_folder(args.collection, COLLECTION_DIR)
     options = engine_options(args)
     if args.kind == "bm25-flat":
         if args.engine != "anserini" or options:

@@ -6,6 +6,7 @@ import argparse
 from dataclasses import asdict
 from pathlib import Path
 
+from lsr_eval.commands._common import stage_folder
 from lsr_eval.commands._engine_args import add_engine_arguments, engine_options
 from lsr_eval.defaults import LUCENE_MAX_CLAUSES
 
@@ -36,9 +37,7 @@ def run(args: argparse.Namespace) -> int:
     from lsr_eval.manifest import prepare_output, write_manifest
     from lsr_eval.runs.trec import write_run
 
-    index = Path(args.index)
-    if (index / "index").is_dir():
-        index = index / "index"
+    index = stage_folder(args.index, "index")
     experiment = {"stage": "search", "index": str(index.resolve()), "queries": str(Path(args.queries).resolve()),
                   "hits": args.hits, "remove_query": args.remove_query}
     options = engine_options(args)

@@ -87,23 +87,31 @@ def validated(docs: Iterable[tuple[Document, str]], stats: CorpusStats,
         stats.judged, stats.judged_missing, stats.judged_missing_ids = len(judged), len(missing), missing[:MAX_LISTED]
 
 
+def jsonl_object(raw: bytes, path: str | os.PathLike, lineno: int) -> dict[str, Any] | None:
+    """The object on line ``lineno`` of a JSON-lines file (None when blank); invalid UTF-8 or JSON, or another
+    value than an object, is an error naming file and line."""
+    try:
+        line = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise InputError(f"{path}:{lineno}: invalid UTF-8 ({e.reason} at byte {e.start})") from None
+    if not line.strip():
+        return None
+    try:
+        obj = json.loads(line)
+    except json.JSONDecodeError as e:
+        raise InputError(f"{path}:{lineno}: malformed JSON ({e.msg} at column {e.colno})") from None
+    if not isinstance(obj, dict):
+        raise InputError(f"{path}:{lineno}: expected a JSON object, got {type(obj).__name__}")
+    return obj
+
+
 def read_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line number, object) for each non-blank line; invalid UTF-8 or JSON is an error naming file and line."""
+    """(line number, object) for each non-blank line, read by :func:`jsonl_object`."""
     with open(path, "rb") as f:
         for lineno, raw in enumerate(f, 1):
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as e:
-                raise InputError(f"{path}:{lineno}: invalid UTF-8 ({e.reason} at byte {e.start})") from None
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise InputError(f"{path}:{lineno}: malformed JSON ({e.msg} at column {e.colno})") from None
-            if not isinstance(obj, dict):
-                raise InputError(f"{path}:{lineno}: expected a JSON object, got {type(obj).__name__}")
-            yield lineno, obj
+            obj = jsonl_object(raw, path, lineno)
+            if obj is not None:
+                yield lineno, obj
 
 
 def _field(obj: dict, key: str, where: str, required: bool = True) -> str:

@@ -15,6 +15,7 @@ from typing import Any, Iterator, Mapping, Protocol
 
 from lsr_eval.data.types import Run
 from lsr_eval.errors import InputError
+from lsr_eval.manifest import read_json_object
 from lsr_eval.engines.counts import SearchCounts
 
 #: File written into every index folder lsr-eval builds: ``{"engine": name, ...}``.
@@ -91,8 +92,8 @@ def write_marker(index: Path, engine: str, /, **info: Any) -> None:
 
 
 def read_marker(index: Path) -> dict[str, Any] | None:
-    path = Path(index) / MARKER
-    return json.loads(path.read_text()) if path.exists() else None
+    """The engine marker of ``index`` (:func:`write_marker`), None when it has none."""
+    return read_json_object(Path(index) / MARKER)
 
 
 def check_index_engine(index: Path, engine: str, detected: str | None = None) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from torch import nn
 from lsr_eval import __version__
 from lsr_eval.defaults import DEFAULT_SCALE
 from lsr_eval.errors import ConfigError, InputError
+from lsr_eval.manifest import read_json_object
 from lsr_eval.models.encoder import SpladeEncoder
 from lsr_eval.models.options import DEFAULT_PRECISION, HeadInitRule, IdentityHead
 from lsr_eval.models.sparsify import Sparsify
@@ -169,14 +170,10 @@ def check_same_vocabulary(query, document, where: str) -> None:
 def read_splade_config(path: str | os.PathLike) -> dict | None:
     """``splade_config.json`` of a local folder (None when ``path`` is not a folder or has none)."""
     file = Path(path) / SPLADE_CONFIG
-    if not file.is_file():
+    data = read_json_object(file)
+    if data is None:
         return None
-    try:
-        with open(file, encoding="utf-8") as f:
-            data = json.load(f)
-    except json.JSONDecodeError as e:
-        raise InputError(f"{file}: line {e.lineno}: invalid JSON: {e.msg}") from e
-    if not isinstance(data, dict) or data.get("format") != FORMAT:
+    if data.get("format") != FORMAT:
         raise InputError(f"{file}: not an lsr-eval SPLADE config (expected \"format\": \"{FORMAT}\")")
     if data.get("format_version", 0) > FORMAT_VERSION:
         raise InputError(f"{file}: format_version {data['format_version']} is newer than this lsr-eval "

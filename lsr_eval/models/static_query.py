@@ -21,6 +21,7 @@ import torch
 from torch import nn
 
 from lsr_eval.errors import ConfigError, InputError
+from lsr_eval.manifest import load_json
 from lsr_eval.models.sparsify import Sparsify
 from lsr_eval.models.terms import VocabularyTerms
 
@@ -175,13 +176,13 @@ class StaticQueryEncoder(VocabularyTerms, nn.Module):
         """A learned table from a folder or hub id in one of the layouts of docs/design.md. ``max_length`` and
         ``sparsify`` left None take the saved values, else 64 and Sparsify()."""
         folder = _local_folder(str(path))
-        saved = _read_json(folder / STATIC_CONFIG) if (folder / STATIC_CONFIG).is_file() else None
+        saved = load_json(folder / STATIC_CONFIG) if (folder / STATIC_CONFIG).is_file() else None
         if saved is not None and saved.get("format") != FORMAT:
             raise InputError(f"{folder / STATIC_CONFIG}: not an lsr-eval static query encoder "
                              f"(expected \"format\": \"{FORMAT}\")")
         module = folder if saved is not None or (folder / IDF_JSON).is_file() else _st_module_folder(folder)
         tokenizer = _load_tokenizer(str(module))
-        config = _read_json(module / "config.json") if (module / "config.json").is_file() else {}
+        config = load_json(module / "config.json") if (module / "config.json").is_file() else {}
         json_file = module / IDF_JSON
         if saved is None and isinstance(config.get("path"), str) and config["path"].endswith(".json"):
             json_file = module / config["path"]
@@ -343,16 +344,6 @@ def is_static_model(path: str | os.PathLike) -> bool:
     return True
 
 
-def _read_json(file: Path) -> Any:
-    try:
-        with open(file, encoding="utf-8") as f:
-            return json.load(f)
-    except json.JSONDecodeError as e:
-        raise InputError(f"{file}: line {e.lineno}: invalid JSON: {e.msg}") from None
-    except OSError as e:
-        raise InputError(f"{file}: unreadable ({e.strerror})") from None
-
-
 def _local_folder(path: str) -> Path:
     """``path`` itself when it is a folder, else the hub snapshot of the id ``path``."""
     if Path(path).is_dir():
@@ -384,20 +375,20 @@ def _st_module_folder(folder: Path) -> Path:
     folder), or, for a whole ``SparseEncoder``, its module (or its Router's query route) of that type."""
     config = folder / "config.json"
     if (folder / "modules.json").is_file():
-        for m in _read_json(folder / "modules.json"):
+        for m in load_json(folder / "modules.json"):
             kind = str(m.get("type", "")).rsplit(".", 1)[-1]
             sub = folder / m.get("path", "")
             if kind in _ST_TYPES:
                 return sub
             if kind == "Router" and (sub / "router_config.json").is_file():
-                router = _read_json(sub / "router_config.json")
+                router = load_json(sub / "router_config.json")
                 for model_id in router.get("structure", {}).get("query", []):
                     if str(router.get("types", {}).get(model_id, "")).rsplit(".", 1)[-1] in _ST_TYPES:
                         return sub / model_id
         raise InputError(f"{folder}: a sentence-transformers model without a SparseStaticEmbedding query module "
                          f"(not an inference-free model)")
     if config.is_file() and any((folder / f).is_file() for f in ("model.safetensors", "pytorch_model.bin")):
-        data = _read_json(config)
+        data = load_json(config)
         if isinstance(data, dict) and "frozen" in data and "model_type" not in data:
             return folder
     raise InputError(f"{folder}: not a static query model (expected {STATIC_CONFIG}, {IDF_JSON}, a "
@@ -406,7 +397,7 @@ def _st_module_folder(folder: Path) -> Path:
 
 def _weights_from_json(file: Path, tokenizer, vocab_size: int) -> np.ndarray:
     """``{token: weight}`` -> one weight per id (tokens absent weigh 0); unknown tokens are refused."""
-    table = _read_json(file)
+    table = load_json(file)
     if not isinstance(table, dict) or not all(isinstance(v, (int, float)) and math.isfinite(v)
                                               for v in table.values()):
         raise InputError(f"{file}: expected a JSON object of token: weight (finite numbers)")

@@ -4,7 +4,6 @@ Design notes: docs/design.md."""
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -12,9 +11,10 @@ from typing import Any, Iterable
 
 import pandas as pd
 
+from lsr_eval.data.datasets import jsonl_object
 from lsr_eval.errors import ConfigError, InputError
 from lsr_eval.evaluation.measures import parse_measure
-from lsr_eval.manifest import MANIFEST
+from lsr_eval.manifest import MANIFEST, load_json, read_json_object, read_manifest
 
 TABLE_JSON = "table.json"
 TABLE_CSV = "table.csv"
@@ -106,11 +106,7 @@ def _read_records(path: Path) -> tuple[list[dict[str, Any]], str]:
     """Rows of ``table.json`` (a JSON list of objects) or ``table.csv`` (all cells as text), and how a row is
     named in messages ("record" or "line")."""
     if path.suffix == ".json":
-        try:
-            with open(path, encoding="utf-8") as f:
-                data = json.load(f)
-        except json.JSONDecodeError as e:
-            raise InputError(f"{path}: not valid JSON ({e})") from None
+        data = load_json(path)
         if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
             raise InputError(f"{path}: expected a JSON list of row objects (pandas orient='records')")
         return data, "record"
@@ -167,20 +163,6 @@ def normalise_table(records: list[dict[str, Any]], source: str, row_word: str = 
     return frame
 
 
-def read_json_file(path: Path) -> dict[str, Any] | None:
-    """A JSON object file (a manifest), or None when absent; malformed ones raise with the path."""
-    if not path.exists():
-        return None
-    try:
-        with open(path, encoding="utf-8") as f:
-            doc = json.load(f)
-    except json.JSONDecodeError as e:
-        raise InputError(f"{path}: not valid JSON ({e})") from None
-    if not isinstance(doc, dict):
-        raise InputError(f"{path}: expected a JSON object")
-    return doc
-
-
 @dataclass
 class BenchmarkResults:
     """One benchmark folder: its normalised table, the file it came from and its manifest."""
@@ -212,7 +194,7 @@ def load_benchmark(folder: str | Path, name: str | None = None) -> BenchmarkResu
         raise InputError(f"{folder}: no {TABLE_JSON} or {TABLE_CSV}")
     records, row_word = _read_records(source)
     table = normalise_table(records, str(source), row_word)
-    manifest = read_json_file(folder / MANIFEST)
+    manifest = read_manifest(folder)
     return BenchmarkResults(name or folder.name, folder, source, with_significance(table, manifest), manifest)
 
 
@@ -288,21 +270,16 @@ def read_log(path: Path) -> tuple[pd.DataFrame, int, int, int]:
     steps)."""
     records = []
     lines = blank = 0
-    with open(path, encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
+    with open(path, "rb") as f:
+        for n, raw in enumerate(f, 1):
             lines += 1
-            if not line.strip():
+            rec = jsonl_object(raw, path, n)
+            if rec is None:
                 blank += 1
                 continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise InputError(f"{path} line {n}: not valid JSON ({e})") from None
-            if not isinstance(rec, dict):
-                raise InputError(f"{path} line {n}: expected a JSON object")
             rec.setdefault("step", len(records))
             if not _is_number(rec["step"]):
-                raise InputError(f"{path} line {n}: step {rec['step']!r} is not a number")
+                raise InputError(f"{path}:{n}: step {rec['step']!r} is not a number")
             records.append(rec)
     frame = pd.DataFrame(records)
     if frame.empty:
@@ -322,7 +299,7 @@ def load_training_run(folder: str | Path) -> TrainingRun:
     has no k."""
     folder = Path(folder)
     log, lines, blank, replaced = read_log(folder / TRAIN_LOG)
-    manifest = read_json_file(folder / MANIFEST)
+    manifest = read_manifest(folder)
     notes = []
     k = find_key(manifest, K_KEYS, _is_k) if manifest else None
     backbone = find_key(manifest, BACKBONE_KEYS, _is_name) if manifest else None
@@ -345,7 +322,7 @@ def load_training_run(folder: str | Path) -> TrainingRun:
 def read_dev_metrics(path: Path) -> dict[str, float]:
     """``{measure: value}`` of a run's dev evaluation (:data:`DEV_METRICS`), {} when absent; a value that is not a
     number, or a key that is not a measure name, raises with the file."""
-    doc = read_json_file(path)
+    doc = read_json_object(path)
     if doc is None:
         return {}
     bad = [k for k, v in doc.items() if not is_measure(k) or not _is_number(v)]
@@ -371,11 +348,11 @@ class HeadDiagnosis:
 
 def load_diagnosis(path: Path, label: str) -> HeadDiagnosis:
     """Read one ``diagnosis.json`` (and the ``manifest.json`` beside it, for ``tied_input``)."""
-    doc = read_json_file(path)
+    doc = read_json_object(path)
     rows = [r for r in (doc or {}).get("rows", []) if isinstance(r, dict) and r.get("k") == 1]
     if doc is None or not rows or not _is_number(doc.get("suggested_k")):
         raise InputError(f"{path}: expected an inspect-head diagnosis (rows with k = 1, suggested_k)")
-    manifest = read_json_file(path.parent / MANIFEST) or {}
+    manifest = read_manifest(path.parent) or {}
     tied = find_key(manifest, ("tied_input",), _is_name)
     row = rows[0]
     try:
@@ -483,10 +460,8 @@ def is_benchmark(folder: Path) -> bool:
     other benchmarks scripts, e.g. ``results/scale``, have other columns)."""
     if not ((folder / TABLE_JSON).is_file() or (folder / TABLE_CSV).is_file()):
         return False
-    manifest = folder / "manifest.json"
-    if not manifest.is_file():
-        return True
-    return json.loads(manifest.read_text(encoding="utf-8")).get("stage", "benchmark") == "benchmark"
+    manifest = read_manifest(folder)
+    return manifest is None or manifest.get("stage", "benchmark") == "benchmark"
 
 
 def load_results(root: str | Path) -> Results:

@@ -143,5 +143,5 @@ def test_distinct_encoders_save_load_identical(tmp_path):
 
 def test_bad_splade_config(tmp_path):
     (tmp_path / SPLADE_CONFIG).write_text('{"format": "lsr-eval-splade",\n "shared": tru}')
-    with pytest.raises(InputError, match=f"{SPLADE_CONFIG}: line 2: invalid JSON"):
+    with pytest.raises(InputError, match=f"{SPLADE_CONFIG}:2: malformed JSON"):
         SpladeModel.from_pretrained(tmp_path)

@@ -104,7 +104,14 @@ def test_bad_cells_name_file_and_line(tmp_path):
     run = tmp_path / "train" / "r"
     run.mkdir(parents=True)
     (run / "log.jsonl").write_text('{"step": 0, "loss": 1}\n{"step": 1, "loss":\n')
-    with pytest.raises(InputError, match=r"log\.jsonl line 2"):
+    with pytest.raises(InputError, match=r"log\.jsonl:2: malformed JSON"):
+        load_training_run(run)
+    (run / "log.jsonl").write_text('{"step": 0, "loss": 1}\n')
+    (run / "manifest.json").write_text('{"experiment":\n [}')
+    with pytest.raises(InputError, match=r"manifest\.json:2: malformed JSON"):
+        load_training_run(run)
+    (run / "manifest.json").write_text("[]")
+    with pytest.raises(InputError, match=r"manifest\.json: expected a JSON object, got list"):
         load_training_run(run)
 
 
