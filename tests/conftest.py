@@ -250,6 +250,19 @@ class ScifactImpact:
         self.documents = stages["export"]["counts"]["documents_out"]
 
 
+def pytest_collection_modifyitems(config, items):
+    """The session's SciFact encoding (:func:`scifact_impact`, minutes on 2 cores) starts first and is waited for
+    least: the first file that uses it runs first, the other files that use it run last (pytest-xdist hands files
+    out in this order), so the workers run everything else while it is encoded. Order within a file is kept."""
+    users = [item.path for item in items if "scifact_impact" in getattr(item, "fixturenames", ())]
+    first = users[0] if users else None
+
+    def rank(item) -> int:
+        return 0 if item.path == first else 2 if item.path in users else 1
+
+    items.sort(key=rank)
+
+
 @pytest.fixture(scope="session")
 def scifact_impact(tmp_path_factory) -> ScifactImpact:
     """SciFact test through splade-tiny (encoded once per run, about a minute on 2 cores). Under pytest-xdist the

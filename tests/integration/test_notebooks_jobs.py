@@ -29,7 +29,9 @@ def _results(nb) -> list[str]:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", JOBS)
-def test_job_notebook_reruns_to_its_committed_outputs(name, tmp_path, monkeypatch):
+def test_job_notebook_reruns_to_its_committed_outputs(name, monkeypatch, scifact_impact):
+    """fuse_with_bm25's splade-tiny has the quickstart's settings: its SciFact encoding is the session's (reused from
+    the work folder, as a user's second run reuses the first's)."""
     try:
         import nbclient
         import nbformat
@@ -38,7 +40,7 @@ def test_job_notebook_reruns_to_its_committed_outputs(name, tmp_path, monkeypatc
             raise
         pytest.skip("nbclient/nbformat/ipykernel not installed (pip install -e '.[test]')")
     shared_path("msmarco-passage")
-    monkeypatch.setenv("LSR_EVAL_WORK", str(tmp_path / "work"))
+    monkeypatch.setenv("LSR_EVAL_WORK", str(scifact_impact.work))
     path = REPO / "notebooks" / name
     committed = nbformat.read(path, as_version=4)
     expected = _results(committed)
