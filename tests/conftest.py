@@ -23,8 +23,14 @@ def run_script(name: str, argv: list[str]) -> int:
 
 def pytest_configure(config):
     """Point ir_datasets at a private cache seeded from ../shared before anything imports it (``import ranx``
-    imports ir_datasets, which fixes its home folder at import time)."""
+    imports ir_datasets, which fixes its home folder at import time). Under several pytest-xdist workers, torch's
+    OpenMP and numba run one thread per worker (subprocesses inherit it): the workers already fill the cores, and
+    more threads only spin on each other. A test that needs more threads sets them itself."""
     import tempfile
+
+    if int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) > 1:
+        os.environ.setdefault("OMP_NUM_THREADS", "1")
+        os.environ.setdefault("NUMBA_NUM_THREADS", "1")
 
     # CUDA absent unless a test simulates it (simulate_cuda), on a GPU host too and in every subprocess
     os.environ["CUDA_VISIBLE_DEVICES"] = ""
