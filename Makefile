@@ -17,10 +17,11 @@ quickstart: install
 
 # CI: the whole suite, which reruns the cheap committed results (tests/integration/test_reproduce_committed.py: BM25 on SciFact
 # and NFCorpus, the published DL19 runs, the quickstart benchmark) and fails naming any row that moved. Four pytest-xdist
-# workers on 2 cores, a file to a worker: much of the suite waits (JVM starts, subprocesses, the SLURM queue), and the
-# SciFact encoding starts first (tests/conftest.py orders the files).
+# workers on 2 cores, one thread each, a file to a worker in the collection's order: much of the suite waits (JVM
+# starts, subprocesses, the SLURM queue), and tests/conftest.py puts the session's SciFact encoding first and the other
+# files that need it last, so the other workers run the rest meanwhile.
 test: install
-	$(PYTHON) -m pytest -q --durations=25 -n 4 --dist loadfile
+	$(PYTHON) -m pytest -q --durations=25 -n 4 --dist loadfile --no-loadscope-reorder
 
 # The fast tier (under a minute): tests/unit/, which starts no JVM and reads nothing of ../shared (either fails the
 # test, in the full suite too: tests/conftest.py). tests/integration/ holds the rest; make test runs both.

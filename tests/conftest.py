@@ -259,7 +259,8 @@ class ScifactImpact:
 def pytest_collection_modifyitems(config, items):
     """The session's SciFact encoding (:func:`scifact_impact`, minutes on 2 cores) starts first and is waited for
     least: the first file that uses it runs first, the other files that use it run last (pytest-xdist hands files
-    out in this order), so the workers run everything else while it is encoded. Order within a file is kept."""
+    out in this order with ``--no-loadscope-reorder``, as ``make test`` runs it), so the other workers run the rest
+    while it is encoded. Order within a file is kept."""
     users = [item.path for item in items if "scifact_impact" in getattr(item, "fixturenames", ())]
     first = users[0] if users else None
 
