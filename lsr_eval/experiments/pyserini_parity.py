@@ -103,6 +103,8 @@ def pyserini_encoding(corpus_file: Path, model_dir: str, key: dict, work: Path, 
         for batch in iterator(batch_size):  # pyserini/encode/__main__.py, the loop body
             if limit is not None and n >= limit:
                 break
+            if limit is not None and n + len(batch["id"]) > limit:  # the last batch: only up to the limit
+                batch = {name: values[:limit - n] for name, values in batch.items()}
             kwargs = {"fp16": False, "max_length": key["max_length"], "add_sep": False, "texts": batch["text"]}
             for name in fields:
                 kwargs[f"{name}s"] = batch[name]
