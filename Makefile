@@ -23,10 +23,11 @@ quickstart: install
 test: install
 	$(PYTHON) -m pytest -q --durations=25 -n 4 --dist loadfile --no-loadscope-reorder
 
-# The fast tier (under a minute): tests/unit/, which starts no JVM and reads nothing of ../shared (either fails the
-# test, in the full suite too: tests/conftest.py). tests/integration/ holds the rest; make test runs both.
+# The fast tier (under a minute, on both cores): tests/unit/, which starts no JVM, reads nothing of ../shared and
+# imports no ranx (any of them fails the test, in the full suite too: tests/conftest.py). tests/integration/ holds
+# the rest; make test runs both.
 test-fast:
-	LSR_EVAL_TIER=unit $(PYTHON) -m pytest -q --durations=10 tests/unit
+	LSR_EVAL_TIER=unit $(PYTHON) -m pytest -q --durations=10 -n 2 tests/unit
 
 # Only the reproduction tests (a few minutes).
 test-reproduce:
