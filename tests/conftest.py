@@ -261,8 +261,8 @@ def pytest_collection_modifyitems(config, items):
     least: the first file that uses it runs first, the other files that use it run last (pytest-xdist hands files
     out in this order with ``--no-loadscope-reorder``, as ``make test`` runs it), so the other workers run the rest
     while it is encoded. Order within a file is kept."""
-    users = [item.path for item in items if "scifact_impact" in getattr(item, "fixturenames", ())]
-    first = users[0] if users else None
+    ordered = [item.path for item in items if "scifact_impact" in getattr(item, "fixturenames", ())]
+    first, users = (ordered[0] if ordered else None), set(ordered)
 
     def rank(item) -> int:
         return 0 if item.path == first else 2 if item.path in users else 1
@@ -272,7 +272,7 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.fixture(scope="session")
 def scifact_impact(tmp_path_factory) -> ScifactImpact:
-    """SciFact test through splade-tiny (encoded once per run, about a minute on 2 cores). Under pytest-xdist the
+    """SciFact test through splade-tiny (encoded once per run: minutes on 2 cores). Under pytest-xdist the
     workers share one work folder: the first encodes and indexes, the others wait on its cache lock and reuse it."""
     root = tmp_path_factory.getbasetemp()
     if os.environ.get("PYTEST_XDIST_WORKER"):
