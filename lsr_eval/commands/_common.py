@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Mapping, Sequence
 
 
 def add_dataset_arguments(p: argparse.ArgumentParser) -> None:
@@ -21,12 +22,19 @@ def add_output_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--threads", type=int, default=2, help="Java threads for indexing and search (default: 2)")
 
 
-def print_metrics(label: str, metrics: dict[str, float]) -> None:
-    """One aligned table row per run: the label, then each measure to four decimals."""
-    names = list(metrics)
-    width = max(len(label), 8)
+def print_metric_rows(rows: Sequence[tuple[str, Mapping[str, float]]], names: Sequence[str],
+                      min_width: int = 8) -> None:
+    """An aligned table: a header, then one row per run, its label and each measure of ``names`` to four
+    decimals."""
+    width = max(min_width, *(len(label) for label, _ in rows))
     print(f"{'run':<{width}}  " + "  ".join(f"{n:>10}" for n in names))
-    print(f"{label:<{width}}  " + "  ".join(f"{metrics[n]:>10.4f}" for n in names))
+    for label, metrics in rows:
+        print(f"{label:<{width}}  " + "  ".join(f"{metrics[n]:>10.4f}" for n in names))
+
+
+def print_metrics(label: str, metrics: Mapping[str, float]) -> None:
+    """One run's metrics as a table row under its header."""
+    print_metric_rows([(label, metrics)], list(metrics))
 
 
 def stage_folder(path: str, sub: str) -> Path:

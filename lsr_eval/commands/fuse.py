@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from lsr_eval.commands._common import print_metric_rows
 from lsr_eval.errors import ConfigError
 
 NAME = "fuse"
@@ -148,6 +149,10 @@ class _Output:
             raise OutputExistsError(f"{taken[0]} exists; pass --overwrite to replace it, or choose another --out")
         if not self.folder.is_dir():
             raise OutputExistsError(f"{self.folder} (the folder of --out {out}) does not exist")
+
+    def manifest_options(self) -> dict[str, Any]:
+        """``write_manifest``'s file name for a run file's manifest (beside it); nothing for a folder."""
+        return {"manifest_name": self.manifest_name} if self.is_file else {}
 
     def outputs(self, *names: str) -> list[str]:
         """Output file names for the manifest (a run file names itself only: metrics live in its manifest)."""
@@ -297,8 +302,7 @@ def _write_evaluated(output: _Output, experiment: dict[str, Any], fused: _Fused,
     if not output.is_file:
         write_metrics(output.folder, metrics)
     input_metrics = [evaluate(qrels, r, measures) for r in runs]
-    manifest = {"manifest_name": output.manifest_name} if output.is_file else {}
-    write_manifest(output.folder, "fuse", experiment, **manifest, fusion=fused.settings,
+    write_manifest(output.folder, "fuse", experiment, **output.manifest_options(), fusion=fused.settings,
                    counts={**fused.counts, "evaluation": asdict(count_queries(qrels, fused.run)), "run_lines": lines},
                    tuning=fused.tuning,
                    inputs=[{"path": p, "metrics": m} for p, m in zip(inputs, input_metrics)],
@@ -312,12 +316,8 @@ def _print_metrics(args: argparse.Namespace, label: str, metrics: dict[str, floa
     """The inputs' and the fused run's metrics as a table on stdout, then where the fused run went."""
     files = [Path(p).name for p in args.runs]
     labels = files if len(set(files)) == len(files) else list(args.runs)  # file names if they tell runs apart
-    rows = [*zip(labels, input_metrics), (label, metrics)]
-    width = max(len(r[0]) for r in rows)
     print(f"qrels {args.qrels}: {len(qrels)} judged queries (trec_eval -c means)")
-    print(f"{'run':<{width}}  " + "  ".join(f"{n:>10}" for n in names))
-    for name, m in rows:
-        print(f"{name:<{width}}  " + "  ".join(f"{m[n]:>10.4f}" for n in names))
+    print_metric_rows([*zip(labels, input_metrics), (label, metrics)], names, min_width=0)
     print(f"-> {run_path}")
 
 
@@ -351,8 +351,7 @@ def run(args: argparse.Namespace) -> int:
     tag = args.tag or f"fusion-{method.name}"
     lines = write_run(fused.run, output.run_path, tag=tag)
     if qrels is None:
-        manifest = {"manifest_name": output.manifest_name} if output.is_file else {}
-        write_manifest(output.folder, "fuse", experiment, **manifest, fusion=fused.settings,
+        write_manifest(output.folder, "fuse", experiment, **output.manifest_options(), fusion=fused.settings,
                        counts={**fused.counts, "run_lines": lines}, tuning=fused.tuning,
                        inputs=[{"path": p} for p in inputs], outputs=output.outputs("run.trec"), evaluated=False)
         print(f"fused {len(runs)} runs ({tuning.norm}; {fused.label_params}): {len(fused.run)} queries, {lines} "

@@ -21,7 +21,7 @@ import torch
 from torch import nn
 
 from lsr_eval.errors import ConfigError, InputError
-from lsr_eval.manifest import load_json
+from lsr_eval.manifest import load_json, read_json_object
 from lsr_eval.models.sparsify import Sparsify
 from lsr_eval.models.terms import VocabularyTerms
 
@@ -176,13 +176,13 @@ class StaticQueryEncoder(VocabularyTerms, nn.Module):
         """A learned table from a folder or hub id in one of the layouts of docs/design.md. ``max_length`` and
         ``sparsify`` left None take the saved values, else 64 and Sparsify()."""
         folder = _local_folder(str(path))
-        saved = load_json(folder / STATIC_CONFIG) if (folder / STATIC_CONFIG).is_file() else None
+        saved = read_json_object(folder / STATIC_CONFIG)
         if saved is not None and saved.get("format") != FORMAT:
             raise InputError(f"{folder / STATIC_CONFIG}: not an lsr-eval static query encoder "
                              f"(expected \"format\": \"{FORMAT}\")")
         module = folder if saved is not None or (folder / IDF_JSON).is_file() else _st_module_folder(folder)
         tokenizer = _load_tokenizer(str(module))
-        config = load_json(module / "config.json") if (module / "config.json").is_file() else {}
+        config = read_json_object(module / "config.json") or {}
         json_file = module / IDF_JSON
         if saved is None and isinstance(config.get("path"), str) and config["path"].endswith(".json"):
             json_file = module / config["path"]
