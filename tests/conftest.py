@@ -258,25 +258,55 @@ class ScifactImpact:
 
 def pytest_collection_modifyitems(config, items):
     """The session's SciFact encoding (:func:`scifact_impact`, minutes on 2 cores) starts first and is waited for
-    least: the first file that uses it runs first, the other files that use it run last (pytest-xdist hands files
-    out in this order with ``--no-loadscope-reorder``, as ``make test`` runs it), so the other workers run the rest
-    while it is encoded. Order within a file is kept."""
-    ordered = [item.path for item in items if "scifact_impact" in getattr(item, "fixturenames", ())]
-    first, users = (ordered[0] if ordered else None), set(ordered)
+    least: the first file that uses it runs first, its tests that use it before its others, and the other files that
+    use it run last (pytest-xdist hands files out in this order with ``--no-loadscope-reorder``, as ``make test``
+    runs it), so the other workers run the rest while it is encoded."""
+    users = {item for item in items if "scifact_impact" in getattr(item, "fixturenames", ())}
+    first = next((item.path for item in items if item in users), None)
+    user_files = {item.path for item in users}
 
     def rank(item) -> int:
-        return 0 if item.path == first else 2 if item.path in users else 1
+        if item.path == first:
+            return 0 if item in users else 1
+        return 3 if item.path in user_files else 2
 
     items.sort(key=rank)
+
+
+def _run_folder(tmp_path_factory) -> Path:
+    """The run's temporary folder: under pytest-xdist the one above each worker's own, shared by the workers."""
+    root = tmp_path_factory.getbasetemp()
+    return root.parent if os.environ.get("PYTEST_XDIST_WORKER") else root
+
+
+#: Present in the run's folder while a worker encodes SciFact for :func:`scifact_impact`.
+ENCODING_MARKER = "scifact-impact.encoding"
 
 
 @pytest.fixture(scope="session")
 def scifact_impact(tmp_path_factory) -> ScifactImpact:
     """SciFact test through splade-tiny (encoded once per run: minutes on 2 cores). Under pytest-xdist the
     workers share one work folder: the first encodes and indexes, the others wait on its cache lock and reuse it."""
-    root = tmp_path_factory.getbasetemp()
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        root = root.parent  # the run's folder, above each worker's own
-    work = root / "scifact-impact"
+    work = _run_folder(tmp_path_factory) / "scifact-impact"
     work.mkdir(parents=True, exist_ok=True)
-    return ScifactImpact(work)
+    marker = work.parent / ENCODING_MARKER
+    marker.touch()
+    try:
+        return ScifactImpact(work)
+    finally:
+        marker.unlink(missing_ok=True)
+
+
+_yielded = False
+
+
+@pytest.fixture(autouse=True)
+def _yield_to_the_encoding(request, tmp_path_factory) -> None:
+    """Under pytest-xdist, a worker that starts a test while another encodes SciFact lowers its own CPU priority
+    (nice 10, once; its subprocesses inherit it): the encoding, which the last files wait for, keeps a core."""
+    global _yielded
+    if (_yielded or not os.environ.get("PYTEST_XDIST_WORKER") or "scifact_impact" in request.fixturenames
+            or not (_run_folder(tmp_path_factory) / ENCODING_MARKER).exists()):
+        return
+    os.nice(10)
+    _yielded = True

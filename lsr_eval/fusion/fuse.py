@@ -15,12 +15,13 @@ import logging
 import math
 import warnings
 from dataclasses import asdict, dataclass
+from itertools import islice
 from typing import Any, Mapping, Sequence
 
 from lsr_eval.data.types import Run
 from lsr_eval.errors import ConfigError, InputError, LsrEvalError
 from lsr_eval.fusion.methods import Settings, ranx_params
-from lsr_eval.fusion.native import native_fuse, supports
+from lsr_eval.fusion.native import FlatRuns, supports
 from lsr_eval.fusion.ranx_runs import from_ranx, to_ranx, trec_ordered
 from lsr_eval.runs.trec import trec_ranking
 
@@ -126,15 +127,15 @@ class Prepared:
         if not self.fused_qids:
             raise ConfigError("the runs hold no documents: nothing to fuse")
         self._runs = runs
-        self._ordered: list[tuple[list[list[str]], list[Any]]] | None = None
+        self._flat: FlatRuns | None = None
         self._ranx_runs: list[Any] | None = None
 
     @property
-    def ordered(self) -> list[tuple[list[list[str]], list[Any]]]:
-        """Each run's documents and scores over :attr:`fused_qids`, in trec_eval order."""
-        if self._ordered is None:
-            self._ordered = [trec_ordered(run, self.fused_qids) for run in self._runs]
-        return self._ordered
+    def flat(self) -> FlatRuns:
+        """The runs over :attr:`fused_qids` laid out for :mod:`lsr_eval.fusion.native` (built once)."""
+        if self._flat is None:
+            self._flat = FlatRuns([trec_ordered(run, self.fused_qids) for run in self._runs], self.fused_qids)
+        return self._flat
 
     @property
     def ranx_runs(self) -> list[Any]:
@@ -144,6 +145,18 @@ class Prepared:
         return self._ranx_runs
 
 
+def _check_ranx_query(hits: Mapping[str, float], docs: set[str], qid: str, settings: Settings) -> None:
+    """Refuse a query of a ranx fusion that lost an input document or scored one with a non-finite number."""
+    if hits.keys() != docs:
+        lost = sorted(docs - hits.keys())[:MAX_LISTED]
+        raise LsrEvalError(f"ranx {settings.method.name} returned {len(hits)} documents for query {qid!r} instead of "
+                           f"the {len(docs)} of the inputs (missing: {lost})")
+    bad = [d for d, s in hits.items() if not math.isfinite(s)]
+    if bad:
+        raise LsrEvalError(f"ranx {settings.method.name} with norm {settings.norm}: query {qid!r}, document "
+                           f"{bad[0]!r}: fused score {hits[bad[0]]} is not finite")
+
+
 def fuse_prepared(prepared: Prepared, settings: Settings, depth: int | None = None, native: bool = True) -> Fusion:
     """Fuse prepared runs with resolved settings (see :func:`fuse`); ``native``: the methods of
     :mod:`lsr_eval.fusion.native` are computed there (same floats as ranx), else every method goes through ranx."""
@@ -151,8 +164,9 @@ def fuse_prepared(prepared: Prepared, settings: Settings, depth: int | None = No
         raise ConfigError(f"depth must be a positive integer or None, got {depth!r}")
     method = settings.method
     order = [q for q in prepared.qids if prepared.docs[q]]
-    if native and supports(settings):
-        fused = native_fuse(prepared.ordered, prepared.fused_qids, settings)
+    native = native and supports(settings)
+    if native:  # every input document, finite scores, trec_eval order: by construction (FlatRuns.fuse)
+        fused = prepared.flat.fuse(settings)
         out = {q: fused[q] for q in order}
     else:
         import ranx
@@ -166,17 +180,11 @@ def fuse_prepared(prepared: Prepared, settings: Settings, depth: int | None = No
     cut = 0
     for qid in prepared.fused_qids:
         hits = out.get(qid, {})
-        if hits.keys() != prepared.docs[qid]:
-            lost = sorted(prepared.docs[qid] - hits.keys())[:MAX_LISTED]
-            raise LsrEvalError(f"ranx {method.name} returned {len(hits)} documents for query {qid!r} instead of the "
-                               f"{len(prepared.docs[qid])} of the inputs (missing: {lost})")
-        bad = [d for d, s in hits.items() if not math.isfinite(s)]
-        if bad:
-            raise LsrEvalError(f"ranx {method.name} with norm {settings.norm}: query {qid!r}, document {bad[0]!r}: "
-                               f"fused score {hits[bad[0]]} is not finite")
+        if not native:
+            _check_ranx_query(hits, prepared.docs[qid], qid, settings)
         if depth is not None and len(hits) > depth:
             cut += len(hits) - depth
-            out[qid] = dict(trec_ranking(hits, qid)[:depth])
+            out[qid] = dict(islice(hits.items(), depth)) if native else dict(trec_ranking(hits, qid)[:depth])
     counts = FusionCounts(
         inputs=prepared.inputs, queries_union=len(prepared.qids), queries_in_all=len(prepared.in_all),
         queries_in_some=len(prepared.in_some), queries_without_documents=len(prepared.without_docs),

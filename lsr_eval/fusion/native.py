@@ -15,8 +15,8 @@ from typing import Sequence
 import numpy as np
 
 from lsr_eval.data.types import Run
+from lsr_eval.errors import LsrEvalError
 from lsr_eval.fusion.methods import Settings
-from lsr_eval.runs.trec import trec_ranking
 
 #: Methods computed here, each with the normalisations it is computed with.
 NATIVE: dict[str, tuple[str, ...]] = {"rrf": ("none",), "sum": ("none", "min-max"), "wsum": ("none", "min-max")}
@@ -27,31 +27,86 @@ def supports(settings: Settings) -> bool:
     return settings.norm in NATIVE.get(settings.method.name, ())
 
 
-def _contributions(scores: np.ndarray, settings: Settings) -> np.ndarray:
-    """What each document of one run's query (in trec_eval order) adds to the fused score, before weighting."""
-    if settings.method.name == "rrf":
-        return 1 / (settings.params["k"] + np.arange(1, len(scores) + 1))
-    if settings.norm == "min-max" and len(scores):
-        low, high = scores.min(), scores.max()
-        return (scores - low) / max(high - low, 1e-9)
-    return scores
+class FlatRuns:
+    """Runs laid out once for fusing many times (tuning tries a grid of weights on the same runs): each query's
+    documents in one flat array (the union, first seen in run order, each run in trec_eval order), where each run's
+    documents sit in it, their scores and ranks, and a tie-break key (docid order)."""
+
+    def __init__(self, ordered: Sequence[tuple[list[list[str]], list[np.ndarray]]], qids: Sequence[str]) -> None:
+        self.qids = list(qids)
+        self.doc_ids: list[str] = []
+        starts = [0]
+        positions: list[list[int]] = [[] for _ in ordered]
+        lengths: list[list[int]] = [[] for _ in ordered]
+        for i in range(len(self.qids)):
+            position: dict[str, int] = {}
+            for docs, _ in ordered:
+                for d in docs[i]:
+                    position.setdefault(d, len(position))
+            base = len(self.doc_ids)
+            self.doc_ids.extend(position)
+            starts.append(len(self.doc_ids))
+            for r, (docs, _) in enumerate(ordered):
+                positions[r].extend(base + position[d] for d in docs[i])
+                lengths[r].append(len(docs[i]))
+        self.starts = np.array(starts, dtype=np.int64)
+        self.query_of = np.repeat(np.arange(len(self.qids)), np.diff(self.starts))
+        self.positions = [np.array(p, dtype=np.int64) for p in positions]
+        self.scores = [np.concatenate(s) if s else np.zeros(0) for _, s in ordered]
+        self.run_starts = [np.concatenate(([0], np.cumsum(n, dtype=np.int64))) for n in lengths]
+        self.ranks = [np.arange(len(p), dtype=np.int64) + 1 - np.repeat(rs[:-1], np.diff(rs))
+                      for p, rs in zip(self.positions, self.run_starts)]
+        self.doc_array = np.array(self.doc_ids, dtype=object)
+        rank_of = {d: i for i, d in enumerate(sorted(set(self.doc_ids)))}
+        docid_order = np.fromiter((rank_of[d] for d in self.doc_ids), dtype=np.int64, count=len(self.doc_ids))
+        self.by_docid_descending = np.argsort(-docid_order, kind="stable")
+
+    def _contributions(self, r: int, settings: Settings) -> np.ndarray:
+        """What each document of run ``r`` adds to the fused score, before weighting (per query: RRF's
+        ``1 / (k + rank)``, min-max ``(s - min) / max(max - min, 1e-9)``, or the raw score)."""
+        if settings.method.name == "rrf":
+            return 1 / (settings.params["k"] + self.ranks[r])
+        scores = self.scores[r]
+        if settings.norm != "min-max" or not len(scores):
+            return scores
+        bounds = self.run_starts[r]
+        lengths = np.diff(bounds)
+        filled = bounds[:-1][lengths > 0]
+        low = np.repeat(np.minimum.reduceat(scores, filled), lengths[lengths > 0])
+        high = np.repeat(np.maximum.reduceat(scores, filled), lengths[lengths > 0])
+        return (scores - low) / np.maximum(high - low, 1e-9)
+
+    def fused_scores(self, settings: Settings) -> np.ndarray:
+        """The fused score of every document of :attr:`doc_ids`: the sum over the runs, in run order, of its
+        (weighted) contribution, 0.0 where a run lacks it."""
+        weights = settings.params.get("weights") if settings.method.name == "wsum" else None
+        fused = np.zeros(len(self.doc_ids))
+        for r, where in enumerate(self.positions):
+            part = np.zeros(len(self.doc_ids))
+            part[where] = self._contributions(r, settings)
+            fused = fused + (weights[r] * part if weights is not None else part)
+        return fused
+
+    def fuse(self, settings: Settings) -> Run:
+        """The fused run, each query's documents in trec_eval order (score descending, then docid descending)."""
+        with np.errstate(invalid="ignore", over="ignore"):  # a non-finite score is refused just below
+            fused = self.fused_scores(settings)
+        bad = np.flatnonzero(~np.isfinite(fused))
+        if bad.size:
+            q = int(self.query_of[bad[0]])
+            raise LsrEvalError(f"{settings.method.name} with norm {settings.norm}: query {self.qids[q]!r}, document "
+                               f"{self.doc_ids[bad[0]]!r}: fused score {fused[bad[0]]} is not finite")
+        order = self.by_docid_descending  # then stable sorts: by score descending, then by query
+        order = order[np.argsort(-fused[order], kind="stable")]
+        order = order[np.argsort(self.query_of[order], kind="stable")]
+        docs = self.doc_array[order].tolist()
+        values = fused[order].tolist()
+        bounds = self.starts.tolist()
+        return {qid: dict(zip(docs[a:b], values[a:b])) for qid, a, b in zip(self.qids, bounds, bounds[1:])}
 
 
 def native_fuse(ordered: Sequence[tuple[list[list[str]], list[np.ndarray]]], qids: Sequence[str],
                 settings: Settings) -> Run:
     """Fuse runs given in trec_eval order (:func:`lsr_eval.fusion.ranx_runs.trec_ordered` of each run over
     ``qids``) with ``settings`` (see the module doc); every query of ``qids`` is in the output."""
-    weights = settings.params.get("weights") if settings.method.name == "wsum" else None
-    out: Run = {}
-    for i, qid in enumerate(qids):
-        position: dict[str, int] = {}
-        for docs, _ in ordered:
-            for d in docs[i]:
-                position.setdefault(d, len(position))
-        fused = np.zeros(len(position))
-        for r, (docs, scores) in enumerate(ordered):
-            part = np.zeros(len(position))
-            part[[position[d] for d in docs[i]]] = _contributions(scores[i], settings)
-            fused = fused + (weights[r] * part if weights is not None else part)
-        out[qid] = dict(trec_ranking(dict(zip(position, fused.tolist())), qid))
-    return out
+    return FlatRuns(ordered, qids).fuse(settings)

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from lsr_eval.errors import ConfigError
+from lsr_eval.errors import ConfigError, LsrEvalError
 from lsr_eval.fusion import METHODS, fuse, weight_grid
+from lsr_eval.fusion.fuse import Prepared, fuse_prepared
+from lsr_eval.fusion.methods import Settings
 
 # Run A ties d2 and d3 at 2.0: trec_eval ranks d3 first (docid descending), so A's ranks are d1, d3, d2, d4.
 RUN_A = {"q1": {"d1": 3.0, "d2": 2.0, "d3": 2.0, "d4": 1.0}, "q2": {"d5": 1.0}}
@@ -52,6 +54,24 @@ def test_counts_queries_in_some_runs_and_empty():
     assert (c.queries_union, c.queries_in_all, c.queries_in_some, c.queries_without_documents) == (4, 1, 2, 1)
     assert c.queries_out == 3 and "q4" not in f.run
     assert c.documents_out == 4 + 1 + 2 and c.documents_cut == 0  # no top-k cut: the union of the inputs
+
+
+def test_one_layout_fuses_many_settings_as_fresh_ones():
+    """Tuning fuses one Prepared (its FlatRuns built once) with a grid: each candidate equals a fresh fusion, float
+    for float and in trec_eval order (ties, a query in one run only, weights 0 and 1)."""
+    runs = [RUN_A, RUN_B]
+    prepared = Prepared(runs)
+    for method, norm, params in [("wsum", "min-max", {"weights": [w, 1 - w]}) for w in (0.0, 0.3, 1.0)] + [
+            ("rrf", "none", {"k": 5}), ("sum", "none", {}), ("wsum", "none", {"weights": [0.5, 2.0]})]:
+        reused = fuse_prepared(prepared, Settings.make(method, norm, params, 2), depth=3).run
+        fresh = fuse(runs, method, norm, params, depth=3).run
+        assert [list(h.items()) for h in reused.values()] == [list(h.items()) for h in fresh.values()]
+    assert list(fresh["q1"]) == ["d2", "d4", "d1"]  # wsum 0.5 / 2.0 raw: 1 + 10, 0.5 + 8, 1.5 (d3: 1, cut)
+
+
+def test_a_non_finite_fused_score_names_query_and_document():
+    with pytest.raises(LsrEvalError, match=r"sum with norm none: query 'q1', document 'd1': fused score nan"):
+        fuse([{"q1": {"d1": float("inf"), "d2": 0.0}}, {"q1": {"d1": float("-inf")}}], "sum", "none")
 
 
 def test_depth_cuts_in_trec_order():
