@@ -11,7 +11,7 @@ import os
 import subprocess
 import sys
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, NoReturn, Sequence
 
@@ -205,102 +205,155 @@ def run_curve(args: argparse.Namespace, command: Sequence[str]) -> ScaleCurve:
                   "mem_fraction": args.mem_fraction, "force": args.force, "reuse_runs": args.reuse_runs,
                   "session_budget_minutes": args.session_budget_minutes}
     out = prepare_output(args.out, experiment, overwrite=args.overwrite)
-    work = args.work_dir
-    runs = work / "runs"
+    runs = args.work_dir / "runs"
     runs.mkdir(parents=True, exist_ok=True)
-    log_path = runs / "children.log"
     t_start = time.perf_counter()
     load_start = list(os.getloadavg())
-    timeout_s = args.timeout_minutes * 60
-    results: list[dict[str, Any]] = []
-    skipped: list[dict[str, Any]] = []
-    history: dict[str, list[dict]] = {e: [] for e in args.engines}
+    loop = _Loop(args, command, runs, t_start, history={e: [] for e in args.engines})
     for n_docs in args.sizes:
-        log.info("=== %d documents: export", n_docs)
-        rpath = runs / f"{n_docs}-export.json"
-        res, problem = run_child(command, child_argv(args, n_docs, "export", rpath), rpath, timeout_s,
-                                 log_path)
-        res = close_result(res, n_docs, SHARED, problem)
-        results.append(res)
-        if res["stages"][0]["status"] != "ok":
-            rec = res["stages"][0]
-            why = f"export of {n_docs} documents failed: {rec.get('note') or rec.get('error')}"
+        if loop.run_export(n_docs):
             for engine in args.engines:
-                results.append(skipped_result(n_docs, engine, why, STAGES[1:]))
-                skipped.append({"docs": n_docs, "engine": engine, "why": why})
-            continue
-        for engine in args.engines:
-            mem = available_memory_mb()
-            prediction = predict(history[engine], n_docs)
-            why = budget_decision(prediction, args.budget_minutes * 60,
-                                  mem * args.mem_fraction if mem else None, args.force)
-            if not why and prediction and args.session_budget_minutes is not None and not args.force:
-                left = args.session_budget_minutes * 60 - (time.perf_counter() - t_start)
-                if prediction["seconds"] > left:
-                    why = (f"predicted {prediction['seconds'] / 60:.1f} min (linear from {prediction['from_docs']} "
-                           f"docs) > {max(left, 0) / 60:.1f} min left of --session-budget-minutes "
-                           f"{args.session_budget_minutes:g}")
-            if why:
-                log.warning("%s at %d documents skipped: %s", engine, n_docs, why)
-                results.append(skipped_result(n_docs, engine, why, STAGES[1:]))
-                skipped.append({"docs": n_docs, "engine": engine, "why": why, "prediction": prediction})
-                continue
-            log.info("=== %d documents: %s%s", n_docs, engine,
-                     f" (predicted {prediction['seconds'] / 60:.1f} min, {prediction['rss_peak_mb']:.0f} MB)"
-                     if prediction else "")
-            rpath = runs / f"{n_docs}-{engine}.json"
-            old = reusable(rpath, run_key(args, n_docs, engine)) if args.reuse_runs else None
-            if old is not None:
-                log.info("reusing the %s run at %d documents of %s (--reuse-runs)", engine, n_docs,
-                         old.get("finished"))
-                res = old
-                res["reused"] = True
-                for rec in res["stages"]:
-                    rec["note"] = f"reused run finished {old.get('finished')}"
-            else:
-                res, problem = run_child(command, child_argv(args, n_docs, engine, rpath), rpath, timeout_s,
-                                         log_path)
-                res = close_result(res, n_docs, engine, problem)
-                if problem:
-                    res["problem"] = problem
-            res["prediction"] = prediction
-            results.append(res)
-            for rec in res["stages"]:
-                log.info("%s %d %s: %s %.2fs, RSS peak %s MB%s", engine, n_docs, rec["stage"], rec["status"],
-                         rec.get("seconds") or 0.0, rec.get("rss_peak_mb"),
-                         f", heap peak {rec['heap_peak_mb']} MB" if rec.get("heap_peak_mb") is not None else "")
-            history[engine].append(res)
+                loop.run_engine(n_docs, engine)
+    results, skipped = loop.results, loop.skipped
     rows = table_rows(results, args.queries)
     fit = fits(results)
-    collections = {r["docs"]: r.get("collection") for r in results if r["engine"] == SHARED}
     failed = [{"docs": r["docs"], "engine": r["engine"], "stage": s["stage"], "status": s["status"],
                "why": s.get("note") or s.get("error")}
               for r in results for s in r["stages"] if s["status"] not in ("ok", "skipped")]
-    linear = {k: e["seconds"]["loglog_exponent"] for k, e in fit.items() if "seconds" in e}
     exact = compare_exact(results)
-    results_doc = {
+    results_doc = _results_document(args, results, rows, fit, exact, skipped, failed, load_start, t_start)
+    return ScaleCurve(out=out, experiment=experiment, results=results, rows=rows, fit=fit, exact=exact,
+                      skipped=skipped, failed=failed, document=results_doc)
+
+
+@dataclass
+class _Loop:
+    """The sizes x engines loop of :func:`run_curve`: how it starts children, and the results, skips and
+    per-engine history (the basis of the predictions) gathered so far."""
+
+    args: argparse.Namespace
+    command: Sequence[str]
+    runs: Path
+    t_start: float
+    history: dict[str, list[dict]]
+    results: list[dict[str, Any]] = field(default_factory=list)
+    skipped: list[dict[str, Any]] = field(default_factory=list)
+
+    def child(self, n_docs: int, what: str, rpath: Path) -> tuple[dict | None, str | None]:
+        """One child (``what``: ``export`` or an engine) writing ``rpath``: (its result file, a problem or None)."""
+        return run_child(self.command, child_argv(self.args, n_docs, what, rpath), rpath,
+                         self.args.timeout_minutes * 60, self.runs / "children.log")
+
+    def run_export(self, n_docs: int) -> bool:
+        """The export of one size; when it failed, every engine of the size recorded skipped. Whether it is ok."""
+        log.info("=== %d documents: export", n_docs)
+        rpath = self.runs / f"{n_docs}-export.json"
+        res, problem = self.child(n_docs, "export", rpath)
+        res = close_result(res, n_docs, SHARED, problem)
+        self.results.append(res)
+        if res["stages"][0]["status"] == "ok":
+            return True
+        rec = res["stages"][0]
+        why = f"export of {n_docs} documents failed: {rec.get('note') or rec.get('error')}"
+        for engine in self.args.engines:
+            self.results.append(skipped_result(n_docs, engine, why, STAGES[1:]))
+            self.skipped.append({"docs": n_docs, "engine": engine, "why": why})
+        return False
+
+    def run_engine(self, n_docs: int, engine: str) -> None:
+        """One engine at one size: skipped when predicted over a budget, else reused (``--reuse-runs``) or run in
+        a child; its result recorded and added to the engine's history."""
+        args = self.args
+        mem = available_memory_mb()
+        prediction = predict(self.history[engine], n_docs)
+        why = self.skip_reason(prediction, mem)
+        if why:
+            log.warning("%s at %d documents skipped: %s", engine, n_docs, why)
+            self.results.append(skipped_result(n_docs, engine, why, STAGES[1:]))
+            self.skipped.append({"docs": n_docs, "engine": engine, "why": why, "prediction": prediction})
+            return
+        log.info("=== %d documents: %s%s", n_docs, engine,
+                 f" (predicted {prediction['seconds'] / 60:.1f} min, {prediction['rss_peak_mb']:.0f} MB)"
+                 if prediction else "")
+        rpath = self.runs / f"{n_docs}-{engine}.json"
+        old = reusable(rpath, run_key(args, n_docs, engine)) if args.reuse_runs else None
+        if old is not None:
+            res = _reused(old, engine, n_docs)
+        else:
+            res, problem = self.child(n_docs, engine, rpath)
+            res = close_result(res, n_docs, engine, problem)
+            if problem:
+                res["problem"] = problem
+        res["prediction"] = prediction
+        self.results.append(res)
+        _log_stages(res, engine, n_docs)
+        self.history[engine].append(res)
+
+    def skip_reason(self, prediction: dict[str, Any] | None, mem: float | None) -> str | None:
+        """Why a run with this prediction is skipped (per-run time and memory budgets, then what is left of
+        ``--session-budget-minutes``); None: run it."""
+        args = self.args
+        why = budget_decision(prediction, args.budget_minutes * 60,
+                              mem * args.mem_fraction if mem else None, args.force)
+        if not why and prediction and args.session_budget_minutes is not None and not args.force:
+            left = args.session_budget_minutes * 60 - (time.perf_counter() - self.t_start)
+            if prediction["seconds"] > left:
+                why = (f"predicted {prediction['seconds'] / 60:.1f} min (linear from {prediction['from_docs']} "
+                       f"docs) > {max(left, 0) / 60:.1f} min left of --session-budget-minutes "
+                       f"{args.session_budget_minutes:g}")
+        return why
+
+
+def _reused(old: dict[str, Any], engine: str, n_docs: int) -> dict[str, Any]:
+    """A stored run taken as this run's result (``--reuse-runs``), marked reused in itself and its stages."""
+    log.info("reusing the %s run at %d documents of %s (--reuse-runs)", engine, n_docs, old.get("finished"))
+    res = old
+    res["reused"] = True
+    for rec in res["stages"]:
+        rec["note"] = f"reused run finished {old.get('finished')}"
+    return res
+
+
+def _log_stages(res: Mapping[str, Any], engine: str, n_docs: int) -> None:
+    """One log line per stage of a run: status, seconds and memory peaks."""
+    for rec in res["stages"]:
+        log.info("%s %d %s: %s %.2fs, RSS peak %s MB%s", engine, n_docs, rec["stage"], rec["status"],
+                 rec.get("seconds") or 0.0, rec.get("rss_peak_mb"),
+                 f", heap peak {rec['heap_peak_mb']} MB" if rec.get("heap_peak_mb") is not None else "")
+
+
+def _results_document(args: argparse.Namespace, results: list[dict[str, Any]], rows: list[dict[str, Any]],
+                      fit: dict[str, Any], exact: list[dict[str, Any]], skipped: list[dict[str, Any]],
+                      failed: list[dict[str, Any]], load_start: list[float], t_start: float) -> dict[str, Any]:
+    """The content of ``results.json``: the runs and what was drawn from them, and the protocol they followed."""
+    collections = {r["docs"]: r.get("collection") for r in results if r["engine"] == SHARED}
+    linear = {k: e["seconds"]["loglog_exponent"] for k, e in fit.items() if "seconds" in e}
+    return {
         "target_documents": MSMARCO_PASSAGES, "sizes": args.sizes, "engines": args.engines,
         "collections": collections, "rows": rows, "runs": results, "fits": fit, "loglog_exponents": linear,
         "exact_engines": exact,
         "skipped": skipped, "failed": failed,
-        "protocol": {
-            "process": "each (size, engine) and each export in a fresh subprocess",
-            "stages": {"export": "generate the synthetic vectors and write the JsonVectorCollection, queries, qrels "
-                                 "(shared by the engines)",
-                       "index": "Engine.build(collection, index, threads)",
-                       "search": "Engine.open + batch_search(queries, k, threads) + close",
-                       "evaluate": "lsr_eval.evaluation.evaluate(qrels, run), default measures"},
-            "rss": "process resident set: VmHWM reset at each stage start plus samples (JVM included for anserini)",
-            "heap": "JVM heap in use, sampled (Runtime total - free, MemoryMXBean used)",
-            "fit": "least squares value = a + b * docs over the sizes run; marginal = slope of the two largest "
-                   "sizes; loglog_exponent 1 = linear; per_doc_ratio = (value/docs at largest) / (at smallest); "
-                   "cpu_seconds: the process's CPU time (all its threads, JVM and native included), less sensitive "
-                   "than wall time to other jobs on a shared machine (load_1min is recorded per row)",
-            "k": args.k, "threads": args.threads, "budget_minutes": args.budget_minutes,
-            "mem_fraction": args.mem_fraction, "timeout_minutes": args.timeout_minutes,
-            "load_average_start": load_start, "load_average_end": list(os.getloadavg()),
-            "cpu_cores": os.cpu_count()},
+        "protocol": _protocol(args, load_start),
         "seconds": round(time.perf_counter() - t_start, 1),
     }
-    return ScaleCurve(out=out, experiment=experiment, results=results, rows=rows, fit=fit, exact=exact,
-                      skipped=skipped, failed=failed, document=results_doc)
+
+
+def _protocol(args: argparse.Namespace, load_start: list[float]) -> dict[str, Any]:
+    """How the runs were made and measured, with the settings and machine load that bear on the figures."""
+    return {
+        "process": "each (size, engine) and each export in a fresh subprocess",
+        "stages": {"export": "generate the synthetic vectors and write the JsonVectorCollection, queries, qrels "
+                             "(shared by the engines)",
+                   "index": "Engine.build(collection, index, threads)",
+                   "search": "Engine.open + batch_search(queries, k, threads) + close",
+                   "evaluate": "lsr_eval.evaluation.evaluate(qrels, run), default measures"},
+        "rss": "process resident set: VmHWM reset at each stage start plus samples (JVM included for anserini)",
+        "heap": "JVM heap in use, sampled (Runtime total - free, MemoryMXBean used)",
+        "fit": "least squares value = a + b * docs over the sizes run; marginal = slope of the two largest "
+               "sizes; loglog_exponent 1 = linear; per_doc_ratio = (value/docs at largest) / (at smallest); "
+               "cpu_seconds: the process's CPU time (all its threads, JVM and native included), less sensitive "
+               "than wall time to other jobs on a shared machine (load_1min is recorded per row)",
+        "k": args.k, "threads": args.threads, "budget_minutes": args.budget_minutes,
+        "mem_fraction": args.mem_fraction, "timeout_minutes": args.timeout_minutes,
+        "load_average_start": load_start, "load_average_end": list(os.getloadavg()),
+        "cpu_cores": os.cpu_count()}

@@ -10,16 +10,20 @@ import time
 import traceback
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from lsr_eval.data.synthetic import DataSpec
 from lsr_eval.efficiency.measure import MB, Monitor
 from lsr_eval.efficiency.scaling import SHARED, STAGES
 from lsr_eval.evaluation.agreement import run_digests
-from lsr_eval.export.queries import read_query_jsonl
+from lsr_eval.export.queries import WeightMaps, read_query_jsonl
 from lsr_eval.export.synthetic import write_synthetic
 from lsr_eval.manifest import write_json
 from lsr_eval.workdir import folder_bytes
+
+if TYPE_CHECKING:
+    from lsr_eval.data.types import Run
+    from lsr_eval.engines.base import Engine
 
 #: Written last into a generated collection's folder: its spec, counts and how long it took.
 GENERATED = "generated.json"
@@ -88,9 +92,6 @@ def engine_stages(work: Path, n_docs: int, engine_name: str, result_path: Path, 
                   threads: int, interval: float, keep_index: bool) -> dict:
     """index -> search -> evaluate for one engine on the collection of ``n_docs`` (made by :func:`export_stage`);
     the result file is rewritten after every stage so a crash of the process still leaves what was measured."""
-    from lsr_eval.engines.registry import get_engine
-    from lsr_eval.evaluation import evaluate
-
     data = work / f"docs-{n_docs}"
     meta = json.loads((data / GENERATED).read_text())
     monitor = Monitor(interval)
@@ -101,10 +102,48 @@ def engine_stages(work: Path, n_docs: int, engine_name: str, result_path: Path, 
     result["stages"] = list(stages.values())
     save = lambda: write_json(result_path, result, default=str)  # noqa: E731
 
-    def fail_rest(after: str, why: str) -> None:
-        for s in STAGES[STAGES.index(after) + 1:]:
-            if stages[s]["status"] == "pending":
-                stages[s].update(status="skipped", note=why)
+    engine = _open_engine(engine_name, monitor, result, stages)
+    save()
+    if engine is None:
+        return result
+
+    index = work / "indexes" / f"{engine_name}-{n_docs}"
+    if index.exists():
+        shutil.rmtree(index)
+    index.parent.mkdir(parents=True, exist_ok=True)
+    _begin(stages["index"], save)
+    _index_stage(engine, data, index, meta, stages["index"], monitor, threads)
+    save()
+    if stages["index"]["status"] != "ok":
+        _skip_rest(stages, "index", "index stage failed")
+        save()
+        _remove_index(index, keep_index)
+        return result
+
+    queries = read_query_jsonl(data / "queries.jsonl")
+    qrels = json.loads((data / "qrels.json").read_text())
+    _begin(stages["search"], save)
+    run = _search_stage(engine, index, queries, stages["search"], monitor, k, threads)
+    save()
+    _remove_index(index, keep_index)
+    if stages["search"]["status"] != "ok":
+        _skip_rest(stages, "search", "search stage failed")
+        save()
+        return result
+
+    _begin(stages["evaluate"], save)
+    _evaluate_stage(qrels, run, stages["evaluate"], monitor)
+    result["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S")
+    save()
+    monitor.stop()
+    return result
+
+
+def _open_engine(engine_name: str, monitor: Monitor, result: dict[str, Any],
+                 stages: Mapping[str, dict[str, Any]]) -> Engine | None:
+    """The engine (for anserini with its JVM started and its heap sampled by ``monitor``), setup timed into
+    ``result["setup"]``; None when it cannot be had, every stage then marked failed."""
+    from lsr_eval.engines.registry import get_engine
 
     try:
         t0 = time.perf_counter()
@@ -123,17 +162,27 @@ def engine_stages(work: Path, n_docs: int, engine_name: str, result_path: Path, 
         result["setup"]["error"] = error_text(e)
         for s in STAGES[1:]:
             stages[s].update(status="failed", note=f"engine unavailable: {error_text(e)}")
-        save()
-        return result
-    save()
+        return None
+    return engine
 
-    index = work / "indexes" / f"{engine_name}-{n_docs}"
-    if index.exists():
-        shutil.rmtree(index)
-    index.parent.mkdir(parents=True, exist_ok=True)
-    rec = stages["index"]
+
+def _begin(rec: dict[str, Any], save: Callable[[], None]) -> None:
+    """Mark a stage running and save, so a crash inside it shows where it happened."""
     rec["status"] = "running"
     save()
+
+
+def _skip_rest(stages: Mapping[str, dict[str, Any]], after: str, why: str) -> None:
+    """Mark the still-pending stages after ``after`` skipped, with ``why``."""
+    for s in STAGES[STAGES.index(after) + 1:]:
+        if stages[s]["status"] == "pending":
+            stages[s].update(status="skipped", note=why)
+
+
+def _index_stage(engine: Engine, data: Path, index: Path, meta: Mapping[str, Any], rec: dict[str, Any],
+                 monitor: Monitor, threads: int) -> None:
+    """Build the index of ``data``'s collection into ``rec``: counts checked against the generated ones; a
+    failure is recorded, not raised."""
     try:
         with monitor.stage(rec):
             counts = engine.build(data / "collection", index, threads=threads)
@@ -145,18 +194,12 @@ def engine_stages(work: Path, n_docs: int, engine_name: str, result_path: Path, 
                                              f"{counts.documents_read} read, {counts.documents_indexed} indexed")
     except Exception as e:  # noqa: BLE001 - recorded
         rec.update(status="failed", error=error_text(e), traceback=traceback.format_exc())
-    save()
-    if rec["status"] != "ok":
-        fail_rest("index", "index stage failed")
-        save()
-        _remove_index(index, keep_index)
-        return result
 
-    queries = read_query_jsonl(data / "queries.jsonl")
-    qrels = json.loads((data / "qrels.json").read_text())
-    rec = stages["search"]
-    rec["status"] = "running"
-    save()
+
+def _search_stage(engine: Engine, index: Path, queries: WeightMaps, rec: dict[str, Any], monitor: Monitor, k: int,
+                  threads: int) -> Run | None:
+    """Open ``index`` and search every query into ``rec`` (timings, counts, run digests, consistency checked);
+    the run (None when the search itself failed). A failure is recorded, not raised."""
     run = None
     try:
         with monitor.stage(rec):
@@ -174,39 +217,39 @@ def engine_stages(work: Path, n_docs: int, engine_name: str, result_path: Path, 
         rec.update(status="ok", queries=len(queries), k=k, queries_searched=sc["queries"],
                    queries_with_hits=sc["queries_with_hits"], queries_without_hits=sc["queries_without_hits"],
                    queries_in_run=len(run), hits=sc["hits"])
-        problems = []
-        if sc["queries"] != len(queries):
-            problems.append(f"{len(queries)} queries given, {sc['queries']} searched")
-        if sc["queries_with_hits"] + sc["queries_without_hits"] != len(queries):
-            problems.append("queries with + without hits != queries")
-        if set(run) - set(queries):
-            problems.append("run holds queries that were not asked")
-        if any(len(h) > k for h in run.values()):
-            problems.append(f"a query has more than k={k} hits")
+        problems = _search_problems(queries, run, sc, k)
         if problems:
             rec.update(status="failed", note="; ".join(problems))
     except Exception as e:  # noqa: BLE001 - recorded
         rec.update(status="failed", error=error_text(e), traceback=traceback.format_exc())
-    save()
-    _remove_index(index, keep_index)
-    if rec["status"] != "ok":
-        fail_rest("search", "search stage failed")
-        save()
-        return result
+    return run
 
-    rec = stages["evaluate"]
-    rec["status"] = "running"
-    save()
+
+def _search_problems(queries: WeightMaps, run: Run, sc: Mapping[str, Any], k: int) -> list[str]:
+    """What is wrong with a search's counts and run: queries lost or unasked, hit counts that do not add up,
+    more than ``k`` hits."""
+    problems = []
+    if sc["queries"] != len(queries):
+        problems.append(f"{len(queries)} queries given, {sc['queries']} searched")
+    if sc["queries_with_hits"] + sc["queries_without_hits"] != len(queries):
+        problems.append("queries with + without hits != queries")
+    if set(run) - set(queries):
+        problems.append("run holds queries that were not asked")
+    if any(len(h) > k for h in run.values()):
+        problems.append(f"a query has more than k={k} hits")
+    return problems
+
+
+def _evaluate_stage(qrels: Mapping[str, Any], run: Run | None, rec: dict[str, Any], monitor: Monitor) -> None:
+    """Evaluate ``run`` against ``qrels`` (default measures) into ``rec``; a failure is recorded, not raised."""
+    from lsr_eval.evaluation import evaluate
+
     try:
         with monitor.stage(rec):
             metrics = evaluate(qrels, run)
         rec.update(status="ok", queries=len(qrels), metrics={m: round(v, 4) for m, v in metrics.items()})
     except Exception as e:  # noqa: BLE001 - recorded
         rec.update(status="failed", error=error_text(e), traceback=traceback.format_exc())
-    result["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S")
-    save()
-    monitor.stop()
-    return result
 
 
 

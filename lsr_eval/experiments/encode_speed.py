@@ -8,12 +8,17 @@ import argparse
 import json
 import statistics
 import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from lsr_eval.defaults import DEFAULT_SCALE
 from lsr_eval.efficiency.measure import rotation
 from lsr_eval.models.arguments import add_device, add_precision, encoder_record, in_precision
+
+if TYPE_CHECKING:
+    from lsr_eval.encode.splade import SpladeTextEncoder
+    from lsr_eval.models.encoder import SpladeEncoder
 
 REPO = Path(__file__).resolve().parents[2]
 STAGE = "bench-encode"
@@ -130,16 +135,79 @@ def pyserini_classes():
 
 
 def bench_documents(name: str, docs: list[str], args, PyDoc) -> dict[str, Any]:
-    import numpy as np
+    """Document encoding of model ``name`` over ``docs``: lsr-eval in each precision against Pyserini's encoder on
+    the same weights, the roofline and the backbone's own time as bounds, and Pyserini's quantised vectors compared."""
     import scipy.sparse as sp
     import torch
 
-    from lsr_eval.encode.batching import encode_window
+    from lsr_eval.evaluation.agreement import vector_agreement as agreement
+
+    setup = _document_setup(name, docs, args, PyDoc)
+    enc, roof, e, v = setup.enc, setup.roof, setup.hidden, setup.vocab
+    times = _time_documents(setup, docs, args)
+    ours_s, py_s, backbone_s = times.ours_s, times.py_s, times.backbone_s
+    weights = {p: sp.vstack(x, format="csr") for p, x in times.parts.items()}
+    tokens = int(sum(int(x.sum()) for x in times.n_tok))
+    same, diffs = _pyserini_fidelity(enc.tokenizer, weights[args.precisions[0]], times.py_out)
+
+    flop_per_doc = 2 * e * v * tokens / len(docs)
+    head_bound = roof.gflops * 1e9 / flop_per_doc
+    # with this backbone as measured, the head at the roofline: the most this encoder could reach here
+    with_backbone = len(docs) / (backbone_s + len(docs) / head_bound)
+    ours_dps, py_dps = len(docs) / ours_s[args.precisions[0]], len(docs) / py_s
+    first = args.precisions[0]
+    precisions = {p: {**encoder_record(x), "seconds": ours_s[p], "docs_per_s": len(docs) / ours_s[p],
+                      "speed_vs_first": ours_s[first] / ours_s[p],
+                      "agreement_with_first": agreement(weights[first], weights[p]) if p != first else None}
+                  for p, x in setup.encoders.items()}
+    return {
+        "model": name, "path": str(setup.path), "docs": len(docs), "real_tokens": tokens,
+        "avg_real_tokens": tokens / len(docs), "hidden": e, "vocab": v, "batch_size": args.batch_size,
+        "max_length": args.max_length, "device": str(setup.device), "precision": enc.resolved_precision().to_dict(),
+        "threads": torch.get_num_threads(),
+        "lsr_eval": {"seconds": ours_s[first], "docs_per_s": ours_dps},
+        "precisions": precisions,
+        "pyserini": {"seconds": py_s, "docs_per_s": py_dps},
+        "ratio_vs_pyserini": ours_dps / py_dps,
+        "roofline": {**roof.describe(), "head_gflop_per_doc": flop_per_doc / 1e9,
+                     "head_bound_docs_per_s": head_bound},
+        "fraction_of_roofline": ours_dps / head_bound,
+        "backbone": {"seconds": backbone_s, "docs_per_s": len(docs) / backbone_s,
+                     "share_of_lsr_eval_time": backbone_s / ours_s[first],
+                     "limit_docs_per_s": with_backbone, "fraction_of_limit": ours_dps / with_backbone},
+        "fidelity_vs_pyserini": {"identical_docs": same, "docs": len(docs),
+                                 "max_abs_diff_pyserini_units": max(diffs, default=0)},
+        "targets": {"ratio_vs_pyserini": TARGET_VS_PYSERINI, "fraction_of_roofline": TARGET_ROOFLINE},
+        "met": {"ratio_vs_pyserini": ours_dps / py_dps >= TARGET_VS_PYSERINI,
+                "fraction_of_roofline": ours_dps / head_bound >= TARGET_ROOFLINE},
+    }
+
+
+@dataclass
+class _DocumentSetup:
+    """What :func:`bench_documents` measures, loaded and warmed up: lsr-eval's encoder per precision (the first,
+    ``enc``, compared with Pyserini and the roofline), Pyserini's encoder on the same model, and the roofline."""
+
+    device: Any
+    path: Path
+    enc: SpladeEncoder
+    encoders: dict[str, SpladeEncoder]
+    text_encoders: dict[str, SpladeTextEncoder]
+    hidden: int
+    vocab: int
+    roof: Roofline
+    py: Any
+
+
+def _document_setup(name: str, docs: list[str], args: argparse.Namespace, PyDoc: Callable[..., Any]) -> _DocumentSetup:
+    """Load model ``name`` in every precision and Pyserini's encoder on the same function, each warmed up on the
+    first documents, so that the timed parts hold no first-call costs."""
+    import torch
+
     from lsr_eval.encode.splade import SpladeTextEncoder
     from lsr_eval.models.device import resolve_device
     from lsr_eval.models.offline import resolve_model
     from lsr_eval.models.splade import SpladeModel
-    from lsr_eval.evaluation.agreement import vector_agreement as agreement
 
     device = resolve_device(args.device)
     path = resolve_model(name)
@@ -158,17 +226,39 @@ def bench_documents(name: str, docs: list[str], args, PyDoc) -> dict[str, Any]:
     py.model.eval()
     with torch.inference_mode():
         py.encode(docs[:4], max_length=args.max_length)
+    return _DocumentSetup(device=device, path=path, enc=enc, encoders=encoders, text_encoders=text_encoders,
+                          hidden=e, vocab=v, roof=roof, py=py)
 
-    # parts of ``part`` batches, each encoded by lsr-eval in every precision, then Pyserini, then the flop-matched
-    # roofline product
+
+@dataclass
+class _DocumentTimes:
+    """The timed parts' totals: seconds per precision (lsr-eval), Pyserini's and the backbone's seconds, the
+    weights and real token counts per part, and Pyserini's vectors in document order."""
+
+    ours_s: dict[str, float]
+    py_s: float
+    backbone_s: float
+    parts: dict[str, list]
+    n_tok: list
+    py_out: list
+
+
+def _time_documents(setup: _DocumentSetup, docs: list[str], args: argparse.Namespace) -> _DocumentTimes:
+    """Encode ``docs`` part by part, each part by lsr-eval in every precision, then Pyserini, then the flop-matched
+    roofline product and the backbone alone: the paths alternate so load drifts evenly over them."""
+    import torch
+
+    from lsr_eval.encode.batching import encode_window
+
+    enc, py, roof = setup.enc, setup.py, setup.roof
     part = args.batch_size * args.part_batches
-    ours_s = dict.fromkeys(encoders, 0.0)
+    ours_s = dict.fromkeys(setup.encoders, 0.0)
     py_s = backbone_s = 0.0
-    parts: dict[str, list] = {p: [] for p in encoders}
+    parts: dict[str, list] = {p: [] for p in setup.encoders}
     n_tok, py_out = [], []
     for s0 in range(0, len(docs), part):
         chunk = docs[s0:s0 + part]
-        for p, text_encoder in text_encoders.items():
+        for p, text_encoder in setup.text_encoders.items():
             t = time.perf_counter()
             window = encode_window(chunk, text_encoder, args.batch_size)
             ours_s[p] += time.perf_counter() - t
@@ -185,16 +275,18 @@ def bench_documents(name: str, docs: list[str], args, PyDoc) -> dict[str, Any]:
         print(f"  {s0 + len(chunk)} docs: lsr-eval " + ", ".join(f"{p} {x:.1f} s" for p, x in ours_s.items())
               + f", pyserini {py_s:.1f} s, roofline {roof.seconds['large']:.1f} / {roof.seconds['cache']:.1f} s",
               flush=True)
+    return _DocumentTimes(ours_s=ours_s, py_s=py_s, backbone_s=backbone_s, parts=parts, n_tok=n_tok, py_out=py_out)
 
-    weights = {p: sp.vstack(x, format="csr") for p, x in parts.items()}
-    tokens = int(sum(int(x.sum()) for x in n_tok))
 
-    # fidelity: lsr-eval's weights quantised as Pyserini does, special tokens left out of both
-    vocab = enc.tokenizer.get_vocab()
-    special = set(enc.tokenizer.all_special_tokens)
+def _pyserini_fidelity(tokenizer: Any, w: Any, py_out: list[dict[str, int]]) -> tuple[int, list[int]]:
+    """lsr-eval's weights ``w`` quantised as Pyserini does against Pyserini's vectors, special tokens left out of
+    both: (documents identical, per differing document its largest absolute difference)."""
+    import numpy as np
+
+    vocab = tokenizer.get_vocab()
+    special = set(tokenizer.all_special_tokens)
     same = 0
     diffs = []
-    w = weights[args.precisions[0]]
     for i, d in enumerate(py_out):
         theirs = {vocab[k]: q for k, q in d.items() if k not in special and q != 0}
         row = w[i]
@@ -205,38 +297,7 @@ def bench_documents(name: str, docs: list[str], args, PyDoc) -> dict[str, Any]:
         else:
             keys = set(ours) | set(theirs)
             diffs.append(max(abs(ours.get(k, 0) - theirs.get(k, 0)) for k in keys))
-
-    flop_per_doc = 2 * e * v * tokens / len(docs)
-    head_bound = roof.gflops * 1e9 / flop_per_doc
-    # with this backbone as measured, the head at the roofline: the most this encoder could reach here
-    with_backbone = len(docs) / (backbone_s + len(docs) / head_bound)
-    ours_dps, py_dps = len(docs) / ours_s[args.precisions[0]], len(docs) / py_s
-    first = args.precisions[0]
-    precisions = {p: {**encoder_record(x), "seconds": ours_s[p], "docs_per_s": len(docs) / ours_s[p],
-                      "speed_vs_first": ours_s[first] / ours_s[p],
-                      "agreement_with_first": agreement(weights[first], weights[p]) if p != first else None}
-                  for p, x in encoders.items()}
-    return {
-        "model": name, "path": str(path), "docs": len(docs), "real_tokens": tokens,
-        "avg_real_tokens": tokens / len(docs), "hidden": e, "vocab": v, "batch_size": args.batch_size,
-        "max_length": args.max_length, "device": str(device), "precision": enc.resolved_precision().to_dict(),
-        "threads": torch.get_num_threads(),
-        "lsr_eval": {"seconds": ours_s[first], "docs_per_s": ours_dps},
-        "precisions": precisions,
-        "pyserini": {"seconds": py_s, "docs_per_s": py_dps},
-        "ratio_vs_pyserini": ours_dps / py_dps,
-        "roofline": {**roof.describe(), "head_gflop_per_doc": flop_per_doc / 1e9,
-                     "head_bound_docs_per_s": head_bound},
-        "fraction_of_roofline": ours_dps / head_bound,
-        "backbone": {"seconds": backbone_s, "docs_per_s": len(docs) / backbone_s,
-                     "share_of_lsr_eval_time": backbone_s / ours_s[first],
-                     "limit_docs_per_s": with_backbone, "fraction_of_limit": ours_dps / with_backbone},
-        "fidelity_vs_pyserini": {"identical_docs": same, "docs": len(docs),
-                                 "max_abs_diff_pyserini_units": max(diffs, default=0)},
-        "targets": {"ratio_vs_pyserini": TARGET_VS_PYSERINI, "fraction_of_roofline": TARGET_ROOFLINE},
-        "met": {"ratio_vs_pyserini": ours_dps / py_dps >= TARGET_VS_PYSERINI,
-                "fraction_of_roofline": ours_dps / head_bound >= TARGET_ROOFLINE},
-    }
+    return same, diffs
 
 
 def bench_queries(name: str, queries: list[tuple[str, str]], args, PyQuery) -> dict[str, Any]:

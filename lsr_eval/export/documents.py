@@ -17,7 +17,7 @@ import os
 import re
 import time
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from lsr_eval.encode import store
 from lsr_eval.encode.reader import read_encoding_manifest, read_vocab
@@ -99,11 +99,6 @@ def export_documents(vectors_folder: str | os.PathLike, out_folder: str | os.Pat
     sections. ``prune`` (:mod:`lsr_eval.export.prune`) drops weights of the stored vectors before quantisation
     (a sparsity sweep over one encoding); the manifest records it and counts the weights it dropped. Refuses non-finite or negative weights (naming the document) and tokens with whitespace (naming
     token and vocabulary id); on any error no ``docs-*`` file is left."""
-    from concurrent.futures import ProcessPoolExecutor
-    from multiprocessing import get_context
-
-    from tqdm import tqdm
-
     scale = check_scale(scale)
     if workers < 1:
         raise ConfigError(f"workers must be >= 1, got {workers}")
@@ -113,6 +108,26 @@ def export_documents(vectors_folder: str | os.PathLike, out_folder: str | os.Pat
     if out.resolve() == src.resolve():
         raise ConfigError(f"export into the vectors folder {src} is refused: choose another output folder")
     prepare_output(out, experiment, overwrite)
+    coll = _clear_collection(out)
+
+    shards = source["outputs"]["shards"]
+    for name in shards:
+        if not (src / name).exists():
+            raise InputError(f"{src / name} is missing (listed in {src / MANIFEST})")
+    files = [doc_file_name(k, compress) for k in range(len(shards))]
+    tasks = [(src / s, coll / f) for s, f in zip(shards, files)]
+    exporter = _ShardExporter(read_vocab(src), scale, compress, prune)
+    totals, seconds = _export_shards(tasks, exporter, workers=workers, documents=source["counts"]["documents_out"],
+                                     progress=progress, on_error=lambda: _remove_partial(out, coll, files))
+    sections = _manifest_sections(src, source, totals, seconds, files, exporter, scale=scale, compress=compress,
+                                  workers=workers)
+    write_manifest(out, STAGE, experiment, **sections)
+    return sections
+
+
+def _clear_collection(out: Path) -> Path:
+    """The collection folder in ``out``, made, with an earlier export's files of the same experiment removed;
+    refuses any other file there, since Anserini would index it."""
     coll = out / COLLECTION_DIR
     coll.mkdir(exist_ok=True)
     for f in coll.iterdir():  # files of an earlier export of the same experiment
@@ -122,18 +137,22 @@ def export_documents(vectors_folder: str | os.PathLike, out_folder: str | os.Pat
     if others:
         raise OutputExistsError(f"{coll} holds other files ({', '.join(others[:3])}) that Anserini would index; "
                                 "remove them or choose another folder")
+    return coll
 
-    shards = source["outputs"]["shards"]
-    for name in shards:
-        if not (src / name).exists():
-            raise InputError(f"{src / name} is missing (listed in {src / MANIFEST})")
-    files = [doc_file_name(k, compress) for k in range(len(shards))]
-    tasks = [(src / s, coll / f) for s, f in zip(shards, files)]
-    exporter = _ShardExporter(read_vocab(src), scale, compress, prune)
+
+def _export_shards(tasks: list[tuple[Path, Path]], exporter: _ShardExporter, *, workers: int, documents: int,
+                   progress: bool, on_error: Callable[[], None]) -> tuple[dict[str, int], float]:
+    """Run ``exporter`` on every (shard, file) task, in ``workers`` processes when more than one, with a progress
+    bar over ``documents``; (the summed counts, seconds). On any error ``on_error`` runs before it is raised."""
+    from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing import get_context
+
+    from tqdm import tqdm
+
     totals: dict[str, int] = {}
     start = time.perf_counter()
     pool: ProcessPoolExecutor | None = None
-    bar = tqdm(total=source["counts"]["documents_out"], unit="doc", desc="export", disable=not progress)
+    bar = tqdm(total=documents, unit="doc", desc="export", disable=not progress)
     try:
         if workers == 1:
             results = (exporter(*t) for t in tasks)
@@ -151,16 +170,26 @@ def export_documents(vectors_folder: str | os.PathLike, out_folder: str | os.Pat
     except BaseException:
         if pool is not None:
             pool.shutdown(cancel_futures=True)
-        for name in files:  # no partial collection is left for Anserini to index
-            (coll / name).unlink(missing_ok=True)
-        if not any(coll.iterdir()):
-            coll.rmdir()
-        (out / MANIFEST).unlink(missing_ok=True)  # an earlier export's manifest no longer describes the folder
+        on_error()
         raise
     finally:
         bar.close()
-    seconds = time.perf_counter() - start
+    return totals, time.perf_counter() - start
 
+
+def _remove_partial(out: Path, coll: Path, files: list[str]) -> None:
+    """Undo a failed export: its collection files (and the folder when left empty) and the manifest go."""
+    for name in files:  # no partial collection is left for Anserini to index
+        (coll / name).unlink(missing_ok=True)
+    if not any(coll.iterdir()):
+        coll.rmdir()
+    (out / MANIFEST).unlink(missing_ok=True)  # an earlier export's manifest no longer describes the folder
+
+
+def _manifest_sections(src: Path, source: Mapping[str, Any], totals: Mapping[str, int], seconds: float,
+                       files: list[str], exporter: _ShardExporter, *, scale: float, compress: bool,
+                       workers: int) -> dict[str, Any]:
+    """The export's manifest sections, once the documents read and written are checked against the source's."""
     n_in, n_out = totals.get("documents_in", 0), totals.get("documents_out", 0)
     if not n_in == n_out == source["counts"]["documents_out"]:
         raise InputError(f"{src}: {n_in} documents read, {source['counts']['documents_out']} in its manifest, "
@@ -183,5 +212,4 @@ def export_documents(vectors_folder: str | os.PathLike, out_folder: str | os.Pat
     if exporter.prune is not None:
         sections["parameters"]["prune"] = exporter.prune.to_dict()
         sections["counts"]["pruned_weights"] = totals.get("pruned_weights", 0)
-    write_manifest(out, STAGE, experiment, **sections)
     return sections
