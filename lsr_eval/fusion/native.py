@@ -23,7 +23,7 @@ NATIVE: dict[str, tuple[str, ...]] = {"rrf": ("none",), "sum": ("none", "min-max
 
 
 def supports(settings: Settings) -> bool:
-    """Whether :func:`native_fuse` computes this method with this normalisation."""
+    """Whether :class:`FlatRuns` computes this method with this normalisation."""
     return settings.norm in NATIVE.get(settings.method.name, ())
 
 
@@ -104,9 +104,3 @@ class FlatRuns:
         bounds = self.starts.tolist()
         return {qid: dict(zip(docs[a:b], values[a:b])) for qid, a, b in zip(self.qids, bounds, bounds[1:])}
 
-
-def native_fuse(ordered: Sequence[tuple[list[list[str]], list[np.ndarray]]], qids: Sequence[str],
-                settings: Settings) -> Run:
-    """Fuse runs given in trec_eval order (:func:`lsr_eval.fusion.ranx_runs.trec_ordered` of each run over
-    ``qids``) with ``settings`` (see the module doc); every query of ``qids`` is in the output."""
-    return FlatRuns(ordered, qids).fuse(settings)
