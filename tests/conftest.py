@@ -279,7 +279,8 @@ def _run_folder(tmp_path_factory) -> Path:
     return root.parent if os.environ.get("PYTEST_XDIST_WORKER") else root
 
 
-#: Present in the run's folder while a worker encodes SciFact for :func:`scifact_impact`.
+#: Made in the run's folder by the first worker to need :func:`scifact_impact` (the one that encodes SciFact), and
+#: given the text "done" once its encoding is built.
 ENCODING_MARKER = "scifact-impact.encoding"
 
 
@@ -290,11 +291,24 @@ def scifact_impact(tmp_path_factory) -> ScifactImpact:
     work = _run_folder(tmp_path_factory) / "scifact-impact"
     work.mkdir(parents=True, exist_ok=True)
     marker = work.parent / ENCODING_MARKER
-    marker.touch()
+    try:
+        marker.open("x").close()  # only the first worker marks it: the later ones find the encoding under way or done
+        first = True
+    except FileExistsError:
+        first = False
     try:
         return ScifactImpact(work)
     finally:
-        marker.unlink(missing_ok=True)
+        if first:
+            marker.write_text("done")
+
+
+def _encoding_under_way(tmp_path_factory) -> bool:
+    """Whether a worker is encoding SciFact for :func:`scifact_impact` now."""
+    try:
+        return (_run_folder(tmp_path_factory) / ENCODING_MARKER).read_text() != "done"
+    except FileNotFoundError:
+        return False
 
 
 _yielded = False
@@ -306,7 +320,7 @@ def _yield_to_the_encoding(request, tmp_path_factory) -> None:
     (nice 10, once; its subprocesses inherit it): the encoding, which the last files wait for, keeps a core."""
     global _yielded
     if (_yielded or not os.environ.get("PYTEST_XDIST_WORKER") or "scifact_impact" in request.fixturenames
-            or not (_run_folder(tmp_path_factory) / ENCODING_MARKER).exists()):
+            or not _encoding_under_way(tmp_path_factory)):
         return
     os.nice(10)
     _yielded = True

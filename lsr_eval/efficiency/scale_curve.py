@@ -307,11 +307,10 @@ class _Loop:
 def _reused(old: dict[str, Any], engine: str, n_docs: int) -> dict[str, Any]:
     """A stored run taken as this run's result (``--reuse-runs``), marked reused in itself and its stages."""
     log.info("reusing the %s run at %d documents of %s (--reuse-runs)", engine, n_docs, old.get("finished"))
-    res = old
-    res["reused"] = True
-    for rec in res["stages"]:
+    old["reused"] = True
+    for rec in old["stages"]:
         rec["note"] = f"reused run finished {old.get('finished')}"
-    return res
+    return old
 
 
 def _log_stages(res: Mapping[str, Any], engine: str, n_docs: int) -> None:

@@ -17,7 +17,6 @@ from lsr_eval.efficiency.measure import rotation
 from lsr_eval.models.arguments import add_device, add_precision, encoder_record, in_precision
 
 if TYPE_CHECKING:
-    from lsr_eval.encode.splade import SpladeTextEncoder
     from lsr_eval.models.encoder import SpladeEncoder
 
 REPO = Path(__file__).resolve().parents[2]
@@ -190,13 +189,22 @@ class _DocumentSetup:
 
     device: Any
     path: Path
-    enc: SpladeEncoder
     encoders: dict[str, SpladeEncoder]
-    text_encoders: dict[str, SpladeTextEncoder]
-    hidden: int
-    vocab: int
     roof: Roofline
     py: Any
+
+    @property
+    def enc(self) -> SpladeEncoder:
+        """The encoder in the first precision."""
+        return next(iter(self.encoders.values()))
+
+    @property
+    def hidden(self) -> int:
+        return self.enc.mlm.get_output_embeddings().in_features
+
+    @property
+    def vocab(self) -> int:
+        return self.enc.mlm.get_output_embeddings().out_features
 
 
 def _document_setup(name: str, docs: list[str], args: argparse.Namespace, PyDoc: Callable[..., Any]) -> _DocumentSetup:
@@ -204,7 +212,6 @@ def _document_setup(name: str, docs: list[str], args: argparse.Namespace, PyDoc:
     first documents, so that the timed parts hold no first-call costs."""
     import torch
 
-    from lsr_eval.encode.splade import SpladeTextEncoder
     from lsr_eval.models.device import resolve_device
     from lsr_eval.models.offline import resolve_model
     from lsr_eval.models.splade import SpladeModel
@@ -215,10 +222,7 @@ def _document_setup(name: str, docs: list[str], args: argparse.Namespace, PyDoc:
                                         precision=args.precisions[0]).to(device)
     enc = model.document   # the first precision: compared with Pyserini and the roofline
     encoders = {p: enc if i == 0 else in_precision(enc, p) for i, p in enumerate(args.precisions)}
-    decoder = enc.mlm.get_output_embeddings()
-    e, v = decoder.in_features, decoder.out_features
-    roof = Roofline(decoder.weight.detach())
-    text_encoders = {p: SpladeTextEncoder(x) for p, x in encoders.items()}
+    roof = Roofline(enc.mlm.get_output_embeddings().weight.detach())
     for x in encoders.values():
         x.encode(docs[:4])   # warm-up
     py = PyDoc(path, device=str(device))
@@ -226,8 +230,7 @@ def _document_setup(name: str, docs: list[str], args: argparse.Namespace, PyDoc:
     py.model.eval()
     with torch.inference_mode():
         py.encode(docs[:4], max_length=args.max_length)
-    return _DocumentSetup(device=device, path=path, enc=enc, encoders=encoders, text_encoders=text_encoders,
-                          hidden=e, vocab=v, roof=roof, py=py)
+    return _DocumentSetup(device=device, path=path, encoders=encoders, roof=roof, py=py)
 
 
 @dataclass
@@ -249,8 +252,10 @@ def _time_documents(setup: _DocumentSetup, docs: list[str], args: argparse.Names
     import torch
 
     from lsr_eval.encode.batching import encode_window
+    from lsr_eval.encode.splade import SpladeTextEncoder
 
     enc, py, roof = setup.enc, setup.py, setup.roof
+    text_encoders = {p: SpladeTextEncoder(x) for p, x in setup.encoders.items()}
     part = args.batch_size * args.part_batches
     ours_s = dict.fromkeys(setup.encoders, 0.0)
     py_s = backbone_s = 0.0
@@ -258,7 +263,7 @@ def _time_documents(setup: _DocumentSetup, docs: list[str], args: argparse.Names
     n_tok, py_out = [], []
     for s0 in range(0, len(docs), part):
         chunk = docs[s0:s0 + part]
-        for p, text_encoder in setup.text_encoders.items():
+        for p, text_encoder in text_encoders.items():
             t = time.perf_counter()
             window = encode_window(chunk, text_encoder, args.batch_size)
             ours_s[p] += time.perf_counter() - t

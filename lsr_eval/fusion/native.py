@@ -34,7 +34,7 @@ class FlatRuns:
 
     def __init__(self, ordered: Sequence[tuple[list[list[str]], list[np.ndarray]]], qids: Sequence[str]) -> None:
         self.qids = list(qids)
-        self.doc_ids: list[str] = []
+        doc_ids: list[str] = []
         starts = [0]
         positions: list[list[int]] = [[] for _ in ordered]
         lengths: list[list[int]] = [[] for _ in ordered]
@@ -43,9 +43,9 @@ class FlatRuns:
             for docs, _ in ordered:
                 for d in docs[i]:
                     position.setdefault(d, len(position))
-            base = len(self.doc_ids)
-            self.doc_ids.extend(position)
-            starts.append(len(self.doc_ids))
+            base = len(doc_ids)
+            doc_ids.extend(position)
+            starts.append(len(doc_ids))
             for r, (docs, _) in enumerate(ordered):
                 positions[r].extend(base + position[d] for d in docs[i])
                 lengths[r].append(len(docs[i]))
@@ -56,9 +56,9 @@ class FlatRuns:
         self.run_starts = [np.concatenate(([0], np.cumsum(n, dtype=np.int64))) for n in lengths]
         self.ranks = [np.arange(len(p), dtype=np.int64) + 1 - np.repeat(rs[:-1], np.diff(rs))
                       for p, rs in zip(self.positions, self.run_starts)]
-        self.doc_array = np.array(self.doc_ids, dtype=object)
-        rank_of = {d: i for i, d in enumerate(sorted(set(self.doc_ids)))}
-        docid_order = np.fromiter((rank_of[d] for d in self.doc_ids), dtype=np.int64, count=len(self.doc_ids))
+        self.doc_ids = np.array(doc_ids, dtype=object)
+        rank_of = {d: i for i, d in enumerate(sorted(set(doc_ids)))}
+        docid_order = np.fromiter((rank_of[d] for d in doc_ids), dtype=np.int64, count=len(doc_ids))
         self.by_docid_descending = np.argsort(-docid_order, kind="stable")
 
     def _contributions(self, r: int, settings: Settings) -> np.ndarray:
@@ -99,7 +99,7 @@ class FlatRuns:
         order = self.by_docid_descending  # then stable sorts: by score descending, then by query
         order = order[np.argsort(-fused[order], kind="stable")]
         order = order[np.argsort(self.query_of[order], kind="stable")]
-        docs = self.doc_array[order].tolist()
+        docs = self.doc_ids[order].tolist()
         values = fused[order].tolist()
         bounds = self.starts.tolist()
         return {qid: dict(zip(docs[a:b], values[a:b])) for qid, a, b in zip(self.qids, bounds, bounds[1:])}
