@@ -9,8 +9,10 @@ install:
 	@# a single-node SLURM for tests/integration/test_train_grid_slurm.py (Debian's packages, as root; skipped when installed)
 	@if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && ! dpkg -s slurm-wlm munge >/dev/null 2>&1; then \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq slurm-wlm munge >/dev/null; fi
-	$(PIP) install --quiet --disable-pip-version-check torch==2.13.0
-	$(PIP) install --quiet --disable-pip-version-check -e '.[test]'
+	@# pip is skipped when this checkout is installed already from an unchanged setup.cfg (.ci/installed.py)
+	@if $(PYTHON) .ci/installed.py test; then echo "lsr-eval and its test extras are installed (setup.cfg unchanged)"; \
+	else $(PIP) install --quiet --disable-pip-version-check torch==2.13.0 && \
+		$(PIP) install --quiet --disable-pip-version-check -e '.[test]' && $(PYTHON) .ci/installed.py --record; fi
 
 quickstart: install
 	OUT=$(OUT) bash pipelines/quickstart.sh
@@ -20,14 +22,17 @@ quickstart: install
 # workers on 2 cores, one thread each, a file to a worker in the collection's order: much of the suite waits (JVM
 # starts, subprocesses, the SLURM queue), and tests/conftest.py puts the session's SciFact encoding first and the other
 # files that need it last, so the other workers run the rest meanwhile.
+# Bytecode is cached even where the environment says not to (PYTHONDONTWRITEBYTECODE; __pycache__ is ignored by git):
+# otherwise every worker and subprocess compiles lsr_eval again, and pytest rewrites every test module's asserts
+# again (half of a worker's 19 CPU-s of collection).
 test: install
-	$(PYTHON) -m pytest -q --durations=25 -n 4 --dist loadfile --no-loadscope-reorder
+	env -u PYTHONDONTWRITEBYTECODE $(PYTHON) -m pytest -q --durations=25 -n 4 --dist loadfile --no-loadscope-reorder
 
 # The fast tier (under a minute, on both cores): tests/unit/, which starts no JVM, reads nothing of ../shared and
 # imports no ranx (any of them fails the test, in the full suite too: tests/conftest.py). tests/integration/ holds
 # the rest; make test runs both.
 test-fast:
-	LSR_EVAL_TIER=unit $(PYTHON) -m pytest -q --durations=10 -n 2 tests/unit
+	env -u PYTHONDONTWRITEBYTECODE LSR_EVAL_TIER=unit $(PYTHON) -m pytest -q --durations=10 -n 2 tests/unit
 
 # Only the reproduction tests (a few minutes).
 test-reproduce:

