@@ -124,6 +124,27 @@ class Splade:
         return self._encode(queries, documents=False)
 
 
+def _slot_label(slot: Path) -> str:
+    """The label of a cache slot ``<label>-<hash>``."""
+    return slot.name.rsplit("-", 1)[0]
+
+
+def _encoding_slot(vectors: SparseVectors) -> tuple[Path, dict[str, Any]] | None:
+    """The work folder's encoding slot (``<work>/encodings/<label>-<hash of its key>``) that ``vectors`` are, read
+    and unchanged, with its key; None for any other vectors."""
+    from lsr_eval.manifest import read_manifest
+    from lsr_eval.workdir import cache_slot
+
+    folder = vectors.source_folder()
+    if folder is None:
+        return None
+    slot = Path(folder)
+    key = (read_manifest(slot) or {}).get("experiment")
+    if not isinstance(key, dict) or cache_slot(slot.parent.parent, "encodings", key, _slot_label(slot)) != slot:
+        return None
+    return slot, key
+
+
 def _remove(folder: Path, parent: Path | None) -> None:
     """Remove an index's temporary ``folder``, and ``parent`` (the work folder's ``api``) when it is left empty."""
     shutil.rmtree(folder, ignore_errors=True)
@@ -158,7 +179,9 @@ class Index:
 
         Every engine indexes files: the vectors, their JSON collection and the index go to ``out`` (a new or
         empty folder, kept, with a manifest) or else to a temporary folder (under ``<work>/api`` when ``work`` is
-        given, else the system's temporary folder) that :meth:`close` removes.
+        given, else the system's temporary folder) that :meth:`close` removes. Vectors that are, unchanged, an
+        encoding of the work folder's cache (:meth:`Splade.encode` of a dataset) are exported and indexed into
+        that work folder's caches instead, as ``lsr-eval splade`` does (and a second build reuses them).
         """
         from lsr_eval.encode.corpus import write_vectors
         from lsr_eval.engines.registry import get_engine, split_options
@@ -170,6 +193,9 @@ class Index:
         build_options, search_options = split_options(engine, dict(options))
         eng = get_engine(engine, **build_options)
         eng.check_search(**search_options)
+        encoding = _encoding_slot(vectors) if out is None else None
+        if encoding is not None:
+            return cls._of_encoding(*encoding, eng, engine, build_options, search_options, scale, threads)
         parent: Path | None = None
         if out is not None:
             folder = Path(out)
@@ -202,6 +228,21 @@ class Index:
             return cls(eng, folder / "index", scale, all_counts, search_options)
         return cls(eng, folder / "index", scale, all_counts, search_options, temporary=folder,
                    temporary_parent=parent)
+
+    @classmethod
+    def _of_encoding(cls, encoding: Path, enc_key: dict[str, Any], eng: Any, engine: str,
+                     build_options: dict[str, Any], search_options: dict[str, Any], scale: float, threads: int
+                     ) -> "Index":
+        """The index of the work folder's encoding slot ``encoding`` (made from ``enc_key``), exported and indexed
+        into that work folder's caches under the keys the pipelines use (reused when there)."""
+        from lsr_eval.experiments.splade import encoding_keys, ensure_encoding_index
+        from lsr_eval.export.prune import Prune
+
+        scale = float(scale)  # the pipelines' key holds a float: scale=100 is their slot too
+        keys = encoding_keys(enc_key, _slot_label(encoding), scale, Prune(), engine, build_options)
+        stages = ensure_encoding_index(encoding.parent.parent, encoding, keys, scale, Prune(), eng, threads)
+        counts = {"export": stages["export"]["counts"], "index": stages["index"]["counts"]}
+        return cls(eng, Path(stages["index_dir"]), scale, counts, search_options)
 
     def search(self, queries: SparseVectors, k: int = 1000, threads: int = 2, remove_query: bool = False) -> Run:
         """The top ``k`` documents of each query (vectors quantised with the index's scale); ``remove_query`` drops

@@ -5,7 +5,8 @@ The SPLADE model layer is adapted to :class:`TextEncoder`; tests use :class:`~ls
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import hashlib
+from dataclasses import dataclass, field
 from typing import Protocol, Sequence, runtime_checkable
 
 import numpy as np
@@ -78,8 +79,30 @@ class SparseVectors:
     ids: list[str]
     matrix: sp.csr_matrix
     vocab: list[str]
+    #: ``(folder, digest)``: the encoding folder the vectors were read from
+    #: (:func:`lsr_eval.encode.reader.load_vectors`) and their :meth:`digest` then; None for vectors made in memory.
+    source: tuple[str, str] | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.matrix.shape != (len(self.ids), len(self.vocab)):
             raise LsrEvalError(f"SparseVectors: matrix shape {self.matrix.shape} does not match "
                                f"{len(self.ids)} ids x {len(self.vocab)} vocabulary entries")
+
+    def digest(self) -> str:
+        """sha1 of the ids, the vocabulary and the CSR arrays (milliseconds for a BEIR corpus)."""
+        h = hashlib.sha1()
+        for strings in (self.ids, self.vocab):
+            h.update("\n".join(strings).encode("utf-8") + b"\0")
+        h.update(repr(self.matrix.shape).encode())
+        for array in (self.matrix.indptr, self.matrix.indices, self.matrix.data):
+            h.update(str(array.dtype).encode())
+            h.update(np.ascontiguousarray(array).tobytes())
+        return h.hexdigest()
+
+    def source_folder(self) -> str | None:
+        """The folder of :attr:`source` while the vectors are still what was read from it; None when they were
+        made in memory or changed since."""
+        if self.source is None:
+            return None
+        folder, digest = self.source
+        return folder if self.digest() == digest else None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -63,6 +64,8 @@ def load_matrix(folder: str | os.PathLike) -> tuple[list[str], sp.csr_matrix]:
 
 
 def load_vectors(folder: str | os.PathLike) -> SparseVectors:
-    """:func:`load_matrix` with the vocabulary."""
+    """:func:`load_matrix` with the vocabulary; the vectors know the folder they came from
+    (:attr:`~lsr_eval.encode.protocol.SparseVectors.source`)."""
     ids, matrix = load_matrix(folder)
-    return SparseVectors(ids, matrix, read_vocab(folder))
+    vectors = SparseVectors(ids, matrix, read_vocab(folder))
+    return replace(vectors, source=(str(folder), vectors.digest()))

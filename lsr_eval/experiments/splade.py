@@ -157,19 +157,27 @@ def impact_keys(dataset: Dataset, model, s: SpladeSettings) -> ImpactKeys:
     fingerprint = encoder_fingerprint(s, model.document)
     enc_key = {"stage": "encode", "encoder": fingerprint, "corpus": dataset.corpus_key()}
     label = f"{Path(s.model).name}-{dataset.corpus_label()}"
-    prune = doc_prune(s)
-    exp_key: dict[str, Any] = {"stage": "export", "encoding": enc_key, "scale": s.scale}
+    build_options = s.engine_parts()[1] if s.engine != "anserini" else None
+    return encoding_keys(enc_key, label, s.scale, doc_prune(s), s.engine, build_options, fingerprint)
+
+
+def encoding_keys(enc_key: dict[str, Any], label: str, scale: float, prune, engine: str = "anserini",
+                  build_options: dict[str, Any] | None = None, fingerprint: dict[str, Any] | None = None
+                  ) -> ImpactKeys:
+    """The export and index keys of the encoding ``enc_key`` (labelled ``label``), quantised by ``scale``, pruned
+    by ``prune`` and indexed by ``engine`` with ``build_options``."""
+    exp_key: dict[str, Any] = {"stage": "export", "encoding": enc_key, "scale": scale}
     collection_label = label
     if prune.active:
         exp_key["prune"] = prune.to_dict()
-        collection_label += f"-prune{s.prune_doc_top_k or ''}t{s.prune_doc_threshold:g}"
+        collection_label += f"-prune{prune.top_k or ''}t{prune.threshold:g}"
     idx_key: dict[str, Any] = {"stage": "index", "kind": "impact", "collection": exp_key}
     index_label = f"impact-{collection_label}"
-    if s.engine != "anserini":  # Anserini indexes keep the key they had before engines existed
-        _, build_options, _ = s.engine_parts()
-        idx_key.update(engine=s.engine, engine_build=build_options)
-        index_label = f"impact-{s.engine}-{collection_label}"
-    return ImpactKeys(enc_key, exp_key, idx_key, label, collection_label, index_label, fingerprint)
+    if engine != "anserini":  # Anserini indexes keep the key they had before engines existed
+        idx_key.update(engine=engine, engine_build=build_options or {})
+        index_label = f"impact-{engine}-{collection_label}"
+    return ImpactKeys(enc_key, exp_key, idx_key, label, collection_label, index_label,
+                      fingerprint if fingerprint is not None else enc_key.get("encoder", {}))
 
 
 def ensure_encoding(dataset: Dataset, model, s: SpladeSettings, work: Path,
@@ -197,19 +205,27 @@ def ensure_encoding(dataset: Dataset, model, s: SpladeSettings, work: Path,
 
 def ensure_impact_index(dataset: Dataset, model, s: SpladeSettings, work: Path, threads: int) -> dict[str, Any]:
     """Encode, export and index the corpus (each stage reused when cached); returns the three manifests."""
+    keys = impact_keys(dataset, model, s)
+    summary = ensure_encoding(dataset, model, s, work, keys)
+    enc_manifest = summary.manifest
+    stages = ensure_encoding_index(work, summary.folder, keys, s.scale, doc_prune(s), s.engine_parts()[0], threads)
+    read = dataset.doc_stats.read
+    if read and read != enc_manifest["counts"]["documents_out"]:
+        raise LsrEvalError(f"documents read ({read}) != documents encoded ({enc_manifest['counts']['documents_out']})")
+    return {"encoding": enc_manifest, **stages,
+            "paths": {"encoding": str(summary.folder), **stages["paths"]}}
+
+
+def ensure_encoding_index(work: Path, enc_slot: Path, keys: ImpactKeys, scale: float, prune, engine,
+                          threads: int) -> dict[str, Any]:
+    """Export the encoding in ``enc_slot`` (quantised by ``scale``, pruned by ``prune``) and index it with ``engine``
+    into the work folder's caches, each stage reused when cached; returns their manifests and paths."""
     from lsr_eval.export.documents import COLLECTION_DIR, export_documents
 
-    keys = impact_keys(dataset, model, s)
     exp_key, idx_key = keys.export, keys.index
-    summary = ensure_encoding(dataset, model, s, work, keys)
-    enc_slot, enc_manifest = summary.folder, summary.manifest
-
-    prune = doc_prune(s)
     exp_slot = cache_slot(work, "collections", exp_key, keys.collection_label)
     exp_manifest = cached(exp_slot, exp_key,
-                          build=lambda: export_documents(enc_slot, exp_slot, exp_key, scale=s.scale, prune=prune))
-
-    engine, _, _ = s.engine_parts()
+                          build=lambda: export_documents(enc_slot, exp_slot, exp_key, scale=scale, prune=prune))
     idx_slot = cache_slot(work, "indexes", idx_key, keys.index_label)
 
     def build_index() -> None:
@@ -222,13 +238,8 @@ def ensure_impact_index(dataset: Dataset, model, s: SpladeSettings, work: Path, 
                        index=str(idx_slot / "index"), disk_bytes=folder_bytes(idx_slot / "index"))
 
     idx_manifest = cached(idx_slot, idx_key, build=build_index)
-    read = dataset.doc_stats.read
-    if read and read != enc_manifest["counts"]["documents_out"]:
-        raise LsrEvalError(f"documents read ({read}) != documents encoded ({enc_manifest['counts']['documents_out']})")
-    return {"encoding": enc_manifest, "export": exp_manifest, "index": idx_manifest,
-            "index_dir": str(idx_slot / "index"),
-            "paths": {"encoding": str(enc_slot), "collection": str(exp_slot / COLLECTION_DIR),
-                      "index": str(idx_slot / "index")}}
+    return {"export": exp_manifest, "index": idx_manifest, "index_dir": str(idx_slot / "index"),
+            "paths": {"collection": str(exp_slot / COLLECTION_DIR), "index": str(idx_slot / "index")}}
 
 
 #: Cutoffs of the recall of the exact top-k reported for an approximate engine (the second is capped at ``hits``).

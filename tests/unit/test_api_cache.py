@@ -176,3 +176,52 @@ def test_index_out_keeps_its_files(pisa, tmp_path):
     with pytest.raises(OutputExistsError, match="not an empty folder"):
         lsr_eval.Index.build(docs, engine=pisa, out=tmp_path / "kept")
     assert run["q1"] and (tmp_path / "kept" / "index").exists()
+
+
+def test_index_of_a_cached_encoding_goes_to_the_work_folders_caches(pisa, tiny_data, tmp_path):
+    """Vectors that are, unchanged, an encoding of the work folder's cache are exported and indexed into its caches
+    (the pipelines' slots, kept after close and reused); vectors changed since, or read from a folder that is not
+    a cache slot, get a temporary index."""
+    import shutil
+
+    import lsr_eval
+    from lsr_eval.encode.reader import load_vectors
+
+    work = tmp_path / "work"
+    ds = lsr_eval.load_dataset(str(tiny_data))
+    enc = _splade(work=work)
+    docs, queries = enc.encode(ds), enc.encode_queries(ds)
+    with lsr_eval.Index.build(docs, engine=pisa) as index:
+        run = index.search(queries, k=3)
+    cached = index.path
+    assert cached.parent.parent == work / "indexes" and cached.parent.name.startswith("impact-pisa-")
+    assert cached.exists() and index.counts["index"]["documents_indexed"] == len(TINY_DOCS)
+    built = (cached.parent / "manifest.json").stat().st_mtime_ns
+    again = lsr_eval.Index.build(enc.encode(ds), engine=pisa, work=tmp_path / "elsewhere")
+    assert again.path == cached and (cached.parent / "manifest.json").stat().st_mtime_ns == built  # reused
+    assert again.search(queries, k=3) == run
+    label = enc.last_encoding.folder.name.rsplit("-", 1)[0]
+    assert [p.name.rsplit("-", 1)[0] for p in (work / "collections").iterdir()] == [label]  # one export
+
+    copy = shutil.copytree(enc.last_encoding.folder, tmp_path / "my-encoding")  # an encoding, not a cache slot
+    changed = enc.encode(ds)
+    changed.matrix.data[0] *= 2  # changed in memory since it was read
+    for vectors in (load_vectors(copy), changed):
+        with lsr_eval.Index.build(vectors, engine=pisa, work=work) as index:
+            assert index.path.parent.parent == work / "api"
+    assert not (work / "api").exists()
+
+
+def test_vectors_know_their_folder_while_unchanged(tmp_path):
+    from dataclasses import replace
+
+    docs, _ = _vectors()
+    assert docs.source is None and docs.source_folder() is None
+    read = replace(docs, source=("enc", docs.digest()))
+    assert read.source_folder() == "enc" and read == docs  # the source takes no part in equality
+    read.ids.append("d4")  # the same vectors object, changed: ids, vocabulary and CSR arrays are in the digest
+    assert read.source_folder() is None
+    read.ids.pop()
+    assert read.source_folder() == "enc"
+    read.matrix.data[1] = 0.25
+    assert read.source_folder() is None
