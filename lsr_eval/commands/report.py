@@ -25,6 +25,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--measures", nargs="+", metavar="MEASURE",
                         help="measures the benchmark and efficiency tables show (e.g. nDCG@10 R@100), the first one "
                              "in the figures (default: every measure the results hold for each dataset)")
+    parser.add_argument("--no-figures", action="store_true",
+                        help="tables and index.html only (drawing the figures takes most of a report's time)")
     parser.add_argument("--overwrite", action="store_true", help="replace an output folder holding another report")
 
 
@@ -34,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
 
     fmt = NumberFormat(scale="percent" if args.percent else "fraction")
     files = write_report(args.results, args.out, fmt=fmt, smooth=args.smooth, best_k_by=args.best_k_by,
-                         measures=_canonical(args.measures), overwrite=args.overwrite)
+                         measures=_canonical(args.measures), overwrite=args.overwrite, figures=not args.no_figures)
     paths = files.all()
     print(f"wrote {len(paths)} files into {files.out}: {len(files.tables)} tables (md, tex, csv), "
           f"{len(files.figures) // 2} figures (png, pdf), index.html, manifest.json")

@@ -8,7 +8,7 @@ import json
 import shutil
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from lsr_eval.errors import ConfigError
 from lsr_eval.manifest import prepare_output, recorded, write_manifest
@@ -80,6 +80,7 @@ class _Report:
     best_k_by: str | None
     measures: list[str] | None
     files: ReportFiles
+    figures: bool = True
 
     @property
     def plots_dir(self) -> Path:
@@ -90,11 +91,16 @@ class _Report:
         self.files.tables[t.name] = t.write(self.files.out / "tables")
         return t
 
-    def figure(self, fig, stem: str, caption: str) -> FigureFiles:
-        """Write ``fig`` (png, pdf) under ``plots/``."""
+    def figure(self, section: Section, draw: Callable[[], Any], stem: str, caption: str) -> Any:
+        """Draw a figure (``draw()``), write it (png, pdf) under ``plots/`` and add it to ``section``; returns the
+        figure, or None in a report without figures (nothing drawn)."""
+        if not self.figures:
+            return None
+        fig = draw()
         png, pdf = save_figure(fig, self.plots_dir, stem)
         self.files.figures += [png, pdf]
-        return FigureFiles(caption, png, pdf)
+        section.figures.append(FigureFiles(caption, png, pdf))
+        return fig
 
     def figure_measure(self, d: str) -> str | None:
         """The measure of ``d``'s figures: the first of ``measures`` it has, else its main measure."""
@@ -112,8 +118,8 @@ def _seed_tables(rep: _Report, s: Section, name: str, rows, linked) -> None:
                                    runs=rep.results.training, fmt=rep.fmt)
             if st:
                 s.tables.append(rep.table(st))
-                s.figures.append(rep.figure(seeds_figure(st), st.name, f"{m} on {d}: mean and 95% interval "
-                                                                      "over training seeds, by arm"))
+                rep.figure(s, lambda: seeds_figure(st), st.name,
+                           f"{m} on {d}: mean and 95% interval over training seeds, by arm")
 
 
 def _paper_tables(rep: _Report, s: Section, name: str, rows, linked) -> None:
@@ -122,8 +128,8 @@ def _paper_tables(rep: _Report, s: Section, name: str, rows, linked) -> None:
     if name == RESCALING_BENCHMARK:
         s.tables.append(rep.table(rescaling_paper_table(linked, fmt=rep.fmt)))
         for d in [d for d in datasets_in_order(linked) if has_tradeoff(linked, d, "flops", "nDCG@10")][:1]:
-            s.figures.append(rep.figure(tradeoff_figure(linked, d, "flops", "nDCG@10"), f"{name}-flops-{d}",
-                                        f"nDCG@10 against FLOPs on {d}, by backbone and k"))
+            rep.figure(s, lambda: tradeoff_figure(linked, d, "flops", "nDCG@10"), f"{name}-flops-{d}",
+                       f"nDCG@10 against FLOPs on {d}, by backbone and k")
     elif name == EFFICIENCY_BENCHMARK:
         s.tables.append(rep.table(efficiency_paper_table(rows, fmt=rep.fmt)))
 
@@ -162,8 +168,10 @@ def _efficiency_section(rep: _Report) -> Section | None:
         measure = rep.figure_measure(d)
         for cost in TRADEOFF_COSTS:
             if measure and has_tradeoff(frame, d, cost, measure):
-                fig = tradeoff_figure(frame, d, cost, measure)
-                eff.figures.append(rep.figure(fig, f"{cost}-{d}", f"{measure} against {COSTS[cost].name} on {d}"))
+                fig = rep.figure(eff, lambda: tradeoff_figure(frame, d, cost, measure), f"{cost}-{d}",
+                                 f"{measure} against {COSTS[cost].name} on {d}")
+                if fig is None:
+                    continue
                 data = rep.plots_dir / f"{cost}-{d}.json"
                 data.write_text(json.dumps(read_tradeoff(fig), indent=1) + "\n", encoding="utf-8")
                 rep.files.figure_data.append(data)
@@ -181,11 +189,10 @@ def _head_norm_figure(rep: _Report, resc: Section, rt: Table | None) -> None:
             raise
         resc.notes.append(f"no head-norm figure: {e}")
         return
-    resc.figures.append(rep.figure(head_norm_figure(points, groups=list(frame[group_column(frame)]),
-                                                    diagnoses=list(results.diagnoses.values())),
-                                   "head-norm-best-k",
-                                   f"MLM-head norm against the best k (by {points['criterion'].iloc[0]}) "
-                                   "and the suggested k"))
+    rep.figure(resc, lambda: head_norm_figure(points, groups=list(frame[group_column(frame)]),
+                                              diagnoses=list(results.diagnoses.values())),
+               "head-norm-best-k",
+               f"MLM-head norm against the best k (by {points['criterion'].iloc[0]}) and the suggested k")
 
 
 def _rescaling_section(rep: _Report) -> Section | None:
@@ -206,12 +213,12 @@ def _rescaling_section(rep: _Report) -> Section | None:
         rt = rep.table(rescaling_table(frame, fmt=rep.fmt))
         resc.tables.append(rt)
         for d in rescaling_figure_datasets(frame):
-            resc.figures.append(rep.figure(rescaling_figure(frame, d), f"rescaling-{d}",
-                                           f"{main_measure(frame, d)} against the rescaling k on {d}"))
+            rep.figure(resc, lambda: rescaling_figure(frame, d), f"rescaling-{d}",
+                       f"{main_measure(frame, d)} against the rescaling k on {d}")
     if any("rank" in r.log.columns for r in rescaled):
-        resc.figures.append(rep.figure(training_figure(rescaled, "rank", rep.smooth, chance=candidates),
-                                       "rank-loss-by-k", "ranking loss against the training step, by backbone and "
-                                                         "k, with the loss of uniform scores"))
+        rep.figure(resc, lambda: training_figure(rescaled, "rank", rep.smooth, chance=candidates),
+                   "rank-loss-by-k", "ranking loss against the training step, by backbone and k, with the loss of "
+                                     "uniform scores")
     if rescaled:
         _head_norm_figure(rep, resc, rt)
     if results.diagnoses:
@@ -227,8 +234,8 @@ def _training_section(rep: _Report) -> Section | None:
     tr = Section("Training", "Training logs by backbone and rescaling k.")
     for key in TRAINING_CURVES:
         if any(key in r.log.columns for r in training.values()):
-            tr.figures.append(rep.figure(training_figure(training.values(), key, rep.smooth),
-                                         f"training-{key}", f"{key} against the training step, by backbone and k"))
+            rep.figure(tr, lambda: training_figure(training.values(), key, rep.smooth),
+                       f"training-{key}", f"{key} against the training step, by backbone and k")
     tr.notes += [n for r in training.values() for n in r.notes]
     return tr
 
@@ -269,23 +276,25 @@ def _write_page(rep: _Report, sections: list[Section], experiment: dict[str, Any
 
 def write_report(results: str | Path | Results, out: str | Path, *, fmt: NumberFormat = NumberFormat(),
                  smooth: int | None = None, best_k_by: str | None = None, measures: Sequence[str] | None = None,
-                 overwrite: bool = False) -> ReportFiles:
+                 overwrite: bool = False, figures: bool = True) -> ReportFiles:
     """Read ``results`` (a folder or loaded :class:`Results`) and write the report into ``out`` (see the module
     doc); ``smooth``: moving-average window of the training curves (None: automatic); ``best_k_by``: rescaling
     table column choosing each backbone's best k (None: the first of MS MARCO RR@10, DL19 nDCG@10, BEIR-13 mean
     with a value); ``measures``: the measures the benchmark and efficiency tables show, the first one the figures
-    (None: every measure of each dataset, its main measure in the figures)."""
+    (None: every measure of each dataset, its main measure in the figures); ``figures=False``: tables and page
+    only (drawing the figures takes most of a report's time)."""
     results = results if isinstance(results, Results) else load_results(results)
     frame = link_training(results.combined(), results.training)
     if measures is not None:
         measures = list(measures)
         check_measures(measures, measure_columns(frame.columns))
     experiment = {"results": str(results.root.resolve()), "scale": fmt.scale, "smooth": smooth,
-                  "best_k_by": best_k_by, **({"measures": measures} if measures is not None else {})}
+                  "best_k_by": best_k_by, **({"measures": measures} if measures is not None else {}),
+                  **({} if figures else {"figures": False})}
     out = prepare_output(out, experiment, overwrite)
     for owned in (out / "tables", out / "plots"):   # a rewrite leaves no table or figure of a result no longer there
         shutil.rmtree(owned, ignore_errors=True)
-    rep = _Report(results, frame, fmt, smooth, best_k_by, measures, ReportFiles(out))
+    rep = _Report(results, frame, fmt, smooth, best_k_by, measures, ReportFiles(out), figures)
     sections = [_benchmark_section(rep, name, bench) for name, bench in results.benchmarks.items()]
     sections += [s for s in (_efficiency_section(rep), _rescaling_section(rep), _training_section(rep))
                  if s is not None]

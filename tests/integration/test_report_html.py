@@ -139,3 +139,20 @@ def test_cli_percent_and_refuses_other_report(report, tmp_path):
     assert not (tmp_path / "p" / "plots" / "training-loss.png").exists()  # one benchmark, no training runs
     code, _, err = run_cli("report", str(tmp_path / "nothing"), "--out", str(tmp_path / "q"))
     assert code == 2 and "does not exist" in err
+
+
+def test_no_figures_writes_the_same_tables_and_a_page_without_images(report, tmp_path):
+    out, _ = report
+    code, stdout, _ = run_cli("report", str(DATA), "--out", str(tmp_path / "t"), "--no-figures")
+    assert code == 0 and "0 figures" in stdout
+    made = sorted(p.relative_to(tmp_path / "t").as_posix() for p in (tmp_path / "t").rglob("*") if p.is_file())
+    assert made == sorted(["index.html", "manifest.json"] + [f"tables/{p.name}" for p in (out / "tables").iterdir()])
+    for p in (out / "tables").iterdir():
+        assert (tmp_path / "t" / "tables" / p.name).read_bytes() == p.read_bytes(), p.name
+    page = Tables()
+    page.feed((tmp_path / "t" / "index.html").read_text(encoding="utf-8"))
+    assert page.images == [] and page.tables
+    manifest = json.loads((tmp_path / "t" / "manifest.json").read_text())
+    assert manifest["counts"]["figures"] == 0 and manifest["experiment"]["figures"] is False
+    code, _, err = run_cli("report", str(DATA), "--out", str(tmp_path / "t"))  # another experiment than with figures
+    assert code == 2 and "holds a different experiment" in err
