@@ -45,6 +45,8 @@ def _met(requirement: str) -> bool:
     from packaging.requirements import Requirement
 
     req = Requirement(requirement)
+    if req.marker is not None and not req.marker.evaluate():
+        return True  # not for this interpreter or platform
     try:
         version = metadata.version(req.name)
     except metadata.PackageNotFoundError:
