@@ -36,7 +36,7 @@ test-fast:
 
 # Only the reproduction tests (a few minutes).
 test-reproduce:
-	$(PYTHON) -m pytest -q tests/unit/test_reproduce_tolerance.py tests/integration/test_reproduce_checks.py \
+	env -u PYTHONDONTWRITEBYTECODE $(PYTHON) -m pytest -q tests/unit/test_reproduce_tolerance.py tests/integration/test_reproduce_checks.py \
 		tests/unit/test_reproduce_readme.py tests/integration/test_reproduce_committed.py
 
 # The regression matrix of this machine: every committed result rerun (those estimated to take at most

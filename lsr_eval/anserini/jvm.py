@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
-from lsr_eval.errors import JavaError
+from lsr_eval.errors import ConfigError, JavaError
 
 log = logging.getLogger(__name__)
 
@@ -126,7 +126,12 @@ def jvm_options(requested: list[str] | tuple[str, ...] = (), java_version: int |
     """``requested`` and the options in ``LSR_EVAL_JVM_OPTIONS`` (split as a shell would) minus the unsupported
     options, plus a max heap unless one is given, plus the :func:`quiet_options` of ``java_version`` that they do not
     set otherwise."""
-    extra = shlex.split(os.environ.get("LSR_EVAL_JVM_OPTIONS", ""))
+    value = os.environ.get("LSR_EVAL_JVM_OPTIONS", "")
+    try:
+        extra = shlex.split(value)
+    except ValueError as e:
+        raise ConfigError(f"LSR_EVAL_JVM_OPTIONS={value!r} cannot be split into options ({e}): fix its "
+                          "quotes") from None
     opts = [o for o in (*requested, *extra) if o not in UNSUPPORTED_OPTIONS]
     if not any(o.startswith("-Xmx") for o in opts):
         opts.append(f"-Xmx{os.environ.get('LSR_EVAL_JVM_HEAP', DEFAULT_HEAP)}")

@@ -1,5 +1,6 @@
 """Texts -> sparse vectors -> an engine's index -> runs: a SPLADE encoder whose document vectors are cached in the
-work folder as the pipelines cache them, and an index to search whose files are temporary unless ``out=`` keeps them.
+work folder as the pipelines cache them, and an index to search: in the work folder's caches for those vectors, else
+temporary unless ``out=`` keeps it.
 """
 
 from __future__ import annotations
@@ -159,7 +160,9 @@ class Index:
     """An engine's impact index of document vectors, searched with query vectors. Build it with :meth:`build`.
 
     An index built without ``out=`` lives in a temporary folder, removed by :meth:`close`, at the end of a
-    ``with`` block, or when the index is garbage collected (at the latest when the interpreter exits)."""
+    ``with`` block, or when the index is garbage collected (at the latest when the interpreter exits); one of a
+    cached encoding's vectors lives in the work folder's caches (see :meth:`build`), which closing leaves in place.
+    """
 
     def __init__(self, engine: Any, path: Path, scale: float, counts: dict[str, Any],
                  search_options: dict[str, Any], temporary: Path | None = None,
@@ -181,15 +184,18 @@ class Index:
         empty folder, kept, with a manifest) or else to a temporary folder (under ``<work>/api`` when ``work`` is
         given, else the system's temporary folder) that :meth:`close` removes. Vectors that are, unchanged, an
         encoding of the work folder's cache (:meth:`Splade.encode` of a dataset) are exported and indexed into
-        that work folder's caches instead, as ``lsr-eval splade`` does (and a second build reuses them).
+        that work folder's caches instead, as ``lsr-eval splade`` does (and a second build reuses them);
+        ``dataclasses.replace(vectors, source=None)`` builds a temporary index of them.
         """
         from lsr_eval.encode.corpus import write_vectors
         from lsr_eval.engines.registry import get_engine, split_options
         from lsr_eval.errors import LsrEvalError, OutputExistsError
         from lsr_eval.export.documents import COLLECTION_DIR, export_documents
+        from lsr_eval.export.quantize import check_scale
         from lsr_eval.manifest import write_manifest
         from lsr_eval.workdir import work_dir
 
+        check_scale(scale)
         build_options, search_options = split_options(engine, dict(options))
         eng = get_engine(engine, **build_options)
         eng.check_search(**search_options)
@@ -250,15 +256,15 @@ class Index:
         from lsr_eval.export.queries import query_weight_maps
 
         if self.closed:
-            raise ConfigError("this Index is closed (its temporary files are removed): build it again to search")
+            raise ConfigError("this Index is closed: build it again to search")
         maps = query_weight_maps(queries, self.scale)
         with self.engine.open(self.path, **self.search_options) as searcher:
             run, _ = searcher.batch_search(maps, k=k, threads=threads, remove_query=remove_query)
         return run
 
     def close(self) -> None:
-        """Remove the temporary folder of an index built without ``out=`` (files in ``out`` are kept); the index
-        cannot be searched afterwards. Closing twice does nothing."""
+        """Remove the temporary folder of an index built without ``out=`` (files in ``out`` and in the work
+        folder's caches are kept); the index cannot be searched afterwards. Closing twice does nothing."""
         self.closed = True
         if self._cleanup is not None:
             self._cleanup()

@@ -11,6 +11,7 @@ import os
 import re
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -69,11 +70,13 @@ def test_tiny_end_to_end_equals_the_stage_functions(tiny_beir, tmp_path):
     docs, queries = enc.encode(ds), enc.encode_queries(ds)
     assert docs.ids == ["d1", "d2", "d3", "d4", "q2"] and queries.ids == ["q1", "q2", "q3"]
     runs = {}
-    for engine in ("pisa", "anserini"):
+    for engine in ("pisa", "anserini"):  # the encoding's vectors: indexed into the work folder's caches
         with lsr_eval.Index.build(docs, engine=engine, work=tmp_path / "work") as index:
             runs[engine] = index.search(queries, k=10, remove_query=True)
     assert runs["pisa"] == runs["anserini"]  # two exact engines, one ranking
-    assert not (tmp_path / "work" / "api").exists()  # the indexes' temporary folders are gone
+    with lsr_eval.Index.build(replace(docs, source=None), engine="anserini", work=tmp_path / "work") as index:
+        assert index.search(queries, k=10, remove_query=True) == runs["anserini"]  # a temporary index, the same run
+    assert not (tmp_path / "work" / "api").exists()  # the temporary folder is gone
     chain = run_splade(ds, tmp_path / "splade", tmp_path / "work", SpladeSettings(model=model, hits=10))
     assert runs["anserini"] == chain.run  # the API's chain is the experiment's
     # ... and its encoding is the experiment's cache entry, reused there

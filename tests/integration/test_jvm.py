@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from lsr_eval.anserini import jvm
-from lsr_eval.errors import JavaError
+from lsr_eval.errors import ConfigError, JavaError
 
 
 def _fake_home(tmp_path, version: str):
@@ -66,6 +66,9 @@ def test_incubator_vector_option_is_filtered(monkeypatch):
 def test_options_from_the_environment_come_after_the_requested_ones(monkeypatch):
     monkeypatch.setenv("LSR_EVAL_JVM_OPTIONS", " -XX:+UseSerialGC  -Xmx2g --add-modules=jdk.incubator.vector")
     assert jvm.jvm_options(["-Xss2m"]) == ["-Xss2m", "-XX:+UseSerialGC", "-Xmx2g"]
+    monkeypatch.setenv("LSR_EVAL_JVM_OPTIONS", '-Dx="a')
+    with pytest.raises(ConfigError, match="LSR_EVAL_JVM_OPTIONS=.*fix its quotes"):
+        jvm.jvm_options([])
 
 
 def test_fatjar_found_inside_pyserini():

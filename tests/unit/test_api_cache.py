@@ -183,9 +183,11 @@ def test_index_of_a_cached_encoding_goes_to_the_work_folders_caches(pisa, tiny_d
     (the pipelines' slots, kept after close and reused); vectors changed since, or read from a folder that is not
     a cache slot, get a temporary index."""
     import shutil
+    from dataclasses import replace
 
     import lsr_eval
     from lsr_eval.encode.reader import load_vectors
+    from lsr_eval.errors import ConfigError
 
     work = tmp_path / "work"
     ds = lsr_eval.load_dataset(str(tiny_data))
@@ -206,10 +208,14 @@ def test_index_of_a_cached_encoding_goes_to_the_work_folders_caches(pisa, tiny_d
     copy = shutil.copytree(enc.last_encoding.folder, tmp_path / "my-encoding")  # an encoding, not a cache slot
     changed = enc.encode(ds)
     changed.matrix.data[0] *= 2  # changed in memory since it was read
-    for vectors in (load_vectors(copy), changed):
+    for vectors in (load_vectors(copy), replace(docs, source=None), changed):
         with lsr_eval.Index.build(vectors, engine=pisa, work=work) as index:
             assert index.path.parent.parent == work / "api"
+            if vectors is not changed:  # the same vectors through the temporary path: the same run
+                assert index.search(queries, k=3) == run
     assert not (work / "api").exists()
+    with pytest.raises(ConfigError, match="scale must be a positive finite number"):
+        lsr_eval.Index.build(docs, engine=pisa, scale="100")
 
 
 def test_vectors_know_their_folder_while_unchanged(tmp_path):
