@@ -50,6 +50,11 @@ def cache_slot(work: Path, kind: str, key: Mapping[str, Any], label: str) -> Pat
     return work / kind / f"{slug}-{digest}"
 
 
+def slot_label(slot: Path) -> str:
+    """The label of a :func:`cache_slot` folder ``<label>-<hash>`` (as the slot's name holds it: made safe)."""
+    return slot.name.rsplit("-", 1)[0]
+
+
 def lock_path(slot: Path) -> Path:
     """``work/.locks/<kind>/<slot name>.lock`` for ``slot`` = ``work/<kind>/<name>``: never removed (removing a lock
     file others wait on would split them)."""

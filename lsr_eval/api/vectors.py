@@ -125,23 +125,18 @@ class Splade:
         return self._encode(queries, documents=False)
 
 
-def _slot_label(slot: Path) -> str:
-    """The label of a cache slot ``<label>-<hash>``."""
-    return slot.name.rsplit("-", 1)[0]
-
-
 def _encoding_slot(vectors: SparseVectors) -> tuple[Path, dict[str, Any]] | None:
     """The work folder's encoding slot (``<work>/encodings/<label>-<hash of its key>``) that ``vectors`` are, read
     and unchanged, with its key; None for any other vectors."""
     from lsr_eval.manifest import read_manifest
-    from lsr_eval.workdir import cache_slot
+    from lsr_eval.workdir import cache_slot, slot_label
 
     folder = vectors.source_folder()
     if folder is None:
         return None
     slot = Path(folder)
     key = (read_manifest(slot) or {}).get("experiment")
-    if not isinstance(key, dict) or cache_slot(slot.parent.parent, "encodings", key, _slot_label(slot)) != slot:
+    if not isinstance(key, dict) or cache_slot(slot.parent.parent, "encodings", key, slot_label(slot)) != slot:
         return None
     return slot, key
 
@@ -243,10 +238,11 @@ class Index:
         into that work folder's caches under the keys the pipelines use (reused when there)."""
         from lsr_eval.experiments.splade import encoding_keys, ensure_encoding_index
         from lsr_eval.export.prune import Prune
+        from lsr_eval.workdir import slot_label
 
         scale = float(scale)  # the pipelines' key holds a float: scale=100 is their slot too
-        keys = encoding_keys(enc_key, _slot_label(encoding), scale, Prune(), engine, build_options)
-        stages = ensure_encoding_index(encoding.parent.parent, encoding, keys, scale, Prune(), eng, threads)
+        keys = encoding_keys(enc_key, slot_label(encoding), scale, Prune(), engine, build_options)
+        stages = ensure_encoding_index(encoding.parent.parent, encoding, keys, eng, threads)
         counts = {"export": stages["export"]["counts"], "index": stages["index"]["counts"]}
         return cls(eng, Path(stages["index_dir"]), scale, counts, search_options)
 

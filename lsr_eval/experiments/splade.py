@@ -149,6 +149,8 @@ class ImpactKeys:
     collection_label: str
     index_label: str
     fingerprint: dict[str, Any]
+    scale: float  # the export's quantisation and pruning, as the export key records them
+    prune: Any  # lsr_eval.export.prune.Prune
 
 
 def impact_keys(dataset: Dataset, model, s: SpladeSettings) -> ImpactKeys:
@@ -177,7 +179,7 @@ def encoding_keys(enc_key: dict[str, Any], label: str, scale: float, prune, engi
         idx_key.update(engine=engine, engine_build=build_options or {})
         index_label = f"impact-{engine}-{collection_label}"
     return ImpactKeys(enc_key, exp_key, idx_key, label, collection_label, index_label,
-                      fingerprint if fingerprint is not None else enc_key.get("encoder", {}))
+                      fingerprint if fingerprint is not None else enc_key.get("encoder", {}), scale, prune)
 
 
 def ensure_encoding(dataset: Dataset, model, s: SpladeSettings, work: Path,
@@ -208,7 +210,7 @@ def ensure_impact_index(dataset: Dataset, model, s: SpladeSettings, work: Path, 
     keys = impact_keys(dataset, model, s)
     summary = ensure_encoding(dataset, model, s, work, keys)
     enc_manifest = summary.manifest
-    stages = ensure_encoding_index(work, summary.folder, keys, s.scale, doc_prune(s), s.engine_parts()[0], threads)
+    stages = ensure_encoding_index(work, summary.folder, keys, s.engine_parts()[0], threads)
     read = dataset.doc_stats.read
     if read and read != enc_manifest["counts"]["documents_out"]:
         raise LsrEvalError(f"documents read ({read}) != documents encoded ({enc_manifest['counts']['documents_out']})")
@@ -216,16 +218,16 @@ def ensure_impact_index(dataset: Dataset, model, s: SpladeSettings, work: Path, 
             "paths": {"encoding": str(summary.folder), **stages["paths"]}}
 
 
-def ensure_encoding_index(work: Path, enc_slot: Path, keys: ImpactKeys, scale: float, prune, engine,
-                          threads: int) -> dict[str, Any]:
-    """Export the encoding in ``enc_slot`` (quantised by ``scale``, pruned by ``prune``) and index it with ``engine``
-    into the work folder's caches, each stage reused when cached; returns their manifests and paths."""
+def ensure_encoding_index(work: Path, enc_slot: Path, keys: ImpactKeys, engine, threads: int) -> dict[str, Any]:
+    """Export the encoding in ``enc_slot`` (quantised and pruned as ``keys`` say) and index it with ``engine`` into
+    the work folder's caches, each stage reused when cached; returns their manifests and paths."""
     from lsr_eval.export.documents import COLLECTION_DIR, export_documents
 
     exp_key, idx_key = keys.export, keys.index
     exp_slot = cache_slot(work, "collections", exp_key, keys.collection_label)
     exp_manifest = cached(exp_slot, exp_key,
-                          build=lambda: export_documents(enc_slot, exp_slot, exp_key, scale=scale, prune=prune))
+                          build=lambda: export_documents(enc_slot, exp_slot, exp_key, scale=keys.scale,
+                                                         prune=keys.prune))
     idx_slot = cache_slot(work, "indexes", idx_key, keys.index_label)
 
     def build_index() -> None:

@@ -188,6 +188,7 @@ def test_index_of_a_cached_encoding_goes_to_the_work_folders_caches(pisa, tiny_d
     import lsr_eval
     from lsr_eval.encode.reader import load_vectors
     from lsr_eval.errors import ConfigError
+    from lsr_eval.workdir import slot_label
 
     work = tmp_path / "work"
     ds = lsr_eval.load_dataset(str(tiny_data))
@@ -202,8 +203,8 @@ def test_index_of_a_cached_encoding_goes_to_the_work_folders_caches(pisa, tiny_d
     again = lsr_eval.Index.build(enc.encode(ds), engine=pisa, work=tmp_path / "elsewhere")
     assert again.path == cached and (cached.parent / "manifest.json").stat().st_mtime_ns == built  # reused
     assert again.search(queries, k=3) == run
-    label = enc.last_encoding.folder.name.rsplit("-", 1)[0]
-    assert [p.name.rsplit("-", 1)[0] for p in (work / "collections").iterdir()] == [label]  # one export
+    label = slot_label(enc.last_encoding.folder)
+    assert [slot_label(p) for p in (work / "collections").iterdir()] == [label]  # one export
 
     copy = shutil.copytree(enc.last_encoding.folder, tmp_path / "my-encoding")  # an encoding, not a cache slot
     changed = enc.encode(ds)
