@@ -10,6 +10,7 @@ from __future__ import annotations
 import configparser
 import hashlib
 import json
+import os
 import sys
 from importlib import metadata
 from pathlib import Path
@@ -19,9 +20,10 @@ STAMP = ROOT / "work" / ".installed"
 
 
 def _stamp() -> str:
-    """What must not change for a skip: setup.cfg's bytes and the interpreter."""
+    """What must not change for a skip: setup.cfg's bytes and the interpreter (its resolved path: ``python`` and
+    ``python3`` are one interpreter, and a stamp written through one holds for the other)."""
     return json.dumps({"setup.cfg": hashlib.sha256((ROOT / "setup.cfg").read_bytes()).hexdigest(),
-                       "python": sys.executable})
+                       "python": os.path.realpath(sys.executable)})
 
 
 def _requirements(extras: list[str]) -> list[str]:
