@@ -25,18 +25,19 @@ quickstart: install
 # Bytecode is cached even where the environment says not to (PYTHONDONTWRITEBYTECODE; __pycache__ is ignored by git):
 # otherwise every worker and subprocess compiles lsr_eval again, and pytest rewrites every test module's asserts
 # again (half of a worker's 19 CPU-s of collection).
+PYTEST = env -u PYTHONDONTWRITEBYTECODE $(PYTHON) -m pytest
 test: install
-	env -u PYTHONDONTWRITEBYTECODE $(PYTHON) -m pytest -q --durations=25 -n 4 --dist loadfile --no-loadscope-reorder
+	$(PYTEST) -q --durations=25 -n 4 --dist loadfile --no-loadscope-reorder
 
 # The fast tier (under a minute, on both cores): tests/unit/, which starts no JVM, reads nothing of ../shared and
 # imports no ranx (any of them fails the test, in the full suite too: tests/conftest.py). tests/integration/ holds
 # the rest; make test runs both.
 test-fast:
-	env -u PYTHONDONTWRITEBYTECODE LSR_EVAL_TIER=unit $(PYTHON) -m pytest -q --durations=10 -n 2 tests/unit
+	LSR_EVAL_TIER=unit $(PYTEST) -q --durations=10 -n 2 tests/unit
 
 # Only the reproduction tests (a few minutes).
 test-reproduce:
-	env -u PYTHONDONTWRITEBYTECODE $(PYTHON) -m pytest -q tests/unit/test_reproduce_tolerance.py tests/integration/test_reproduce_checks.py \
+	$(PYTEST) -q tests/unit/test_reproduce_tolerance.py tests/integration/test_reproduce_checks.py \
 		tests/unit/test_reproduce_readme.py tests/integration/test_reproduce_committed.py
 
 # The regression matrix of this machine: every committed result rerun (those estimated to take at most

@@ -148,9 +148,13 @@ class ImpactKeys:
     label: str  # of the encoding
     collection_label: str
     index_label: str
-    fingerprint: dict[str, Any]
     scale: float  # the export's quantisation and pruning, as the export key records them
     prune: Any  # lsr_eval.export.prune.Prune
+
+    @property
+    def fingerprint(self) -> dict[str, Any]:
+        """The encoder's fingerprint, as the encode key records it."""
+        return self.encode["encoder"]
 
 
 def impact_keys(dataset: Dataset, model, s: SpladeSettings) -> ImpactKeys:
@@ -160,12 +164,11 @@ def impact_keys(dataset: Dataset, model, s: SpladeSettings) -> ImpactKeys:
     enc_key = {"stage": "encode", "encoder": fingerprint, "corpus": dataset.corpus_key()}
     label = f"{Path(s.model).name}-{dataset.corpus_label()}"
     build_options = s.engine_parts()[1] if s.engine != "anserini" else None
-    return encoding_keys(enc_key, label, s.scale, doc_prune(s), s.engine, build_options, fingerprint)
+    return encoding_keys(enc_key, label, s.scale, doc_prune(s), s.engine, build_options)
 
 
 def encoding_keys(enc_key: dict[str, Any], label: str, scale: float, prune, engine: str = "anserini",
-                  build_options: dict[str, Any] | None = None, fingerprint: dict[str, Any] | None = None
-                  ) -> ImpactKeys:
+                  build_options: dict[str, Any] | None = None) -> ImpactKeys:
     """The export and index keys of the encoding ``enc_key`` (labelled ``label``), quantised by ``scale``, pruned
     by ``prune`` and indexed by ``engine`` with ``build_options``."""
     exp_key: dict[str, Any] = {"stage": "export", "encoding": enc_key, "scale": scale}
@@ -178,8 +181,7 @@ def encoding_keys(enc_key: dict[str, Any], label: str, scale: float, prune, engi
     if engine != "anserini":  # Anserini indexes keep the key they had before engines existed
         idx_key.update(engine=engine, engine_build=build_options or {})
         index_label = f"impact-{engine}-{collection_label}"
-    return ImpactKeys(enc_key, exp_key, idx_key, label, collection_label, index_label,
-                      fingerprint if fingerprint is not None else enc_key.get("encoder", {}), scale, prune)
+    return ImpactKeys(enc_key, exp_key, idx_key, label, collection_label, index_label, scale, prune)
 
 
 def ensure_encoding(dataset: Dataset, model, s: SpladeSettings, work: Path,
