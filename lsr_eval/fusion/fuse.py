@@ -22,7 +22,7 @@ from lsr_eval.data.types import Run
 from lsr_eval.errors import ConfigError, InputError, LsrEvalError
 from lsr_eval.fusion.methods import Settings, ranx_params
 from lsr_eval.fusion.native import FlatRuns, supports
-from lsr_eval.fusion.ranx_runs import from_ranx, to_ranx, trec_ordered
+from lsr_eval.fusion.ranx_runs import from_ranx, import_ranx, to_ranx, trec_ordered
 from lsr_eval.runs.trec import trec_ranking
 
 log = logging.getLogger(__name__)
@@ -169,9 +169,9 @@ def fuse_prepared(prepared: Prepared, settings: Settings, depth: int | None = No
         fused = prepared.flat.fuse(settings)
         out = {q: fused[q] for q in order}
     else:
-        import ranx
         from numba.core.errors import NumbaTypeSafetyWarning
 
+        ranx = import_ranx()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", NumbaTypeSafetyWarning)  # ranx's own uint64 -> int64 index casts
             fused = ranx.fuse(prepared.ranx_runs, norm=None if settings.norm == "none" else settings.norm,

@@ -17,7 +17,7 @@ from lsr_eval.data.types import Qrels, Run
 from lsr_eval.errors import ConfigError
 from lsr_eval.fusion.fuse import Prepared, fuse_prepared, jsonable
 from lsr_eval.fusion.methods import DEFAULT_WEIGHT_STEP, FusionMethod, Settings, check_norm, get_method, weight_grid
-from lsr_eval.fusion.ranx_runs import to_ranx, to_ranx_qrels
+from lsr_eval.fusion.ranx_runs import import_ranx, to_ranx, to_ranx_qrels
 
 log = logging.getLogger(__name__)
 
@@ -69,8 +69,7 @@ def _trainer(method: FusionMethod, qrels: Qrels, runs: Sequence[Run]) -> Callabl
 
         maps = {"map_scores": [evaluate(qrels, run, ["MAP"])["MAP"] for run in runs]}
         return lambda _: maps
-    import ranx.fusion as rf
-
+    rf = import_ranx().fusion
     qids = sorted(qrels)  # ranx pairs qrels and runs by position, in sorted query order
     ranx_qrels = to_ranx_qrels(qrels, qids)
     ranx_runs = [to_ranx(run, qids) for run in runs]

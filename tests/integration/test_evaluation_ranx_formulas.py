@@ -19,8 +19,11 @@ MEASURES = ["nDCG@10", "nDCG", "RR@10", "RR(rel=2)", "R@100", "R(rel=2)", "P@10"
 
 def _ranx(qrels, run, measures) -> dict[str, list[float]]:
     """Per-query values straight from ``ranx.metrics`` on arrays ranked in trec_eval order."""
-    import ranx.metrics
     from numba.typed import List
+
+    from lsr_eval.fusion.ranx_runs import import_ranx
+
+    metrics = import_ranx().metrics
 
     q_arrays, r_arrays = [], []
     for qid, judged in qrels.items():
@@ -30,7 +33,7 @@ def _ranx(qrels, run, measures) -> dict[str, list[float]]:
         docids, scores = hits_arrays(qid, run.get(qid) or {})
         ids = [index.get(docids[i], -1) for i in trec_order(docids, scores).tolist()]
         r_arrays.append(np.array([[d, len(ids) - j] for j, d in enumerate(ids)], dtype=np.float64).reshape(-1, 2))
-    return {m.name: getattr(ranx.metrics, FAMILIES[m.family].ranx)(List(q_arrays), List(r_arrays), m.cutoff or 0,
+    return {m.name: getattr(metrics, FAMILIES[m.family].ranx)(List(q_arrays), List(r_arrays), m.cutoff or 0,
                                                                        m.rel).tolist()
             for m in parse_measures(measures)}
 

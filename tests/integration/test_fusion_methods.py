@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from lsr_eval.fusion import METHODS, NORMALISATIONS, fuse, tune_weights
+from lsr_eval.fusion.ranx_runs import import_ranx
 from lsr_eval.runs.trec import trec_ranking
 
 pytestmark = pytest.mark.slow
@@ -69,8 +70,7 @@ def test_every_normalisation(norm):
 
 
 def test_tuning_agrees_with_ranx_optimize_fusion_without_ties():
-    import ranx
-
+    ranx = import_ranx()
     a, b, qrels = _runs(4, queries=20, docs=25, pool=40, levels=None)
     ours = tune_weights([a, b], qrels, "wsum", metric="nDCG@10", reported=["none"])
     theirs = ranx.optimize_fusion(ranx.Qrels(qrels), [ranx.Run(a), ranx.Run(b)], norm="min-max", method="wsum",
