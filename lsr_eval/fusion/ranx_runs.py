@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import functools
 import math
+import sys
 from typing import Any, Sequence
 
 import numpy as np
 
 from lsr_eval.data.types import Run
+from lsr_eval.fusion.numba_cache import cache_on_disk, module_functions
 from lsr_eval.runs.trec import hits_arrays, trec_order
 
 #: Smallest width (characters) of the numpy strings holding document ids.
@@ -44,23 +46,17 @@ def trec_ordered(run: Run, qids: Sequence[str]) -> tuple[list[list[str]], list[n
 
 @functools.cache
 def import_ranx() -> Any:
-    """``ranx``, with numba's typed-container helpers (``Dict``/``List`` get, contains, make, append... called from
-    Python by ranx's runs and qrels and by ours) compiled into numba's on-disk cache like ranx's own kernels.
+    """``ranx``, its numba kernels and numba's typed-container helpers (``Dict``/``List`` get, contains, make,
+    append... which ranx's runs and qrels and ours call from Python) compiled into numba's disk cache, with the
+    saves locked (:mod:`lsr_eval.fusion.numba_cache`).
 
     numba compiles those helpers without a cache, once per process and container type: ``lsr-eval fuse --method
-    bordafuse`` of two DL19 runs took 17-18 s, 5-6 s once they are cached (the same run). Where no cache folder is
-    writable, they compile as before."""
+    bordafuse`` of two DL19 runs took 17-18 s, 5-6 s once they are cached (the same run)."""
     import ranx
-    from numba.core.registry import CPUDispatcher
     from numba.typed import typeddict, typedlist
 
-    for module in (typeddict, typedlist):
-        for helper in vars(module).values():
-            if isinstance(helper, CPUDispatcher):
-                try:
-                    helper.enable_caching()
-                except RuntimeError:  # numba: no cache locator for this install (a read-only folder, no home)
-                    return ranx
+    cache_on_disk(module_functions([typeddict, typedlist]), enable=True)
+    cache_on_disk(module_functions(m for name, m in list(sys.modules.items()) if name.split(".")[0] == "ranx"))
     return ranx
 
 
@@ -104,6 +100,7 @@ def _extractors() -> tuple[Any, Any]:
             out[i] = v
         return out
 
+    cache_on_disk((joined_keys, values))
     return joined_keys, values
 
 
