@@ -5,11 +5,9 @@ from __future__ import annotations
 import threading
 import time
 
-import pytest
+from numba.core import caching as numba_caching
 
 from lsr_eval.fusion.numba_cache import cache_on_disk, locked_save
-
-numba_caching = pytest.importorskip("numba.core.caching")
 
 
 def _racing_saves(tmp_path, locked: bool) -> dict:
