@@ -62,10 +62,10 @@ def import_ranx() -> Any:
 
 def to_ranx(run: Run, qids: Sequence[str], name: str | None = None) -> Any:
     """A ``ranx.Run`` over exactly ``qids`` (in that order), documents in trec_eval order, marked sorted."""
+    ranx = import_ranx()
     from numba.typed import List as TypedList
     from ranx.data_structures.common import create_bulk
 
-    ranx = import_ranx()
     docs, scores = trec_ordered(run, qids)
     width = _id_width(max((len(d) for ids in docs for d in ids), default=1))
     out = ranx.Run(name=name)
