@@ -44,18 +44,24 @@ def trec_ordered(run: Run, qids: Sequence[str]) -> tuple[list[list[str]], list[n
     return docs, scores
 
 
+#: numba's typed-container helpers :func:`import_ranx` leaves without a disk cache: ``List.sort``'s key function
+#: enters its cache key by identity, so each process would add an entry that is never read.
+UNCACHED_HELPERS = ("_sort",)
+
+
 @functools.cache
 def import_ranx() -> Any:
-    """``ranx``, its numba kernels and numba's typed-container helpers (``Dict``/``List`` get, contains, make,
-    append... which ranx's runs and qrels and ours call from Python) compiled into numba's disk cache, with the
-    saves locked (:mod:`lsr_eval.fusion.numba_cache`).
+    """``ranx``, with its numba kernels and numba's typed-container helpers (``Dict``/``List`` get, contains, make,
+    append... which ranx's runs and qrels and ours call from Python) saved to numba's disk cache under a lock
+    (:mod:`lsr_eval.fusion.numba_cache`).
 
     numba compiles those helpers without a cache, once per process and container type: ``lsr-eval fuse --method
-    bordafuse`` of two DL19 runs took 17-18 s, 5-6 s once they are cached (the same run)."""
+    bordafuse`` of two DL19 runs took 17-18 s, 5-6 s once they are cached (the same run). The cache is numba's
+    (per folder and CPU), and it serves every typed list and dict of the process from then on."""
     import ranx
     from numba.typed import typeddict, typedlist
 
-    cache_on_disk(module_functions([typeddict, typedlist]), enable=True)
+    cache_on_disk(module_functions([typeddict, typedlist], skip=UNCACHED_HELPERS), enable=True)
     cache_on_disk(module_functions(m for name, m in list(sys.modules.items()) if name.split(".")[0] == "ranx"))
     return ranx
 

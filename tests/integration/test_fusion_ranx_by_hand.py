@@ -11,7 +11,7 @@ from math import log, sqrt
 import pytest
 
 from lsr_eval.fusion import fuse
-from lsr_eval.fusion.ranx_runs import from_ranx, import_ranx, to_ranx
+from lsr_eval.fusion.ranx_runs import from_ranx, to_ranx
 
 # One query, five candidates (a..e). Ranks: A a1 b2 c3; B b1 d2 a3 e4; C c1 a2.
 A = {"q1": {"a": 4.0, "b": 3.0, "c": 1.0}}
@@ -150,18 +150,3 @@ def test_ranx_conversion_keeps_trec_order_and_round_trips():
     back = from_ranx(r, ["q1", "q2", "q3", "q9"])
     assert back == {"q1": RUN_A["q1"], "q2": RUN_A["q2"], "q3": {}}
 
-
-def test_numba_typed_container_helpers_are_compiled_into_the_disk_cache():
-    """What ranx and we call on numba's typed dicts and lists from Python compiles once per machine, not once per
-    process: a list of an item type no other test makes is found in numba's cache right after it is made."""
-    from numba import types
-    from numba.typed import List, typedlist
-
-    import_ranx()
-    helpers = (typedlist._make_list, typedlist._append)
-    before = [set(h.signatures) for h in helpers]
-    List.empty_list(types.Tuple((types.int16, types.float32, types.boolean))).append((1, 0.5, True))
-    compiled = [(h, sig) for h, old in zip(helpers, before) for sig in h.signatures if sig not in old]
-    assert len(compiled) == 2, compiled
-    for helper, sig in compiled:
-        assert helper._cache.load_overload(sig, helper.targetctx) is not None, helper.py_func.__qualname__
