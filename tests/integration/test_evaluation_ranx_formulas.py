@@ -34,7 +34,7 @@ def _ranx(qrels, run, measures) -> dict[str, list[float]]:
         ids = [index.get(docids[i], -1) for i in trec_order(docids, scores).tolist()]
         r_arrays.append(np.array([[d, len(ids) - j] for j, d in enumerate(ids)], dtype=np.float64).reshape(-1, 2))
     return {m.name: getattr(metrics, FAMILIES[m.family].ranx)(List(q_arrays), List(r_arrays), m.cutoff or 0,
-                                                                       m.rel).tolist()
+                                                                 m.rel).tolist()
             for m in parse_measures(measures)}
 
 

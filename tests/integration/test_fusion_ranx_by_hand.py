@@ -149,4 +149,3 @@ def test_ranx_conversion_keeps_trec_order_and_round_trips():
     assert len(r.run["q3"]) == 0  # a query the run lacks: empty, as ranx.fuse needs equal query sets
     back = from_ranx(r, ["q1", "q2", "q3", "q9"])
     assert back == {"q1": RUN_A["q1"], "q2": RUN_A["q2"], "q3": {}}
-
