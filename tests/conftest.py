@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+import scheduling
+
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("LSR_EVAL_SHARED_DATA", REPO.parent / "shared" / "data"))
 
@@ -269,17 +271,31 @@ def pytest_collection_modifyitems(config, items):
     """The session's SciFact encoding (:func:`scifact_impact`, minutes on 2 cores) starts first and is waited for
     least: the first file that uses it runs first, its tests that use it before its others, and the other files that
     use it run last (pytest-xdist hands files out in this order with ``--no-loadscope-reorder``, as ``make test``
-    runs it), so the other workers run the rest while it is encoded."""
-    users = {item for item in items if "scifact_impact" in getattr(item, "fixturenames", ())}
-    first = next((item.path for item in items if item in users), None)
-    user_files = {item.path for item in users}
+    runs it), so the other workers run the rest meanwhile. Within each group the longest files go first
+    (:mod:`scheduling`, by ``tests/durations.json``)."""
+    items[:] = scheduling.schedule(items, lambda item: scheduling.file_of(item.nodeid),
+                                   lambda item: "scifact_impact" in getattr(item, "fixturenames", ()),
+                                   scheduling.read_durations())
 
-    def rank(item) -> int:
-        if item.path == first:
-            return 0 if item in users else 1
-        return 3 if item.path in user_files else 2
 
-    items.sort(key=rank)
+#: Seconds per test node id, gathered by the process that reports (the controller under pytest-xdist).
+_seconds: list[tuple[str, float]] = []
+
+
+def pytest_runtest_logreport(report) -> None:
+    _seconds.append((report.nodeid, report.duration))
+
+
+def pytest_sessionfinish(session) -> None:
+    """The controller writes this run's seconds per test file into :data:`scheduling.RECORDED` (with
+    ``tests/durations.json``'s other files), so that a full run can refresh the order of later ones."""
+    if hasattr(session.config, "workerinput") or not _seconds:
+        return
+    try:
+        scheduling.record(scheduling.total_by_file(_seconds), scheduling.read_durations())
+    except OSError as e:
+        print(f"\ntests/conftest.py: cannot write {scheduling.RECORDED} ({e}); later runs order test files by "
+              f"{scheduling.DURATIONS}", file=sys.stderr)
 
 
 def _run_folder(tmp_path_factory) -> Path:
