@@ -14,7 +14,7 @@ import os
 from itertools import repeat
 from pathlib import Path
 from dataclasses import dataclass
-from typing import Iterable, Literal, Mapping, overload
+from typing import Callable, Iterable, Literal, Mapping, overload
 
 import numpy as np
 
@@ -50,13 +50,16 @@ def count_queries(qrels: Qrels, run: Run) -> QueryCounts:
     )
 
 
-def _grades(judgments: Mapping[str, int], qid: str, hits: Mapping[str, float]) -> tuple[np.ndarray, np.ndarray]:
-    """The grade of each retrieved document in trec_eval order (0 when unjudged), and the query's grades sorted
-    descending (the ideal ranking)."""
+def _grades(judgments: Mapping[str, int], qid: str, hits: Mapping[str, float]) -> np.ndarray:
+    """The grade of each retrieved document in trec_eval order (0 when unjudged)."""
     docids, scores = hits_arrays(qid, hits)
     retrieved = np.fromiter(map(judgments.get, docids, repeat(0)), dtype=np.float64, count=len(docids))
-    ideal = np.sort(np.fromiter(judgments.values(), dtype=np.float64, count=len(judgments)))[::-1]
-    return retrieved[trec_order(docids, scores)], ideal
+    return retrieved[trec_order(docids, scores)]
+
+
+def _ideal(judgments: Mapping[str, int]) -> np.ndarray:
+    """The query's grades sorted descending (the ideal ranking)."""
+    return np.sort(np.fromiter(judgments.values(), dtype=np.float64, count=len(judgments)))[::-1]
 
 
 def _padded(rows: list[np.ndarray]) -> np.ndarray:
@@ -134,17 +137,36 @@ def evaluate(qrels: Qrels, run: Run, measures: Iterable[str | Measure] = DEFAULT
     if counts.judged_without_results:
         log.info("%d of %d judged queries have no results: they count 0", counts.judged_without_results,
                  counts.judged)
+    table = _table(qrels, lambda qid: _grades(qrels[qid], qid, run.get(qid) or {}), parsed)
+    return table if per_query else mean_scores(table)
+
+
+def evaluate_graded(qrels: Qrels, graded: Mapping[str, np.ndarray],
+                    measures: Iterable[str | Measure] = DEFAULT_MEASURES) -> dict[str, float]:
+    """:func:`evaluate` of a run given by its grades: ``graded[qid]`` holds the grade of each retrieved document of
+    the query, in trec_eval order (0 where unjudged; a query absent has no results). Scores many rankings of the
+    same documents (fusion tuning) without building a run for each."""
+    parsed = parse_measures(measures)
+    if not qrels:
+        raise InputError("the qrels hold no queries: nothing to evaluate")
+    none = np.zeros(0)
+    return mean_scores(_table(qrels, lambda qid: graded.get(qid, none), parsed))
+
+
+def _table(qrels: Qrels, graded: Callable[[str], np.ndarray], parsed: list[Measure]) -> dict[str, dict[str, float]]:
+    """``{measure: {qid: value}}`` over every query of ``qrels``, ``graded(qid)`` giving its retrieved documents'
+    grades in trec_eval order."""
     qids = list(qrels)
     blocks: dict[str, list[np.ndarray]] = {m.name: [] for m in parsed}
     for start in range(0, len(qids), BLOCK_QUERIES):  # memory bounded by a block's matrices
-        graded = [_grades(qrels[qid], qid, run.get(qid) or {}) for qid in qids[start:start + BLOCK_QUERIES]]
-        grades, ideal = _padded([g for g, _ in graded]), _padded([i for _, i in graded])
-        lengths = np.array([len(g) for g, _ in graded], dtype=np.float64)
+        block = qids[start:start + BLOCK_QUERIES]
+        rows = [graded(qid) for qid in block]
+        grades, ideal = _padded(rows), _padded([_ideal(qrels[qid]) for qid in block])
+        lengths = np.array([len(r) for r in rows], dtype=np.float64)
         for m in parsed:
             blocks[m.name].append(_per_query(grades, ideal, lengths, m))
     values = {name: np.concatenate(parts) for name, parts in blocks.items()}
-    table = {m.name: dict(zip(qids, values[m.name].tolist())) for m in parsed}
-    return table if per_query else mean_scores(table)
+    return {m.name: dict(zip(qids, values[m.name].tolist())) for m in parsed}
 
 
 #: The file a stage writes its metrics to, beside its run.

@@ -157,11 +157,16 @@ def _check_ranx_query(hits: Mapping[str, float], docs: set[str], qid: str, setti
                            f"{bad[0]!r}: fused score {hits[bad[0]]} is not finite")
 
 
+def check_depth(depth: int | None) -> None:
+    """Refuse a fused-run cut that is not a positive integer or None."""
+    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 1):
+        raise ConfigError(f"depth must be a positive integer or None, got {depth!r}")
+
+
 def fuse_prepared(prepared: Prepared, settings: Settings, depth: int | None = None, native: bool = True) -> Fusion:
     """Fuse prepared runs with resolved settings (see :func:`fuse`); ``native``: the methods of
     :mod:`lsr_eval.fusion.native` are computed there (same floats as ranx), else every method goes through ranx."""
-    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 1):
-        raise ConfigError(f"depth must be a positive integer or None, got {depth!r}")
+    check_depth(depth)
     method = settings.method
     order = [q for q in prepared.qids if prepared.docs[q]]
     native = native and supports(settings)

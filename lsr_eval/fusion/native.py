@@ -14,7 +14,7 @@ from typing import Sequence
 
 import numpy as np
 
-from lsr_eval.data.types import Run
+from lsr_eval.data.types import Qrels, Run
 from lsr_eval.errors import LsrEvalError
 from lsr_eval.fusion.methods import Settings
 
@@ -51,6 +51,8 @@ class FlatRuns:
                 lengths[r].append(len(docs[i]))
         self.starts = np.array(starts, dtype=np.int64)
         self.query_of = np.repeat(np.arange(len(self.qids)), np.diff(self.starts))
+        # the same stable order: numpy sorts 16-bit keys by radix (6x faster than 64-bit ones on 1.2M documents)
+        self._query_key = self.query_of.astype(np.uint16) if len(self.qids) <= 1 << 16 else self.query_of
         self.positions = [np.array(p, dtype=np.int64) for p in positions]
         self.scores = [np.concatenate(s) if s else np.zeros(0) for _, s in ordered]
         self.run_starts = [np.concatenate(([0], np.cumsum(n, dtype=np.int64))) for n in lengths]
@@ -87,8 +89,9 @@ class FlatRuns:
             fused = fused + (weights[r] * part if weights is not None else part)
         return fused
 
-    def fuse(self, settings: Settings) -> Run:
-        """The fused run, each query's documents in trec_eval order (score descending, then docid descending)."""
+    def ranking(self, settings: Settings) -> tuple[np.ndarray, np.ndarray]:
+        """The fused scores (:meth:`fused_scores`) and the positions in fused order: by query, each query's
+        documents in trec_eval order (score descending, then docid descending). A non-finite score is refused."""
         with np.errstate(invalid="ignore", over="ignore"):  # a non-finite score is refused just below
             fused = self.fused_scores(settings)
         bad = np.flatnonzero(~np.isfinite(fused))
@@ -98,9 +101,29 @@ class FlatRuns:
                                f"{self.doc_ids[bad[0]]!r}: fused score {fused[bad[0]]} is not finite")
         order = self.by_docid_descending  # then stable sorts: by score descending, then by query
         order = order[np.argsort(-fused[order], kind="stable")]
-        order = order[np.argsort(self.query_of[order], kind="stable")]
+        return fused, order[np.argsort(self._query_key[order], kind="stable")]
+
+    def fuse(self, settings: Settings) -> Run:
+        """The fused run, each query's documents in trec_eval order."""
+        fused, order = self.ranking(settings)
         docs = self.doc_ids[order].tolist()
         values = fused[order].tolist()
         bounds = self.starts.tolist()
         return {qid: dict(zip(docs[a:b], values[a:b])) for qid, a, b in zip(self.qids, bounds, bounds[1:])}
 
+    def judged_grades(self, qrels: Qrels) -> np.ndarray:
+        """The grade in ``qrels`` of every document of :attr:`doc_ids` (0 where unjudged)."""
+        none: dict[str, int] = {}
+        judgments = [qrels.get(q, none) for q in self.qids]
+        query_of = self.query_of.tolist()
+        return np.fromiter((judgments[q].get(d, 0) for q, d in zip(query_of, self.doc_ids.tolist())),
+                           dtype=np.float64, count=len(self.doc_ids))
+
+    def graded(self, settings: Settings, grades: np.ndarray, depth: int | None = None) -> dict[str, np.ndarray]:
+        """Each query's fused documents as their ``grades`` (:meth:`judged_grades`), in trec_eval order, the first
+        ``depth`` of them: the run :meth:`fuse` gives, cut at ``depth``, as
+        :func:`~lsr_eval.evaluation.evaluate_graded` reads it."""
+        ranked = grades[self.ranking(settings)[1]]
+        bounds = self.starts.tolist()
+        return {qid: ranked[a:b if depth is None else min(b, a + depth)]
+                for qid, a, b in zip(self.qids, bounds, bounds[1:])}

@@ -15,8 +15,9 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from lsr_eval.data.types import Qrels, Run
 from lsr_eval.errors import ConfigError
-from lsr_eval.fusion.fuse import Prepared, fuse_prepared, jsonable
+from lsr_eval.fusion.fuse import Prepared, check_depth, fuse_prepared, jsonable
 from lsr_eval.fusion.methods import DEFAULT_WEIGHT_STEP, FusionMethod, Settings, check_norm, get_method, weight_grid
+from lsr_eval.fusion.native import supports
 from lsr_eval.fusion.ranx_runs import import_ranx, to_ranx, to_ranx_qrels
 
 log = logging.getLogger(__name__)
@@ -93,7 +94,7 @@ def tune_weights(runs: Sequence[Run], qrels_train: Qrels, method: str = "wsum", 
     ``depth``: the cut applied to the fused run (as :func:`lsr_eval.fusion.fuse`), so candidates are scored as
     they will be reported.
     """
-    from lsr_eval.evaluation import evaluate, parse_measure
+    from lsr_eval.evaluation import evaluate, evaluate_graded, parse_measure
 
     check_disjoint(qrels_train, reported)
     m = get_method(method)
@@ -104,6 +105,7 @@ def tune_weights(runs: Sequence[Run], qrels_train: Qrels, method: str = "wsum", 
     norm = check_norm(m.default_norm if norm is None else norm)
     if len(runs) < 2:
         raise ConfigError(f"fusion needs at least two runs, got {len(runs)}")
+    check_depth(depth)
     judged = [{q: hits for q, hits in run.items() if q in qrels_train and hits} for run in runs]
     counts = {"tuning_queries": len(qrels_train),
               **{f"run{i}_queries_used": len(j) for i, j in enumerate(judged)},
@@ -117,14 +119,20 @@ def tune_weights(runs: Sequence[Run], qrels_train: Qrels, method: str = "wsum", 
     scalars = m.scalar.grid if m.scalar is not None else [None]
     trainer = _trainer(m, qrels_train, judged)
 
+    grades = None
     best_score, best_params = -math.inf, {}
     trials: list[dict[str, Any]] = []
     for scalar, w in product(scalars, weights):
         shown = {**({"weights": list(w)} if w is not None else {}),
                  **({m.scalar.name: scalar} if m.scalar is not None else {})}
         settings = Settings(m, norm, {**shown, **trainer(scalar)})
-        fused = fuse_prepared(prepared, settings, depth)
-        score = evaluate(qrels_train, fused.run, [measure])[measure.name]
+        if supports(settings):  # the same ranking as fuse_prepared's run, scored without building it
+            if grades is None:
+                grades = prepared.flat.judged_grades(qrels_train)
+            graded = prepared.flat.graded(settings, grades, depth)
+            score = evaluate_graded(qrels_train, graded, [measure])[measure.name]
+        else:
+            score = evaluate(qrels_train, fuse_prepared(prepared, settings, depth).run, [measure])[measure.name]
         trials.append({"params": shown, "score": score})
         if score >= best_score:  # the last of equally good candidates wins, as in ranx
             best_score, best_params = score, dict(settings.params)

@@ -6,11 +6,13 @@ import logging
 import random
 from math import log2
 
+import numpy as np
 import pytest
 
 from lsr_eval.errors import ConfigError, InputError
 from lsr_eval.evaluation import (
-    DEFAULT_MEASURES, FAMILIES, Measure, count_queries, evaluate, mean_scores, parse_measure, parse_measures,
+    DEFAULT_MEASURES, FAMILIES, Measure, count_queries, evaluate, evaluate_graded, mean_scores, parse_measure,
+    parse_measures,
 )
 
 # ---------------------------------------------------------------------------------------------------- measure names
@@ -139,6 +141,17 @@ def test_evaluate_default_measures_and_input_order_independence():
             rng.shuffle(items)
             shuffled[q] = dict(items)
         assert evaluate(QRELS, shuffled) == expected
+
+
+def test_evaluate_graded_by_hand():
+    # RUN in trec_eval order as grades: q1 d3, dx, d1, d2 -> 0, 0, 2, 1; q2 e2, e1 -> 0, 1; q3 x -> 0; q4 absent
+    graded = {"q1": np.array([0.0, 0.0, 2.0, 1.0]), "q2": np.array([0.0, 1.0]), "q3": np.array([0.0]),
+              "q5": np.array([1.0])}
+    got = evaluate_graded(QRELS, graded, list(EXPECTED_PER_QUERY))
+    assert got == pytest.approx({name: sum(v.values()) / 4 for name, v in EXPECTED_PER_QUERY.items()}, abs=1e-12)
+    assert got == evaluate(QRELS, RUN, list(EXPECTED_PER_QUERY))  # the same floats
+    with pytest.raises(InputError, match="no queries"):
+        evaluate_graded({}, graded)
 
 
 def test_unjudged_run_queries_and_empty_rankings():

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import math
+import random
 
 import pytest
 
+import lsr_eval.fusion.tune as tune_module
 from lsr_eval.errors import ConfigError
 from lsr_eval.evaluation import evaluate
 from lsr_eval.fusion import check_disjoint, fuse, tune_weights
@@ -68,3 +70,22 @@ def test_untunable_method_and_runs_without_tuning_queries():
         tune_weights([TRAIN_A, TRAIN_B], TRAIN_QRELS, "sum", reported=TEST_QRELS)
     with pytest.raises(ConfigError, match="answer none of the 1 tuning queries"):
         tune_weights([TEST_A, TEST_B], TRAIN_QRELS, "wsum", reported=["s9"])
+
+
+@pytest.mark.parametrize("method, norm", [("wsum", "min-max"), ("wsum", "none"), ("rrf", "none")])
+@pytest.mark.parametrize("metric, depth", [("nDCG@10", None), ("RR@10", 3), ("MAP", None), ("R@100", 4)])
+def test_every_candidate_scores_as_its_fused_run_evaluates(monkeypatch, method, norm, metric, depth):
+    """Native methods score candidates from the fused ranking's grades, without building runs: each trial's score
+    is the very float that evaluating the fused run gives. Scores tie often (rounded), some documents are unjudged
+    or judged negative, some judged queries have no results."""
+    rng = random.Random(7)
+    qrels = {f"t{q}": {f"d{d}": rng.choice([-1, 0, 1, 2]) for d in rng.sample(range(30), 8)} for q in range(40)}
+    runs = [{f"t{q}": {f"d{d}": round(rng.uniform(0, 3), 1) for d in rng.sample(range(30), rng.randint(1, 12))}
+             for q in range(36) if rng.random() < 0.9} for _ in range(2)]
+    calls = []
+    monkeypatch.setattr(tune_module, "fuse_prepared", lambda *a, **k: calls.append(a))
+    t = tune_weights(runs, qrels, method, norm, metric, reported=["s1"], depth=depth)
+    assert not calls  # no run built
+    for trial in t.trials:
+        fused = fuse(runs, method, norm, trial["params"], depth=depth).run
+        assert trial["score"] == evaluate(qrels, fused, [metric])[metric], trial
