@@ -287,12 +287,13 @@ def pytest_runtest_logreport(report) -> None:
 
 
 def pytest_sessionfinish(session) -> None:
-    """The controller writes this run's seconds per test file into :data:`scheduling.RECORDED` (with
-    ``tests/durations.json``'s other files), so that a full run can refresh the order of later ones."""
+    """The controller writes this run's seconds per test file into :data:`scheduling.RECORDED`, over what it held
+    and ``tests/durations.json``'s files, so that runs of parts add up to a whole to refresh the order from."""
     if hasattr(session.config, "workerinput") or not _seconds:
         return
     try:
-        scheduling.record(scheduling.total_by_file(_seconds), scheduling.read_durations())
+        base = {**scheduling.read_durations(), **scheduling.read_durations(scheduling.RECORDED)}
+        scheduling.record(scheduling.total_by_file(_seconds), base)
     except OSError as e:
         print(f"\ntests/conftest.py: cannot write {scheduling.RECORDED} ({e}); later runs order test files by "
               f"{scheduling.DURATIONS}", file=sys.stderr)
