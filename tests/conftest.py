@@ -270,12 +270,12 @@ class ScifactImpact:
 def pytest_collection_modifyitems(config, items):
     """The session's SciFact encoding (:func:`scifact_impact`, minutes on 2 cores) starts first and is waited for
     least: the first file that uses it runs first, its tests that use it before its others, and the other files that
-    use it run last (pytest-xdist hands files out in this order with ``--no-loadscope-reorder``, as ``make test``
-    runs it), so the other workers run the rest meanwhile. Within each group the longest files go first
+    use it come once the other workers have run the encoding's length of longer files (pytest-xdist hands files out
+    in this order with ``--no-loadscope-reorder``, as ``make test`` runs it); the rest go longest first
     (:mod:`scheduling`, by ``tests/durations.json``)."""
     items[:] = scheduling.schedule(items, lambda item: scheduling.file_of(item.nodeid),
                                    lambda item: "scifact_impact" in getattr(item, "fixturenames", ()),
-                                   scheduling.read_durations())
+                                   scheduling.read_durations(), int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")))
 
 
 #: Seconds per test node id, gathered by the process that reports (the controller under pytest-xdist).

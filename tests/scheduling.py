@@ -2,8 +2,8 @@
 --no-loadscope-reorder``: a file to the next free worker, in collection order), and the file durations it orders by.
 
 The session's SciFact encoding runs first; every other file goes longest first, the files that wait for the encoding
-after the rest. Longest first keeps a long file from starting last while the other workers run out of work. Only the
-order depends on the durations, never a result."""
+once it should be done. Longest first keeps a long file from starting last while the other workers run out of work.
+Only the order depends on the durations, never a result."""
 
 from __future__ import annotations
 
@@ -42,23 +42,32 @@ def file_of(nodeid: str) -> str:
 
 
 def schedule(items: Sequence[Item], file: Callable[[Item], str], waits: Callable[[Item], bool],
-             durations: Mapping[str, float]) -> list[Item]:
+             durations: Mapping[str, float], workers: int = 1) -> list[Item]:
     """``items`` reordered, each file's items kept together and in their order.
 
     ``waits(item)``: the item uses the session's encoding. The first file with such an item runs first, those items
-    before its others; then the files without one, then the files with one (they wait for the encoding), each group
-    longest first by ``durations`` (a file not in it counts as the median; ties keep collection order)."""
-    known = [durations[f] for f in dict.fromkeys(map(file, items)) if f in durations]
+    before its others. The other files follow longest first by ``durations`` (a file not in it counts as the median;
+    ties keep collection order), except that the files that wait for the encoding come, longest first, once the
+    files before them fill the other ``workers - 1`` workers for as long as the encoding takes (the first file's
+    duration): a long file then starts as soon as it can run, and the short ones fill the end."""
+    files = list(dict.fromkeys(map(file, items)))
+    known = [durations[f] for f in files if f in durations]
     default = statistics.median(known) if known else 0.0
+    seconds = {f: durations.get(f, default) for f in files}
     users = {file(item) for item in items if waits(item)}
     first = next((file(item) for item in items if waits(item)), None)
-    position = {f: i for i, f in enumerate(dict.fromkeys(map(file, items)))}
+    longest_first = sorted((f for f in files if f != first), key=lambda f: -seconds[f])  # stable: ties in order
+    others = [f for f in longest_first if f not in users]
+    budget, filled, cut = (workers - 1) * seconds.get(first, 0.0), 0.0, 0
+    while cut < len(others) and filled < budget:
+        filled += seconds[others[cut]]
+        cut += 1
+    order = others[:cut] + [f for f in longest_first if f in users] + others[cut:]
+    rank = {f: i + 1 for i, f in enumerate(order)}
 
-    def key(item: Item) -> tuple[int, float, int]:
+    def key(item: Item) -> tuple[int, int]:
         f = file(item)
-        if f == first:
-            return (0 if waits(item) else 1), 0.0, 0
-        return (3 if f in users else 2), -durations.get(f, default), position[f]
+        return (rank[f], 0) if f != first else (0, 0 if waits(item) else 1)
 
     return sorted(items, key=key)
 
