@@ -20,8 +20,9 @@ quickstart: install
 # CI: the whole suite, which reruns the cheap committed results (tests/integration/test_reproduce_committed.py: BM25 on SciFact
 # and NFCorpus, the published DL19 runs, the quickstart benchmark) and fails naming any row that moved. Four pytest-xdist
 # workers on 2 cores, one thread each, a file to a worker in the collection's order: much of the suite waits (JVM
-# starts, subprocesses, the SLURM queue), and tests/conftest.py puts the session's SciFact encoding first and the other
-# files that need it last, so the other workers run the rest meanwhile.
+# starts, subprocesses, the SLURM queue), and tests/conftest.py puts the session's SciFact encoding first, the other
+# files longest first, and the files that need the encoding once it should be done, so the other workers run the rest
+# meanwhile (tests/scheduling.py, by tests/durations.json; refresh: cp work/test-durations.json tests/durations.json).
 # Bytecode is cached even where the environment says not to (PYTHONDONTWRITEBYTECODE; __pycache__ is ignored by git):
 # otherwise every worker and subprocess compiles lsr_eval again, and pytest rewrites every test module's asserts
 # again (half of a worker's 19 CPU-s of collection).

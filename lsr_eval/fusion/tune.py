@@ -1,7 +1,8 @@
 """Tune fusion parameters on training queries, never on the queries that are reported.
 
-Candidates: the grids of ranx's ``optimize_fusion``, each fused with ``ranx.fuse`` and scored with our
-trec_eval-identical :func:`lsr_eval.evaluation.evaluate` (ranx's own scoring orders tied fused scores arbitrarily).
+Candidates: the grids of ranx's ``optimize_fusion``, each fused as :func:`lsr_eval.fusion.fuse` fuses and scored with
+our trec_eval-identical evaluation (ranx's own scoring orders tied fused scores arbitrarily); the methods computed in
+:mod:`lsr_eval.fusion.native` are scored from the fused ranking's grades, without building each run.
 
 Design notes: docs/design.md."""
 
