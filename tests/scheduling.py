@@ -17,7 +17,7 @@ from typing import Callable, Iterable, Mapping, Sequence, TypeVar
 #: Seconds each test file took in a full ``make test`` on 2 cores (setup, call and teardown of its tests, under
 #: contention). Refresh: ``cp work/test-durations.json tests/durations.json`` after a full run.
 DURATIONS = Path(__file__).with_name("durations.json")
-#: Written by every run's controller: what it held (else :data:`DURATIONS`) updated with the files that ran.
+#: Written by every run's controller: :data:`DURATIONS`, then what this file held, updated with the files that ran.
 RECORDED = Path(__file__).resolve().parents[1] / "work" / "test-durations.json"
 
 Item = TypeVar("Item")
