@@ -128,9 +128,7 @@ def evaluate(qrels: Qrels, run: Run, measures: Iterable[str | Measure] = DEFAULT
     judged query in qrels order (zero for those without results), e.g. for paired significance tests. Query counts
     (logged here) come from :func:`count_queries`.
     """
-    parsed = parse_measures(measures)
-    if not qrels:
-        raise InputError("the qrels hold no queries: nothing to evaluate")
+    parsed = _checked(qrels, measures)
     counts = count_queries(qrels, run)
     if counts.run_not_judged:
         log.info("%d of %d run queries are not in the qrels: ignored", counts.run_not_judged, counts.in_run)
@@ -146,11 +144,17 @@ def evaluate_graded(qrels: Qrels, graded: Mapping[str, np.ndarray],
     """:func:`evaluate` of a run given by its grades: ``graded[qid]`` holds the grade of each retrieved document of
     the query, in trec_eval order (0 where unjudged; a query absent has no results). Scores many rankings of the
     same documents (fusion tuning) without building a run for each."""
+    parsed = _checked(qrels, measures)
+    none = np.zeros(0)
+    return mean_scores(_table(qrels, lambda qid: graded.get(qid, none), parsed))
+
+
+def _checked(qrels: Qrels, measures: Iterable[str | Measure]) -> list[Measure]:
+    """The parsed ``measures``; qrels without queries are refused."""
     parsed = parse_measures(measures)
     if not qrels:
         raise InputError("the qrels hold no queries: nothing to evaluate")
-    none = np.zeros(0)
-    return mean_scores(_table(qrels, lambda qid: graded.get(qid, none), parsed))
+    return parsed
 
 
 def _table(qrels: Qrels, graded: Callable[[str], np.ndarray], parsed: list[Measure]) -> dict[str, dict[str, float]]:

@@ -120,16 +120,15 @@ def tune_weights(runs: Sequence[Run], qrels_train: Qrels, method: str = "wsum", 
     scalars = m.scalar.grid if m.scalar is not None else [None]
     trainer = _trainer(m, qrels_train, judged)
 
-    grades = None
+    native = supports(Settings(m, norm))  # the same for every candidate: it depends on the method and norm only
+    grades = prepared.flat.judged_grades(qrels_train) if native else None
     best_score, best_params = -math.inf, {}
     trials: list[dict[str, Any]] = []
     for scalar, w in product(scalars, weights):
         shown = {**({"weights": list(w)} if w is not None else {}),
                  **({m.scalar.name: scalar} if m.scalar is not None else {})}
         settings = Settings(m, norm, {**shown, **trainer(scalar)})
-        if supports(settings):  # the same ranking as fuse_prepared's run, scored without building it
-            if grades is None:
-                grades = prepared.flat.judged_grades(qrels_train)
+        if native:  # the same ranking as fuse_prepared's run, scored without building it
             graded = prepared.flat.graded(settings, grades, depth)
             score = evaluate_graded(qrels_train, graded, [measure])[measure.name]
         else:
