@@ -18,9 +18,11 @@ quickstart: install
 	OUT=$(OUT) bash pipelines/quickstart.sh
 
 # CI: the whole suite, which reruns the cheap committed results (tests/integration/test_reproduce_committed.py: BM25 on SciFact
-# and NFCorpus, the published DL19 runs, the quickstart benchmark) and fails naming any row that moved. Four pytest-xdist
-# workers on 2 cores, one thread each, a file to a worker in the collection's order: much of the suite waits (JVM
-# starts, subprocesses, the SLURM queue), and tests/conftest.py puts the session's SciFact encoding first, the other
+# and NFCorpus, the published DL19 runs, the quickstart benchmark) and fails naming any row that moved. Three
+# pytest-xdist workers on 2 cores, one thread each, a file to a worker in the collection's order: some of the suite
+# waits (subprocesses, the SLURM queue), and each worker pays its own start (collection, torch and transformers, a JVM
+# and its compiles): in three pairs of runs on 4 December 2026, three workers took 8-33 s less than four and 55-112
+# CPU-s less (of about 860). tests/conftest.py puts the session's SciFact encoding first, the other
 # files longest first, and the files that need the encoding once it should be done, so the other workers run the rest
 # meanwhile (tests/scheduling.py, by tests/durations.json; refresh: cp work/test-durations.json tests/durations.json).
 # Bytecode is cached even where the environment says not to (PYTHONDONTWRITEBYTECODE; __pycache__ is ignored by git):
@@ -28,7 +30,7 @@ quickstart: install
 # again (half of a worker's 19 CPU-s of collection).
 PYTEST = env -u PYTHONDONTWRITEBYTECODE $(PYTHON) -m pytest
 test: install
-	$(PYTEST) -q --durations=25 -n 4 --dist loadfile --no-loadscope-reorder
+	$(PYTEST) -q --durations=25 -n 3 --dist loadfile --no-loadscope-reorder
 
 # The fast tier (under a minute, on both cores): tests/unit/, which starts no JVM, reads nothing of ../shared and
 # imports no ranx (any of them fails the test, in the full suite too: tests/conftest.py). tests/integration/ holds

@@ -30,6 +30,10 @@ TEST_JVM_OPTIONS = ("-XX:+UseSerialGC -XX:Tier4InvocationThreshold=50000 -XX:Tie
                     "-XX:Tier4BackEdgeThreshold=400000")
 
 
+#: Where :func:`pytest_configure` put this process's ir_datasets cache.
+_IRDS_HOME = pytest.StashKey[Path]()
+
+
 def pytest_configure(config):
     """Point ir_datasets at a private cache seeded from ../shared before anything imports it (``import ranx``
     imports ir_datasets, which fixes its home folder at import time). Under several pytest-xdist workers, torch's
@@ -46,11 +50,21 @@ def pytest_configure(config):
     # CUDA absent unless a test simulates it (simulate_cuda), on a GPU host too and in every subprocess
     os.environ["CUDA_VISIBLE_DEVICES"] = ""
     home = Path(tempfile.mkdtemp(prefix="lsr-eval-irds-"))
+    config.stash[_IRDS_HOME] = home
     os.environ["IR_DATASETS_HOME"] = str(home)
     if (SHARED / "ir_datasets").is_dir():
         from lsr_eval.data.irds_cache import seed_cache
 
         seed_cache(SHARED / "ir_datasets", home)
+
+
+def pytest_unconfigure(config):
+    """Remove the process's ir_datasets cache (:func:`pytest_configure`)."""
+    import shutil
+
+    home = config.stash.get(_IRDS_HOME, None)
+    if home is not None:
+        shutil.rmtree(home, ignore_errors=True)
 
 
 #: The CPUs a ``precision_sensitive`` test runs on, both simulated from this machine's flags: without native bf16

@@ -115,10 +115,12 @@ def _parse_params(text: str, name: str) -> dict[str, str]:
     return params
 
 
-def parse_measure(name: str | Measure) -> Measure:
-    """Parse a measure name (see module doc); a :class:`Measure` is returned unchanged."""
+def parse_measure(name: str | Measure, *, suggestions: bool = True) -> Measure:
+    """Parse a measure name (see module doc); a :class:`Measure` is returned unchanged. An error names the closest
+    known measures unless ``suggestions`` is False (they take a fuzzy match over every spelling)."""
     if isinstance(name, Measure):
         return name
+    hint = _did_you_mean if suggestions else (lambda _: "")
     text = name.strip()
     trec = _TREC_CUT_RE.match(text)
     if trec is not None:  # trec_eval's ndcg_cut_10 / ndcg_cut.10 -> ndcg_cut@10
@@ -126,11 +128,11 @@ def parse_measure(name: str | Measure) -> Measure:
     m = _NAME_RE.match(text)
     if m is None:
         raise ConfigError(f"cannot parse measure {name!r}: expected FAMILY[@CUTOFF][(rel=LEVEL)] or a trec_eval "
-                          f"name, e.g. nDCG@10, R@1000(rel=2), ndcg_cut_10{_did_you_mean(name)}")
+                          f"name, e.g. nDCG@10, R@1000(rel=2), ndcg_cut_10{hint(name)}")
     family = _LOOKUP.get(m["family"].lower())
     if family is None:
         known = ", ".join(f"{f.name} ({f.description})" for f in FAMILIES.values())
-        raise ConfigError(f"unknown measure {name!r}{_did_you_mean(name)}; known families: {known}; trec_eval "
+        raise ConfigError(f"unknown measure {name!r}{hint(name)}; known families: {known}; trec_eval "
                           "names are accepted too (ndcg_cut_10, recall_1000, P_10, map, recip_rank)")
     if m["pre"] is not None and m["post"] is not None:
         raise ConfigError(f"measure {name!r}: give parameters once")
@@ -149,6 +151,15 @@ def parse_measure(name: str | Measure) -> Measure:
         return Measure(family, cutoff, rel)
     except ConfigError as e:
         raise ConfigError(f"measure {name!r}: {e}") from None
+
+
+def find_measure(name: str) -> Measure | None:
+    """The measure ``name`` names, or None where it names none: for telling measure names from other keys (table
+    columns, manifest fields) without the suggestions of :func:`parse_measure`'s errors."""
+    try:
+        return parse_measure(name, suggestions=False)
+    except ConfigError:
+        return None
 
 
 def suggest(name: str, n: int = 3) -> list[str]:

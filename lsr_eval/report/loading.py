@@ -12,8 +12,8 @@ from typing import Any, Iterable
 import pandas as pd
 
 from lsr_eval.data.datasets import jsonl_object
-from lsr_eval.errors import ConfigError, InputError
-from lsr_eval.evaluation.measures import parse_measure
+from lsr_eval.errors import InputError
+from lsr_eval.evaluation.measures import find_measure
 from lsr_eval.manifest import MANIFEST, load_json, read_json_object, read_manifest
 
 TABLE_JSON = "table.json"
@@ -63,10 +63,10 @@ LABELLED_TIED_INPUT = ("compensated",)
 def is_measure(column: Any) -> bool:
     """Whether ``column`` is a canonical measure name (``nDCG@10``, ``R@1000(rel=2)``, ``MAP``; see
     :mod:`lsr_eval.evaluation.measures`)."""
-    try:
-        return isinstance(column, str) and parse_measure(column).name == column
-    except ConfigError:
+    if not isinstance(column, str):
         return False
+    measure = find_measure(column)
+    return measure is not None and measure.name == column
 
 
 def measure_columns(columns: Iterable[Any]) -> list[str]:

@@ -38,16 +38,9 @@ def _is_timing(parts: list[str]) -> bool:
 
 
 def _is_measure(name: str) -> bool:
-    from lsr_eval.errors import LsrEvalError
-    from lsr_eval.evaluation.measures import parse_measure
+    from lsr_eval.evaluation.measures import find_measure
 
-    if name.endswith("_p") or name.startswith("exact_recall@"):
-        return True
-    try:
-        parse_measure(name)
-    except (LsrEvalError, ValueError):
-        return False
-    return True
+    return name.endswith("_p") or name.startswith("exact_recall@") or find_measure(name) is not None
 
 
 def _number(v: Any) -> bool:

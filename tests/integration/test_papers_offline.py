@@ -145,7 +145,8 @@ def test_efficiency_paper_offline(offline):
         if d in ("msmarco-dev", *LOCAL_BEIR):
             assert status.startswith(f"failed: model {MISSING_MODEL} cannot be loaded")
         assert rows[(d, "rrf-naver-efficient-splade-VI-BT-large")]["status"].startswith(("not run", "failed"))
-    assert main(["report", "results", "--out", "report"]) == 0
+    # the paper's table is checked here; figures of a report with failed rows are drawn in the rescaling test above
+    assert main(["report", "results", "--out", "report", "--no-figures"]) == 0
     table = _csv(root / "report" / "tables" / "paper-efficient-splade.csv")
     assert [r["model"] for r in table] == ["bm25", "naver-efficient-splade-V-large",
                                            "naver-efficient-splade-VI-BT-large", "efficient-splade-V-small"]

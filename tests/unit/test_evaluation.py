@@ -65,6 +65,20 @@ def test_parse_measure_errors(text, message):
         parse_measure(text)
 
 
+def test_find_measure_tells_measure_names_from_other_names():
+    """The predicate behind report columns and manifest fields: the measure, or None without an error's
+    suggestions (which :func:`parse_measure` computes for a user's typo: "did you mean nDCG@10")."""
+    from lsr_eval.evaluation.measures import find_measure
+
+    assert find_measure("ndcg_cut_10") == Measure("nDCG", 10) and find_measure("R@1000(rel=2)") == Measure("R", 1000, 2)
+    assert [find_measure(t) for t in ("dataset", "nDCG@10(rel=2)", "R@0", "")] == [None] * 4
+    with pytest.raises(ConfigError, match="did you mean nDCG@10"):
+        parse_measure("ndgc@10")
+    with pytest.raises(ConfigError) as error:
+        parse_measure("ndgc@10", suggestions=False)
+    assert "did you mean" not in str(error.value)
+
+
 def test_parse_measures_drops_repeats_keeps_order():
     assert [m.name for m in parse_measures(["R@100", "nDCG@10", "ndcg@10", "R(rel=1)@100"])] == ["R@100", "nDCG@10"]
     assert parse_measures("nDCG@10") == [Measure("nDCG", 10)]  # one name, not its characters

@@ -66,6 +66,23 @@ def test_flops_tradeoff(frame, tmp_path):
     check_files(save_figure(fig, tmp_path, "flops"), size=(1500, 900))
 
 
+def test_save_figure_lays_out_once_for_both_files(frame, tmp_path, monkeypatch):
+    """The PDF has the PNG's layout: constrained layout runs for the PNG only, and the axes stay where it put them."""
+    from matplotlib.layout_engine import ConstrainedLayoutEngine
+
+    runs = []
+    execute = ConstrainedLayoutEngine.execute
+    monkeypatch.setattr(ConstrainedLayoutEngine, "execute", lambda self, fig: runs.append(1) or execute(self, fig))
+    fig = tradeoff_figure(frame, "msmarco-dev", "flops")
+    before = len(runs)  # the label placement's layout
+    fig.savefig(tmp_path / "alone.png", dpi=150)
+    laid_out = [ax.get_position().bounds for ax in fig.axes]
+    check_files(save_figure(fig, tmp_path, "flops"), size=(1500, 900))
+    assert len(runs) - before == 2  # alone.png and the saved PNG: none for the PDF
+    for ax, bounds in zip(fig.axes, laid_out):   # where a layout at this size puts them (to its convergence)
+        assert ax.get_position().bounds == pytest.approx(bounds, abs=1e-3)
+
+
 def test_latency_tradeoff(frame, tmp_path):
     fig = tradeoff_figure(frame, "msmarco-dev", "latency")
     data = read_tradeoff(fig)
