@@ -48,15 +48,12 @@ def run(args: argparse.Namespace) -> int:
 def _canonical(measures: list[str] | None) -> list[str] | None:
     """Measure names as the results' columns spell them (``ndcg@10`` -> ``nDCG@10``); names the parser does not
     know are kept, for the report to refuse with the measures it has."""
-    from lsr_eval.errors import ConfigError
-    from lsr_eval.evaluation.measures import parse_measure
+    from lsr_eval.evaluation.measures import find_measure
 
     if measures is None:
         return None
     out = []
     for m in measures:
-        try:
-            out.append(parse_measure(m).name)
-        except ConfigError:
-            out.append(m)
+        measure = find_measure(m)
+        out.append(m if measure is None else measure.name)
     return out
