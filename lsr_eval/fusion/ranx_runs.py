@@ -7,8 +7,9 @@ descending. Here each query's documents are inserted in trec_eval order (:func:`
 the Run is marked sorted, so ranx never re-sorts the inputs. ``ranx.fuse`` needs every run to hold the same query
 ids: a query a run lacks gets an empty result list (ranx keeps it, and a rank-based method then gives it nothing).
 
-Document ids travel as fixed-width numpy strings; the width is rounded up to a power of two so that numba compiles
-(and caches) ranx's constructor for a handful of widths rather than one per dataset.
+Document ids reach numba as fixed-width numpy strings (the width rounded up to a power of two, so that the
+constructor compiles for a handful of widths, not one per dataset) and are keyed as numba strings, the type ranx's
+normalisations give: ranx's kernels then compile once, not once for raw runs and again for normalised ones.
 """
 
 from __future__ import annotations
@@ -70,15 +71,37 @@ def to_ranx(run: Run, qids: Sequence[str], name: str | None = None) -> Any:
     """A ``ranx.Run`` over exactly ``qids`` (in that order), documents in trec_eval order, marked sorted."""
     ranx = import_ranx()
     from numba.typed import List as TypedList
-    from ranx.data_structures.common import create_bulk
 
     docs, scores = trec_ordered(run, qids)
     width = _id_width(max((len(d) for ids in docs for d in ids), default=1))
     out = ranx.Run(name=name)
-    out.run = create_bulk(TypedList(qids), TypedList([np.array(ids, dtype=f"<U{width}") for ids in docs]),
-                          TypedList(scores))
+    out.run = _string_keyed_run()(TypedList(qids), TypedList([np.array(ids, dtype=f"<U{width}") for ids in docs]),
+                                  TypedList(scores))
     out.sorted = True
     return out
+
+
+@functools.cache
+def _string_keyed_run() -> Any:
+    """numba: ``{qid: {docid: score}}`` as typed dicts keyed by numba strings, from each query's fixed-width id
+    array and scores (in their order)."""
+    from numba import njit, types
+    from numba.typed import Dict as TypedDict
+
+    @njit(cache=True)
+    def string_keyed_run(qids, docs, scores):  # pragma: no cover - compiled
+        out = TypedDict()
+        for i in range(len(qids)):
+            results = TypedDict.empty(key_type=types.unicode_type, value_type=types.float64)
+            ids = docs[i]
+            values = scores[i]
+            for j in range(len(ids)):
+                results[ids[j] + ""] = values[j]  # + "": a numba string, as ranx's to_unicode
+            out[qids[i]] = results
+        return out
+
+    cache_on_disk((string_keyed_run,))
+    return string_keyed_run
 
 
 def to_ranx_qrels(qrels: dict[str, dict[str, int]], qids: Sequence[str]) -> Any:

@@ -149,3 +149,14 @@ def test_ranx_conversion_keeps_trec_order_and_round_trips():
     assert len(r.run["q3"]) == 0  # a query the run lacks: empty, as ranx.fuse needs equal query sets
     back = from_ranx(r, ["q1", "q2", "q3", "q9"])
     assert back == {"q1": RUN_A["q1"], "q2": RUN_A["q2"], "q3": {}}
+
+
+def test_ranx_runs_have_the_type_of_normalised_runs():
+    # ranx's kernels compile per argument type: a raw run typed as a normalised one shares their compiled code
+    import numba
+    from ranx.normalization import min_max_norm
+
+    r = to_ranx(RUN_A, ["q1", "q2", "q3"])
+    assert numba.typeof(r.run) == numba.typeof(min_max_norm(r).run)
+    long_ids = to_ranx({"q1": {"d" * 40: 1.0}}, ["q1"])  # a wider id array, the same key type
+    assert numba.typeof(long_ids.run) == numba.typeof(r.run)
