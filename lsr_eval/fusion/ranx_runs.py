@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 import math
 import sys
+from types import SimpleNamespace
 from typing import Any, Sequence
 
 import numpy as np
@@ -75,33 +76,11 @@ def to_ranx(run: Run, qids: Sequence[str], name: str | None = None) -> Any:
     docs, scores = trec_ordered(run, qids)
     width = _id_width(max((len(d) for ids in docs for d in ids), default=1))
     out = ranx.Run(name=name)
-    out.run = _string_keyed_run()(TypedList(qids), TypedList([np.array(ids, dtype=f"<U{width}") for ids in docs]),
-                                  TypedList(scores))
+    out.run = _kernels().string_keyed_run(TypedList(qids),
+                                          TypedList([np.array(ids, dtype=f"<U{width}") for ids in docs]),
+                                          TypedList(scores))
     out.sorted = True
     return out
-
-
-@functools.cache
-def _string_keyed_run() -> Any:
-    """numba: ``{qid: {docid: score}}`` as typed dicts keyed by numba strings, from each query's fixed-width id
-    array and scores (in their order)."""
-    from numba import njit, types
-    from numba.typed import Dict as TypedDict
-
-    @njit(cache=True)
-    def string_keyed_run(qids, docs, scores):  # pragma: no cover - compiled
-        out = TypedDict()
-        for i in range(len(qids)):
-            results = TypedDict.empty(key_type=types.unicode_type, value_type=types.float64)
-            ids = docs[i]
-            values = scores[i]
-            for j in range(len(ids)):
-                results[ids[j] + ""] = values[j]  # + "": a numba string, as ranx's to_unicode
-            out[qids[i]] = results
-        return out
-
-    cache_on_disk((string_keyed_run,))
-    return string_keyed_run
 
 
 def to_ranx_qrels(qrels: dict[str, dict[str, int]], qids: Sequence[str]) -> Any:
@@ -114,9 +93,25 @@ def to_ranx_qrels(qrels: dict[str, dict[str, int]], qids: Sequence[str]) -> Any:
 
 
 @functools.cache
-def _extractors() -> tuple[Any, Any]:
-    """numba helpers reading a typed dict in one call each (boxing items one by one from Python is ~10x slower)."""
-    from numba import njit
+def _kernels() -> SimpleNamespace:
+    """This module's numba helpers, compiled on first call and kept in numba's disk cache under its lock:
+    ``string_keyed_run`` builds a run's typed dicts keyed by numba strings (the key type of ranx's normalised runs);
+    ``joined_keys`` and ``values`` read a typed dict in one call each (boxing items one by one from Python is ~10x
+    slower)."""
+    from numba import njit, types
+    from numba.typed import Dict as TypedDict
+
+    @njit(cache=True)
+    def string_keyed_run(qids, docs, scores):  # pragma: no cover - compiled
+        out = TypedDict()
+        for i in range(len(qids)):
+            results = TypedDict.empty(key_type=types.unicode_type, value_type=types.float64)
+            ids = docs[i]
+            row = scores[i]
+            for j in range(len(ids)):
+                results[ids[j] + ""] = row[j]  # + "": a numba string, as ranx's to_unicode
+            out[qids[i]] = results
+        return out
 
     @njit(cache=True)
     def joined_keys(d, sep):  # pragma: no cover - compiled
@@ -129,8 +124,8 @@ def _extractors() -> tuple[Any, Any]:
             out[i] = v
         return out
 
-    cache_on_disk((joined_keys, values))
-    return joined_keys, values
+    cache_on_disk((string_keyed_run, joined_keys, values))
+    return SimpleNamespace(string_keyed_run=string_keyed_run, joined_keys=joined_keys, values=values)
 
 
 #: Separator of the joined document ids; an id holding it is read back one by one instead.
@@ -139,15 +134,15 @@ _SEP = "\n"
 
 def from_ranx(run: Any, qids: Sequence[str]) -> Run:
     """``{qid: {docid: score}}`` for each of ``qids`` found in the ranx run (queries without documents included)."""
-    joined_keys, values = _extractors()
+    kernels = _kernels()
     out: Run = {}
     for qid in qids:
         d = run.run.get(qid)
         if d is None:
             continue
         n = len(d)
-        ids = joined_keys(d, _SEP).split(_SEP) if n else []
+        ids = kernels.joined_keys(d, _SEP).split(_SEP) if n else []
         if len(ids) != n:
             ids = list(d.keys())
-        out[qid] = dict(zip(ids, values(d).tolist()))
+        out[qid] = dict(zip(ids, kernels.values(d).tolist()))
     return out
