@@ -7,6 +7,7 @@ import argparse
 from lsr_eval.commands._common import add_dataset_arguments, add_output_arguments, print_metrics
 from lsr_eval.commands._engine_args import add_engine_arguments, engine_options
 from lsr_eval.commands._model_args import add_model_arguments, settings_from_args
+from lsr_eval.experiments.reuse import RUN_FILE
 
 NAME = "splade"
 HELP = "SPLADE end to end: encode, export, impact-index (each cached), search, evaluate"
@@ -22,6 +23,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--remove-query", dest="remove_query", action="store_true", default=None,
                    help="drop hits whose docid equals the query id (default: on for BEIR)")
     p.add_argument("--keep-query", dest="remove_query", action="store_false")
+    p.add_argument("--run-file", default=RUN_FILE,
+                   help=f"name of the run in --out (default {RUN_FILE}; .gz or .xz: compressed, xz about half gzip)")
+    p.add_argument("--no-eval", dest="evaluate", action="store_false",
+                   help="write the run, read no relevance label and compute no metric (a test split searched now, "
+                        "evaluated later from the run file)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -33,6 +39,10 @@ def run(args: argparse.Namespace) -> int:
     settings = settings_from_args(args, hits=args.hits, shard_size=args.shard_size, remove_query=args.remove_query,
                                   engine=args.engine, engine_options=engine_options(args))
     result = run_splade(dataset, args.out, work_dir(args.work_dir), settings, threads=args.threads,
-                         overwrite=args.overwrite)
-    print_metrics(f"splade {dataset.name}", result.metrics)
+                         overwrite=args.overwrite, evaluate=args.evaluate, run_file=args.run_file)
+    if args.evaluate:
+        print_metrics(f"splade {dataset.name}", result.metrics)
+    else:
+        print(f"splade {dataset.name}: {len(result.run)} queries searched into {result.folder / args.run_file}; "
+              "not evaluated (--no-eval)")
     return 0

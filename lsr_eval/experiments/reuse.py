@@ -21,21 +21,27 @@ log = logging.getLogger(__name__)
 RUN_FILE = "run.trec"
 
 
-def reevaluate(folder: str | Path, qrels: Qrels, measures, done: Mapping[str, Any]) -> SystemResult:
-    """The finished run in ``folder`` (its manifest ``done``) with its metrics recomputed from its ``run.trec``."""
-    from lsr_eval.evaluation import count_queries, evaluate, write_metrics
+def reevaluate(folder: str | Path, qrels: Qrels, measures, done: Mapping[str, Any], run_file: str = RUN_FILE,
+               evaluate: bool = True) -> SystemResult:
+    """The finished run in ``folder`` (its manifest ``done``) with its metrics recomputed from its ``run_file``;
+    ``evaluate=False`` returns the run alone, reading no label (a run kept unevaluated, such as a held-out test
+    split's before its turn, stays so)."""
+    from lsr_eval.evaluation import count_queries, write_metrics
+    from lsr_eval.evaluation import evaluate as evaluate_run
     from lsr_eval.evaluation.provenance import evaluation_code
     from lsr_eval.manifest import update_manifest
     from lsr_eval.runs.trec import read_run
 
     folder = Path(folder)
-    if not (folder / RUN_FILE).exists():
-        raise LsrEvalError(f"{folder} has a finished manifest but no {RUN_FILE}: rerun with --overwrite")
-    log.info("reusing the finished run %s (made %s by commit %s): metrics recomputed from it; remove its folder "
-             "(or pass --overwrite) to run it again", folder / RUN_FILE, done.get("created", "at an unknown time"),
-             str(done.get("commit") or "unknown")[:12])
-    run = read_run(folder / RUN_FILE)
-    metrics = evaluate(qrels, run, measures)
+    if not (folder / run_file).exists():
+        raise LsrEvalError(f"{folder} has a finished manifest but no {run_file}: rerun with --overwrite")
+    log.info("reusing the finished run %s (made %s by commit %s)%s; remove its folder (or pass --overwrite) to run "
+             "it again", folder / run_file, done.get("created", "at an unknown time"),
+             str(done.get("commit") or "unknown")[:12], ": metrics recomputed from it" if evaluate else "")
+    run = read_run(folder / run_file)
+    if not evaluate:
+        return SystemResult({}, run, folder, reused=True)
+    metrics = evaluate_run(qrels, run, measures)
     old = dict(done.get("metrics") or {})
     changed = {m: [old.get(m), v] for m, v in metrics.items() if old.get(m) != v}
     if changed:

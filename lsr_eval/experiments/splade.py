@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 from lsr_eval.data.datasets import Dataset
 from lsr_eval.errors import LsrEvalError
 from lsr_eval.experiments.result import SystemResult
+from lsr_eval.experiments.reuse import RUN_FILE
 from lsr_eval.workdir import cache_slot, cached, folder_bytes, slot_lock
 from lsr_eval.defaults import DEFAULT_SCALE, LUCENE_MAX_CLAUSES
 from lsr_eval.manifest import completed, prepare_output, write_manifest
@@ -305,12 +306,16 @@ def settings_record(s: SpladeSettings) -> dict[str, Any]:
 
 
 def run_splade(dataset: Dataset, out: str | os.PathLike, work: Path, s: SpladeSettings, threads: int = 2,
-               overwrite: bool = False) -> SystemResult:
-    """The whole chain for one model and one dataset; writes run.trec, metrics.json, queries/ and manifest.json
-    and returns them in memory with the loaded model."""
+               overwrite: bool = False, evaluate: bool = True, run_file: str = RUN_FILE) -> SystemResult:
+    """The whole chain for one model and one dataset; writes ``run_file`` (``.gz``/``.xz`` compressed by its
+    suffix), metrics.json, queries/ and manifest.json and returns them in memory with the loaded model.
+    ``evaluate=False`` stops at the run: no label is read, no metric computed or written (the manifest says so), as
+    for a test split searched now and evaluated later, once, from the run file."""
     from lsr_eval.encode.queries import encode_queries
     from lsr_eval.encode.splade import SpladeTextEncoder
-    from lsr_eval.evaluation import count_queries, evaluate, write_metrics
+    from lsr_eval.evaluation import count_queries, write_metrics
+    from lsr_eval.evaluation import evaluate as evaluate_run
+    from lsr_eval.evaluation.provenance import evaluation_code
     from lsr_eval.export.queries import export_queries, query_weight_maps
     from lsr_eval.runs.trec import write_run
 
@@ -321,9 +326,9 @@ def run_splade(dataset: Dataset, out: str | os.PathLike, work: Path, s: SpladeSe
         log.info("%s already holds this experiment: run reused, metrics recomputed", out)
         from lsr_eval.experiments.reuse import reevaluate
 
-        return reevaluate(out, dataset.qrels(), dataset.measures, done)
+        return reevaluate(out, dataset.qrels() if evaluate else {}, dataset.measures, done, run_file, evaluate)
     queries = dataset.queries()   # a broken queries file fails here, before any encoding or indexing
-    topic_counts = dataset.judged_check()
+    topic_counts = dataset.judged_check() if evaluate else None
     out = prepare_output(out, experiment, overwrite)
     t0 = time.perf_counter()
     model = load_model(s, dataset, work)
@@ -344,18 +349,21 @@ def run_splade(dataset: Dataset, out: str | os.PathLike, work: Path, s: SpladeSe
         log.warning("%d queries have no hits: %s", len(search_counts.queries_without_hits),
                     ", ".join(search_counts.queries_without_hits[:20]))
     approximation = _approximation(dataset, model, s, work, threads, maps, run, remove_query)
-    write_run(run, out / "run.trec", tag="splade")
-    metrics = evaluate(dataset.qrels(), run, dataset.measures)
-    write_metrics(out, metrics)
+    write_run(run, out / run_file, tag="splade")
+    metrics: dict[str, float] = {}
+    evaluation: dict[str, Any] = {"evaluated": False, "why": "evaluate=False (lsr-eval splade --no-eval)"}
+    if evaluate:
+        metrics = evaluate_run(dataset.qrels(), run, dataset.measures)
+        write_metrics(out, metrics)
+        evaluation = evaluation_code()
     enc = stages["encoding"]
-    from lsr_eval.evaluation.provenance import evaluation_code
-
     write_manifest(
-        out, "splade", experiment, evaluation=evaluation_code(),
+        out, "splade", experiment, evaluation=evaluation,
         model=model.config_dict(), inference=inference_record(model),
         counts={"encoding": enc.get("counts"), "export": stages["export"]["counts"],
                 "index": stages["index"]["counts"], "topics": topic_counts, "queries": encoded.counts(),
-                "search": search_counts.to_dict(), "evaluation": asdict(count_queries(dataset.qrels(), run))},
+                "search": search_counts.to_dict(),
+                "evaluation": asdict(count_queries(dataset.qrels(), run)) if evaluate else None},
         vectors={"documents": stages["export"].get("vectors"), "queries_avg_active_dims":
                  encoded.counts()["avg_active_dims"]},
         throughput={"encoding": enc.get("throughput"), "search_seconds": round(search_s, 3),
@@ -365,6 +373,6 @@ def run_splade(dataset: Dataset, out: str | os.PathLike, work: Path, s: SpladeSe
                "engine": stages["index"].get("engine", {"engine": "anserini"})},
         search=engine_record, approximation=approximation,
         paths=stages["paths"],
-        outputs=["run.trec", "metrics.json", "queries/"], metrics=metrics)
+        outputs=[run_file, *(["metrics.json"] if evaluate else []), "queries/"], metrics=metrics)
     return SystemResult(metrics, run, Path(out), model=model,
                         columns=approximation["columns"] if approximation else {})

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import gzip
+import io
 import json
+import lzma
 import os
 from pathlib import Path
 from typing import Any, BinaryIO, Callable
@@ -29,13 +31,30 @@ def json_dumper() -> tuple[str, Callable[[Any], bytes]]:
     return "orjson", orjson.dumps
 
 
-def open_collection_file(path: str | os.PathLike, mode: str = "rt"):
-    """A collection file for reading: ``.gz`` decompressed on the fly, anything else as is; text modes in UTF-8."""
+#: Suffixes of files compressed on the fly by :func:`open_compressed`.
+COMPRESSED_SUFFIXES = (".gz", ".xz")
+
+
+def open_compressed(path: str | os.PathLike, mode: str = "rt", suffix: str | None = None):
+    """A file opened by its suffix (``suffix`` when given, e.g. for a temporary name): ``.gz`` (gzip, written without
+    a timestamp so that equal contents give equal bytes) or ``.xz`` (LZMA, about half gzip's size for run files)
+    compressed on the fly, anything else as is; text modes in UTF-8."""
     path = Path(path)
+    suffix = path.suffix if suffix is None else suffix
     encoding = "utf-8" if "b" not in mode else None
-    if path.suffix == ".gz":
+    if suffix == ".gz":
+        if "w" in mode:
+            raw = gzip.GzipFile(path, "wb", mtime=0)
+            return io.TextIOWrapper(raw, encoding=encoding, newline="\n") if encoding else raw
         return gzip.open(path, mode, encoding=encoding)
-    return open(path, mode, encoding=encoding)
+    if suffix == ".xz":
+        return lzma.open(path, mode, encoding=encoding, **({"newline": "\n"} if encoding and "w" in mode else {}))
+    return open(path, mode, encoding=encoding, **({"newline": "\n"} if encoding and "w" in mode else {}))
+
+
+def open_collection_file(path: str | os.PathLike, mode: str = "rt"):
+    """A collection file for reading (:func:`open_compressed`)."""
+    return open_compressed(path, mode)
 
 
 class AtomicLines:

@@ -7,7 +7,10 @@ is ignored when reading, as trec_eval ignores it.
 
 from __future__ import annotations
 
+import gzip
+import lzma
 import os
+import zlib
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -15,6 +18,7 @@ import numpy as np
 
 from lsr_eval.data.types import Run
 from lsr_eval.errors import ConfigError, InputError, on_disk_full
+from lsr_eval.export.jsonl import open_compressed
 
 #: Number of whitespace-separated fields on a run line.
 RUN_FIELDS = 6
@@ -57,7 +61,8 @@ def trec_ranking(hits: Mapping[str, float], qid: str = "?") -> list[tuple[str, f
 
 
 def read_run(path: str | os.PathLike) -> Run:
-    """Read a TREC run as ``{qid: {docid: score}}`` (queries in file order).
+    """Read a TREC run as ``{qid: {docid: score}}`` (queries in file order); ``.gz`` and ``.xz`` files are
+    decompressed on the fly.
 
     Blank and ``#`` lines are skipped (as trec_eval). Errors name the file and line for: a line without exactly six
     fields, a score that is not a number or is NaN, and a (qid, docid) pair seen before. A file without a result
@@ -69,7 +74,7 @@ def read_run(path: str | os.PathLike) -> Run:
     run: Run = {}
     lineno = 0
     try:
-        with p.open(encoding="utf-8") as f:
+        with open_compressed(p) as f:
             for lineno, line in enumerate(f, start=1):  # hot loop (millions of lines): kept lean
                 fields = line.split()
                 if len(fields) != RUN_FIELDS or fields[0][0] == "#":
@@ -93,6 +98,8 @@ def read_run(path: str | os.PathLike) -> Run:
                     raise InputError(f"{p}:{lineno}: duplicate document {docid!r} for query {qid!r}")
     except UnicodeDecodeError as e:
         raise InputError(f"{p}:{lineno + 1}: not UTF-8 text ({e.reason})") from None
+    except (EOFError, lzma.LZMAError, gzip.BadGzipFile, zlib.error) as e:
+        raise InputError(f"{p}: damaged {p.suffix} file after line {lineno} ({e}); fetch or write it again") from None
     if not run:
         found = "empty file" if lineno == 0 else f"{lineno} blank or # lines"
         raise InputError(f"{p}: no result line ({found}): a run without results is refused (it would score 0 on "
@@ -108,7 +115,8 @@ def _check_tokens(values: list[str], what: str) -> None:
 
 
 def write_run(run: Run, path: str | os.PathLike, tag: str = "lsr-eval", depth: int | None = None) -> int:
-    """Write ``run`` as a TREC run file and return the number of lines written.
+    """Write ``run`` as a TREC run file and return the number of lines written (``.gz`` or ``.xz`` compressed by
+    the name's suffix, with the same bytes for the same run).
 
     Queries keep their order in ``run``; within a query, lines are in trec_eval order (score descending, docid
     descending) with ranks from 1, cut to the first ``depth`` documents when given. Scores are written with ``repr``
@@ -126,7 +134,7 @@ def write_run(run: Run, path: str | os.PathLike, tag: str = "lsr-eval", depth: i
     n = 0
     with on_disk_full(path.parent, f"writing the run {path.name}", lambda: _run_bytes(run, tag, depth)):
         try:
-            with tmp.open("w", encoding="utf-8", newline="\n") as f:
+            with open_compressed(tmp, "wt", suffix=path.suffix) as f:
                 for qid, hits in run.items():
                     docids, scores = hits_arrays(qid, hits)
                     _check_tokens(docids, f"query {qid!r}: document id")

@@ -117,3 +117,28 @@ def test_reused_run_gets_metrics_recomputed(setup, chain):
     from lsr_eval.evaluation.provenance import sources_sha256
 
     assert again["evaluation"]["sources_sha256"] == sources_sha256() and again["evaluation"]["reused_run"]
+
+
+def test_no_eval_writes_a_compressed_run_and_no_number(setup, chain, capsys):
+    """``--no-eval --run-file run.trec.xz``: the same ranking as the evaluated chain, compressed, with no metric
+    anywhere (no metrics.json, none in the manifest, none printed), and rerunning reuses the run without
+    evaluating it."""
+    from lsr_eval.runs.trec import read_run
+
+    root, data, model = setup
+    argv, out = chain
+    sealed = root / "sealed"
+    argv = ["splade", *_common(model), str(data), "--out", str(sealed), "--work-dir", str(root / "work"),
+            "--threads", "1", "--no-eval", "--run-file", "run.trec.xz"]
+    assert main(argv) == 0
+    printed = capsys.readouterr().out
+    assert "not evaluated (--no-eval)" in printed and "nDCG" not in printed
+    assert read_run(sealed / "run.trec.xz") == read_run(out / "run.trec")
+    assert not (sealed / "metrics.json").exists()
+    manifest = json.loads((sealed / "manifest.json").read_text())
+    assert manifest["metrics"] == {} and manifest["evaluation"]["evaluated"] is False
+    assert manifest["counts"]["evaluation"] is None and manifest["outputs"] == ["run.trec.xz", "queries/"]
+    stamp = (sealed / "run.trec.xz").stat().st_mtime_ns
+    assert main(argv) == 0                                  # reused: not searched again, still no number
+    assert (sealed / "run.trec.xz").stat().st_mtime_ns == stamp and not (sealed / "metrics.json").exists()
+    assert json.loads((sealed / "manifest.json").read_text())["metrics"] == {}
