@@ -37,6 +37,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                                                      " under results/ only from a clean checkout")
     p.add_argument("--plan", action="store_true", help="print what each result needs and would take; rerun nothing")
     p.add_argument("--strict", action="store_true", help="exit 1 also when a row could not run")
+    p.add_argument("--update", action="store_true",
+                   help="with --all: keep the entries of the matrix already in --matrix (or --out) whose result is "
+                        "committed as it was (same CPU and commit in its manifest), with the machine and date that "
+                        "reproduced them, and rerun only the others (new results, or made again)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -58,6 +62,9 @@ def run(args: argparse.Namespace) -> int:
                       paths=PathMap.parse(args.path_map), threads=args.threads)
     targets = list(args.results) + (find_results(args.all) if args.all else [])
     results = [load_result(t) for t in targets]  # every argument checked before anything runs
+    kept: list = []
+    if args.update:
+        kept, results = _update(Path(args.matrix or args.out), results, bool(args.all))
     machine = describe_machine()
     print(f"machine: {machine['summary']}")
     print("tolerances: " + ", ".join(f"{k} {v}" for k, v in options.tolerances.describe().items()))
@@ -77,12 +84,36 @@ def run(args: argparse.Namespace) -> int:
             print(o.line(), flush=True)
         failing += sum(o.failing or (args.strict and o.status == COULD_NOT_RUN) for o in outcomes)
         entries.append(MatrixEntry(result, job, outcomes))
-    if entries:
-        written = write_matrix(entries, machine, options, Path(args.matrix or args.out), _invocation(args))
+    if entries or kept:
+        written = write_matrix(entries, machine, options, Path(args.matrix or args.out), _invocation(args), kept)
         print(f"matrix: {', '.join(str(p) for p in written)}")
     if failing:
         print(f"{failing} row(s) not reproduced")
     return 1 if failing else 0
+
+
+def _update(folder: Path, results: list, whole: bool) -> tuple[list, list]:
+    """``--update``: (the kept entries of ``folder``'s matrix, the results to rerun), said on the console."""
+    import json
+
+    from lsr_eval.errors import ConfigError
+    from lsr_eval.reproduce.matrix import kept_entries
+
+    if not whole:
+        raise ConfigError("--update needs --all DIR (the matrix lists every result under it)")
+    path = folder / "matrix.json"
+    if not path.is_file():
+        raise ConfigError(f"--update: {path} does not exist; write a matrix there first (without --update)")
+    try:
+        previous = json.loads(path.read_text(encoding="utf-8"))
+        if "date" not in previous:   # matrices written before dates were recorded: their manifest's
+            previous["date"] = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))["created"][:10]
+    except (OSError, ValueError, KeyError) as e:
+        raise ConfigError(f"--update: {path} (or the manifest beside it) cannot be read ({e}); write the matrix "
+                          "again without --update") from None
+    kept, rerun = kept_entries(previous, results)
+    print(f"update: {len(kept)} result(s) kept from {path}, {len(rerun)} to rerun")
+    return kept, rerun
 
 
 def _invocation(args: argparse.Namespace) -> str:
@@ -93,4 +124,4 @@ def _invocation(args: argparse.Namespace) -> str:
         if value is not None and not (flag == "threads" and value == 2):
             parts += [f"--{flag.replace('_', '-')}", str(value)]
     parts += [f"--tolerance {t}" for t in args.tolerance or []] + [f"--path-map {m}" for m in args.path_map or []]
-    return " ".join(parts + (["--train"] if args.train else []))
+    return " ".join(parts + (["--train"] if args.train else []) + (["--update"] if args.update else []))

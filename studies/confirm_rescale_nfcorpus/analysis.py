@@ -209,6 +209,70 @@ def verdicts(study: Path, dev: Path, test: Path, repo: Path) -> dict:
     return out
 
 
+MEASURES = ("nDCG@10", "RR@10", "R@100", "R@1000")
+BEGIN, END = "<!-- analysis: begin -->", "<!-- analysis: end -->"
+
+
+def _rows_table(table: Path, label: str) -> list[str]:
+    """The committed table's rows of the study (every measure, as committed), under a backed-by comment."""
+    rows = {r["system"]: r for r in _json(table / "table.json")}
+    out = [f"<!-- backed-by: {label} -->", "| run | " + " | ".join(MEASURES) + " |",
+           "|---|" + "---|" * len(MEASURES)]
+    for name in ["bm25", *(run_name(a, s) for a in ARMS for s in SEEDS)]:
+        out.append(f"| {name} | " + " | ".join(f"{rows[name][m]:.4f}" for m in MEASURES) + " |")
+    return out
+
+
+def part_times(repo: Path, study: Path) -> dict[str, dict[str, float]]:
+    """Each run's committed wall times: training (and its mean step), the dev search (encoding, index, search,
+    evaluation) and the test search (the encoding and index reused)."""
+    out = {}
+    for a in ARMS:
+        for s in SEEDS:
+            name = run_name(a, s)
+            train = _json(repo / "results" / "train" / name / "manifest.json")["timings"]
+            dev, test = (_json(study / "runs" / name / split / "manifest.json")["throughput"]["total_seconds"]
+                         for split in ("dev", "test"))
+            out[name] = {"train_s": train["elapsed_s"], "step_s": train["mean_step_s"], "dev_s": dev, "test_s": test}
+    return out
+
+
+def render(verdicts_: dict, times: dict[str, dict[str, float]], dev_label: str, test_label: str,
+           dev: Path, test: Path) -> str:
+    """The results document's block: verdicts, arm means, per-seed tables, stability and wall times."""
+    lines = [BEGIN, "", "**Verdicts** (nDCG@10, treatment minus baseline, paired by seed; 95% t interval over 3 seeds):",
+             ""]
+    for key in ("H1", "H3"):
+        lines.append(f"- {_line(verdicts_[key])}")
+    h2 = verdicts_["H2"]
+    lines.append(f"- H2: inspect-head's suggested k {h2['suggested_k']}, best k on dev {h2['best_k_on_dev']} -> "
+                 f"{h2['verdict']}" + (f"; {_line(h2['difference'])}" if "difference" in h2 else ""))
+    lines.append(f"- Beside H1, on dev (biased up by the choice): {_line(verdicts_['H1_dev'])}")
+    lines += ["", "**Arm means over the three seeds** (nDCG@10; the dev choice reads the dev column only):", "",
+              "| arm | dev | test |", "|---|---|---|"]
+    dev_means = per_seed(dev)
+    for a in (*ARMS, "bm25"):
+        lines.append(f"| {a} | {mean(dev_means[a]):.4f} | {verdicts_['test_means'][a]:.4f} |")
+    lines += ["", "**Per run, NFCorpus dev** (`results/benchmarks/confirm-rescale-nfcorpus-dev`):", "",
+              *_rows_table(dev, dev_label), "", "**Per run, NFCorpus test** (`results/benchmarks/"
+              "confirm-rescale-nfcorpus-test`):", "", *_rows_table(test, test_label), "",
+              "**Stability and wall time per run** (registered rule: diverged = a non-finite loss or the last 10 "
+              "steps' mean ranking loss not below the first 10's; collapsed = the last mean within 5% of ln 16 = "
+              "2.773; times from the committed manifests, two single-thread parts at a time):", "",
+              "| run | first rank loss | last rank loss | flag | training s | mean step s | dev search s | "
+              "test search s |", "|---|---|---|---|---|---|---|---|"]
+    for name, st in verdicts_["stability"].items():
+        flag = "diverged" if st["diverged"] else "collapsed" if st["collapsed"] else "ok"
+        t = times[name]
+        lines.append(f"| {name} | {st['first_rank']:.3f} | {st['last_rank']:.3f} | {flag} | {t['train_s']:.0f} | "
+                     f"{t['step_s']:.2f} | {t['dev_s']:.0f} | {t['test_s']:.0f} |")
+    total = sum(t["train_s"] + t["dev_s"] + t["test_s"] for t in times.values())
+    steps = [t["step_s"] for t in times.values()]
+    lines += ["", f"Summed over the 18 parts: {total / 3600:.2f} hours of one thread (two parts at a time); mean "
+              f"step {math.fsum(steps) / len(steps):.2f} s, against the amendment's 5.0 s estimate.", "", END]
+    return "\n".join(lines)
+
+
 def _line(t: dict) -> str:
     diffs = ", ".join(f"{d:+.4f}" for d in t["diffs"].values())
     return (f"{t['name']} ({t['treatment']} - {t['baseline']}, {t['split']}): mean {t['mean']:+.4f}, 95% "
@@ -216,9 +280,15 @@ def _line(t: dict) -> str:
             f"detectable {t['detectable']:.4f}) -> {t['verdict']}")
 
 
+def _label(table: Path) -> str:
+    """A benchmark folder as a backed-by comment names it (relative to ``results/``)."""
+    parts = table.resolve().parts
+    return "/".join(parts[parts.index("results") + 1:])
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("stage", choices=["choose", "ready-for-test", "test"])
+    p.add_argument("stage", choices=["choose", "ready-for-test", "test", "render"])
     p.add_argument("--study", type=Path, required=True)
     p.add_argument("--dev", type=Path, required=True)
     p.add_argument("--test", type=Path)
@@ -233,6 +303,12 @@ def main(argv: list[str] | None = None) -> int:
         elif args.stage == "ready-for-test":
             ready_for_test(args.study, args.dev)
             print("ready for the test table: 19 ok dev rows, the dev choice, 18 unread test runs")
+        elif args.stage == "render":
+            if args.test is None:
+                raise StudyError("render: pass --test (the test table's folder)")
+            v = _json(args.study / "verdicts.json")
+            print(render(v, part_times(args.repo, args.study), _label(args.dev), _label(args.test), args.dev,
+                         args.test))
         else:
             if args.test is None:
                 raise StudyError("test: pass --test (the test table's folder)")
