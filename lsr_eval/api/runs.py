@@ -89,12 +89,13 @@ def per_query_scores(qrels: Qrels, runs: Mapping[str, RunLike], measures: Iterab
 
 def evaluate(data: QrelsLike, runs: RunLike | Sequence[RunLike] | Mapping[str, RunLike],
              measures: Iterable[str] | None = None, baseline: str | None = None, test: str = "t-test",
-             alpha: float = 0.05) -> Any:
+             alpha: float = 0.05, correction: str = "bonferroni") -> Any:
     """A DataFrame with one row per run (index: its name) and one column per measure, as ``lsr-eval evaluate``.
 
     ``data``: a dataset, qrels, a qrels file or a dataset spec; ``measures``: default the dataset's official
     ones (else nDCG@10, RR@10, R@100, R@1000, MAP). With ``baseline`` (a run name), each other run is tested against
-    it as ``evaluate --baseline`` does: columns ``<measure>_p`` (Bonferroni-corrected p-value) and
+    it as ``evaluate --baseline`` does: columns ``<measure>_p`` (p-value corrected by ``correction``: bonferroni,
+    holm or bh, over the compared runs x measures) and
     ``<measure>_sig`` (``†`` better, ``↓`` worse, empty otherwise); the test settings are in ``df.attrs``.
     """
     import pandas as pd
@@ -116,7 +117,7 @@ def evaluate(data: QrelsLike, runs: RunLike | Sequence[RunLike] | Mapping[str, R
 
     if len(named) < 2:
         raise ConfigError("a baseline needs at least one other run to compare with it")
-    tests = compare(scores, baseline, test=test, alpha=alpha)
+    tests = compare(scores, baseline, test=test, alpha=alpha, correction=correction)
     for n in names:
         rows = tests[tests["measure"] == n].set_index("system")
         table[f"{n}_p"] = [None if r == baseline else rows.at[r, "p_corrected"] for r in table.index]

@@ -79,6 +79,10 @@ class SignificanceEntry:
     test: str = "t-test"
     alpha: float = 0.05
     measures: tuple[str, ...] = ()
+    correction: str = "bonferroni"   #: bonferroni, holm or bh (lsr_eval.significance.correction)
+    #: the family: each dataset's table (False), or every dataset's (system, measure) pairs together, with pooled
+    #: rows tested over the datasets' means (True; lsr_eval.benchmark.run._across_datasets)
+    across_datasets: bool = False
 
     @property
     def baselines(self) -> tuple[str, ...]:
@@ -241,6 +245,12 @@ def load_config(path: str | os.PathLike) -> BenchmarkConfig:
             raise ConfigError(f"{where}: significance test {sig.test!r}; allowed: {', '.join(TESTS)}")
         if not _number(sig.alpha) or not 0 < sig.alpha < 1:
             raise ConfigError(f"{where}: significance alpha={sig.alpha!r}; expected a number in (0, 1)")
+        from lsr_eval.significance.correction import CORRECTIONS
+
+        if sig.correction not in CORRECTIONS:
+            raise ConfigError(f"{where}: significance correction {sig.correction!r}; allowed: {', '.join(CORRECTIONS)}")
+        if not isinstance(sig.across_datasets, bool):
+            raise ConfigError(f"{where}: significance across_datasets={sig.across_datasets!r}; expected true or false")
     eff = raw.get("efficiency")
     if eff is not None:
         eff = EfficiencyEntry(**_build(EfficiencyEntry, eff, f"{where}: efficiency"))

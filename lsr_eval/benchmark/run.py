@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+import math
 import re
 import shutil
 from dataclasses import asdict
@@ -156,6 +157,11 @@ def _fuse(entry: FusionEntry, runs: dict[str, Any], tune_runs: dict[str, Any] | 
 
 #: Row key holding a system's per-query latency samples (ms) until its fusions are costed; never written out.
 SAMPLES = "_latency_samples_ms"
+#: Row key holding the uncorrected p-values ``{(baseline, measure): p}`` until the family across datasets is
+#: corrected; never written out.
+RAW_P = "_raw_p_values"
+#: The dataset label of the rows tested over the datasets' means.
+POOLED = "pooled"
 
 
 def _costs(system: SystemEntry, dataset: Dataset, run_dir: Path) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -345,7 +351,7 @@ def _significance(sig: SignificanceEntry, qrels, runs: dict[str, Any], by_name: 
     """Tests of every run against each baseline (:func:`lsr_eval.significance.compare`), written into the rows
     (columns: see docs/design.md)."""
     from lsr_eval.evaluation import evaluate
-    from lsr_eval.significance.compare import compare, direction_marker
+    from lsr_eval.significance.compare import compare
 
     names = list(sig.measures) or measures
     present = [b for b in sig.baselines if b in runs]
@@ -355,17 +361,64 @@ def _significance(sig: SignificanceEntry, qrels, runs: dict[str, Any], by_name: 
     if not present or len(runs) < 2:
         return
     per_query = {name: evaluate(qrels, run, names, per_query=True) for name, run in runs.items()}
-    several = len(sig.baselines) > 1
     for b in present:
-        df = compare(per_query, b, test=sig.test, alpha=sig.alpha)
+        df = compare(per_query, b, test=sig.test, alpha=sig.alpha, correction=sig.correction)
         for rec in df.to_dict("records"):
-            r = by_name[rec["system"]]
-            marker, m = direction_marker(rec["significant"], rec["difference"]), rec["measure"]
-            if b == sig.baselines[0]:
-                r[f"{m}_sig"], r[f"{m}_p"], r["baseline"] = marker, rec["p_corrected"], b
-            if several:
-                r[f"{m}_sig_vs_{b}"], r[f"{m}_p_vs_{b}"] = marker, rec["p_corrected"]
+            r, m = by_name[rec["system"]], rec["measure"]
+            if rec["system"] != b:
+                r.setdefault(RAW_P, {})[(b, m)] = (rec["p_value"], rec["difference"])
+            _mark(r, sig, b, m, rec["p_corrected"], rec["difference"])
+            if len(sig.baselines) > 1:
                 r["baselines"] = ",".join(sig.baselines)
+
+
+def _mark(row: dict[str, Any], sig: SignificanceEntry, b: str, m: str, p: float, difference: float) -> None:
+    """Write the corrected ``p`` of ``row`` against baseline ``b`` on measure ``m``, and its marker."""
+    from lsr_eval.significance.compare import direction_marker
+
+    marker = direction_marker(bool(p < sig.alpha), difference)
+    if b == sig.baselines[0]:
+        row[f"{m}_sig"], row[f"{m}_p"], row["baseline"] = marker, p, b
+    if len(sig.baselines) > 1:
+        row[f"{m}_sig_vs_{b}"], row[f"{m}_p_vs_{b}"] = marker, p
+
+
+def _across_datasets(sig: SignificanceEntry, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``significance.across_datasets``: each baseline's family is every (dataset, system, measure) tested against
+    it, corrected together (replacing the per-dataset correction in the rows), and pooled rows are added: per system
+    and measure, the mean over the datasets where it and the baseline both have an ok row, tested against the
+    baseline's by a paired t-test over those datasets' means (each dataset counts once, whatever its number of
+    queries, so that the large sets do not dominate), corrected over their own family (systems x measures).
+    Returns the pooled rows."""
+    from lsr_eval.significance.correction import correct
+    from lsr_eval.significance.ttest import paired_t_test
+
+    names = list(dict.fromkeys(m for r in rows for (_, m) in r.get(RAW_P, {})))   # the measures tested
+    pooled: dict[str, dict[str, Any]] = {}
+    for b in sig.baselines:
+        family = [(r, m) for r in rows for (base, m) in r.get(RAW_P, {}) if base == b]
+        corrected = correct([r[RAW_P][(b, m)][0] for r, m in family], sig.correction)
+        for (r, m), p in zip(family, corrected):
+            _mark(r, sig, b, m, p, r[RAW_P][(b, m)][1])
+        ok = {(r["dataset"], r["system"]): r for r in rows if r.get("status") == "ok"}
+        datasets = list(dict.fromkeys(r["dataset"] for r in rows))
+        tests = []
+        for system in dict.fromkeys(r["system"] for r in rows):
+            both = [d for d in datasets if (d, system) in ok and (d, b) in ok]
+            if len(both) < 2:
+                continue
+            row = pooled.setdefault(system, {"dataset": POOLED, "system": system, "status": "ok",
+                                             "kind": ok[(both[0], system)].get("kind", ""), "datasets": len(both)})
+            for m in names:
+                mine = [float(ok[(d, system)][m]) for d in both]
+                base = [float(ok[(d, b)][m]) for d in both]
+                row[m] = math.fsum(mine) / len(mine)
+                if system != b:
+                    t = paired_t_test(base, mine)
+                    tests.append((row, m, t.p_value, row[m] - math.fsum(base) / len(base)))
+        for (row, m, _, diff), p in zip(tests, correct([t[2] for t in tests], sig.correction) if tests else []):
+            _mark(row, sig, b, m, p, diff)
+    return list(pooled.values())
 
 
 def _system_columns(system: SystemEntry) -> dict[str, Any]:
@@ -615,7 +668,7 @@ def _write_table(bench: _Bench, rows: list[dict[str, Any]]):
     import pandas as pd
 
     cfg, out = bench.cfg, bench.out
-    table = pd.DataFrame([{k: v for k, v in r.items() if k != SAMPLES} for r in rows])
+    table = pd.DataFrame([{k: v for k, v in r.items() if k not in (SAMPLES, RAW_P)} for r in rows])
     out.mkdir(parents=True, exist_ok=True)
     table.to_csv(out / "table.csv", index=False)
     table.to_json(out / "table.json", orient="records", indent=2)
@@ -644,4 +697,6 @@ def run_benchmark(cfg: BenchmarkConfig, work: Path, threads: int = 2, device: st
     rows: list[dict[str, Any]] = []
     for entry in expand_datasets(cfg.datasets):
         rows += _run_dataset(entry, bench)
+    if cfg.significance and cfg.significance.across_datasets:
+        rows += _across_datasets(cfg.significance, rows)
     return _write_table(bench, rows)

@@ -13,6 +13,7 @@ from typing import Any
 
 from lsr_eval.data.types import Qrels
 from lsr_eval.errors import ConfigError
+from lsr_eval.significance.correction import CONTROLS, CORRECTIONS, NAMES
 
 NAME = "evaluate"
 HELP = "Evaluate TREC runs against qrels (trec_eval -c values, computed with ranx)."
@@ -44,10 +45,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="also print the value of each judged query (trec_eval -q)")
     parser.add_argument("--baseline", metavar="RUN",
                         help="paired significance of every RUN against this run (added first when not among the "
-                             "RUNs): the test of `lsr-eval benchmark`, Bonferroni over the compared runs x measures")
+                             "RUNs): the test of `lsr-eval benchmark`, corrected over the compared runs x measures")
     parser.add_argument("--test", default="t-test", help="significance test with --baseline: t-test (default) or "
                                                          "randomisation")
     parser.add_argument("--alpha", type=float, default=0.05, help="significance level with --baseline (0.05)")
+    parser.add_argument("--correction", choices=CORRECTIONS, default="bonferroni",
+                        help="for multiple comparisons with --baseline: bonferroni (default) or holm (family-wise "
+                             "error rate), bh (Benjamini-Hochberg: false discovery rate)")
 
 
 def _load_qrels(spec: str, split: str | None) -> tuple[Qrels, tuple[str, ...] | None]:
@@ -174,7 +178,7 @@ def _significance(per_query: dict[str, Any], baseline: str, args: argparse.Names
 
     if len(per_query) < 2:
         raise ConfigError("--baseline needs at least one other run to compare with it")
-    df = compare(per_query, baseline, test=args.test, alpha=args.alpha)
+    df = compare(per_query, baseline, test=args.test, alpha=args.alpha, correction=args.correction)
     records = [{k: _plain(v) for k, v in rec.items()} for rec in df.to_dict("records")]
     cells: dict[str, dict[str, Any]] = {}
     for rec in records:
@@ -182,7 +186,8 @@ def _significance(per_query: dict[str, Any], baseline: str, args: argparse.Names
             cells.setdefault(rec["system"], {})[rec["measure"]] = {
                 "p_corrected": rec["p_corrected"], "marker": direction_marker(rec["significant"], rec["difference"])}
     legend = (f"†/↓: significantly better/worse than {baseline} ({df.attrs['test']}, paired over "
-              f"{records[0]['queries']} judged queries, Bonferroni over {df.attrs['comparisons']} comparisons, "
+              f"{records[0]['queries']} judged queries, {NAMES[df.attrs['correction']]} over "
+              f"{df.attrs['comparisons']} comparisons ({CONTROLS[df.attrs['correction']]}), "
               f"alpha {df.attrs['alpha']}); p(...): corrected p-values")
     return {"baseline": baseline, "test": df.attrs["test"], "alpha": df.attrs["alpha"],
             "correction": df.attrs["correction"], "comparisons": df.attrs["comparisons"], "rows": records,

@@ -33,10 +33,11 @@ SWEEP_COLUMNS = ("doc_top_k", "doc_threshold", "query_top_k", "query_threshold")
 #: Text columns of a benchmark table (``kind``: bm25, splade, fusion or run; ``sweep``/``point``: a sweep point's
 #: sweep and label; ``engine``: the retrieval engine, when the table names one; ``precision``: the resolved precision
 #: of a model row, "fp32" or "bf16"; ``declared_costs``: comma-separated cost columns a run file's source declared,
-#: ``cost_source``: that source; ``significance_test``: the test behind the markers, from the manifest).
+#: ``cost_source``: that source; ``significance_test``, ``significance_correction``: the test behind the markers and
+#: its correction for multiple comparisons, from the manifest).
 TEXT_COLUMNS = ("dataset", "system", "model", "status", "baseline", "kind", "sweep", "point", "engine",
                 "latency_rule", "precision", "declared_costs", "cost_source", "efficiency_status",
-                "significance_test")
+                "significance_test", "significance_correction")
 #: Counts a row may carry (``judged_without_results``: judged queries the run has no result for, scored 0).
 COUNT_COLUMNS = ("judged_without_results",)
 REQUIRED_COLUMNS = ("dataset", "system")
@@ -210,6 +211,8 @@ def with_significance(table: pd.DataFrame, manifest: dict[str, Any] | None) -> p
         table["significance_test"] = str(config["test"])
     if "significance_alpha" not in table.columns and config.get("alpha") is not None:
         table["significance_alpha"] = float(config["alpha"])
+    if "significance_correction" not in table.columns and config.get("correction"):
+        table["significance_correction"] = str(config["correction"])
     return table
 
 

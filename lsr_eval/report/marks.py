@@ -84,6 +84,11 @@ def precision_mark(row: pd.Series) -> str:
     return f" [{precision}]" if precision and precision != REFERENCE_PRECISION else ""
 
 
+#: How a note names each correction for multiple comparisons (:mod:`lsr_eval.significance.correction`).
+CORRECTED = {"bonferroni": "Bonferroni-corrected", "holm": "Holm-corrected (family-wise error rate)",
+             "bh": "Benjamini-Hochberg-corrected (false discovery rate, not family-wise error)"}
+
+
 class CellNotes:
     """Collects what the cells and rows of one table need explained, and writes the notes."""
 
@@ -91,7 +96,8 @@ class CellNotes:
         self.failures: dict[str, list[str]] = {}
         self.reasons: set[str] = set()
         self.markers: dict[str, set[str]] = {}   # legacy markers other than † and ↓, by baseline
-        self.tests: dict[tuple[str, str, str], list[str]] = {}   # (test, alpha, baseline) -> measures tested
+        # (test, alpha, baseline, correction) -> measures tested
+        self.tests: dict[tuple[str, str, str, str], list[str]] = {}
         self.untested_cells = False
         self.untested_measures: dict[str, None] = {}
         self.declared: dict[str, str] = {}
@@ -118,7 +124,9 @@ class CellNotes:
         if state == "untested":
             self.untested_cells = True
             return NOT_TESTED
-        tested_measures = self.tests.setdefault((test, "" if math.isnan(alpha) else f"{alpha:g}", baseline), [])
+        correction = _text(row, "significance_correction") or "bonferroni"   # tables made before it was a choice
+        tested_measures = self.tests.setdefault((test, "" if math.isnan(alpha) else f"{alpha:g}", baseline,
+                                                 correction), [])
         if measure not in tested_measures:
             tested_measures.append(measure)
         marker = _text(row, measure + SIG_SUFFIX)
@@ -141,12 +149,12 @@ class CellNotes:
 
     def significance_lines(self) -> list[str]:
         out = []
-        for (test, alpha, baseline), measures in self.tests.items():
+        for (test, alpha, baseline, correction), measures in self.tests.items():
             name = TEST_NAMES.get(test, test) if test else "test not recorded (no significance settings in the " \
                                                              "benchmark's manifest)"
             level = f", α = {alpha}" if alpha else ""
             out.append(f"significance: {name} of each system against the baseline {baseline or '(not named)'} "
-                       f"on {', '.join(measures)}, per query, Bonferroni-corrected{level}: "
+                       f"on {', '.join(measures)}, per query, {CORRECTED.get(correction, correction)}{level}: "
                        f"{BETTER_MARKER} significantly better, {WORSE_MARKER} significantly worse, unmarked: "
                        f"not significant" + (f"; {NOT_TESTED} not tested" if self.untested_cells else ""))
         for marker, baselines in sorted(self.markers.items()):

@@ -1,10 +1,11 @@
-"""Significance table: each system against a baseline, per measure, with Bonferroni-corrected p-values.
+"""Significance table: each system against a baseline, per measure, with corrected p-values (Bonferroni by
+default, Holm or Benjamini-Hochberg: :mod:`lsr_eval.significance.correction`).
 
 Per-query scores come from :func:`lsr_eval.evaluation.evaluate` (``per_query=True``): trec_eval -c values over every
 judged query (0 for a judged query without results), so every system is scored on the same queries. Each
-(system, measure) pair other than the baseline's is one hypothesis; the Bonferroni factor ``m`` is the number of
-hypotheses in the table (``family="table"``) or per measure (``family="measure"``: the number of systems compared
-with the baseline). A row is significant when its corrected p-value is below ``alpha``; it is then marked
+(system, measure) pair other than the baseline's is one hypothesis; the family is every hypothesis of the table
+(``family="table"``) or those of one measure (``family="measure"``: the systems compared with the baseline), and
+``m`` its size. A row is significant when its corrected p-value is below ``alpha``; it is then marked
 :data:`MARKER` (two-sided: the sign of ``difference`` says which way).
 """
 
@@ -15,7 +16,7 @@ from typing import Any, Iterable, Literal, Mapping, get_args
 
 from lsr_eval.data.types import Qrels, Run
 from lsr_eval.errors import ConfigError, InputError
-from lsr_eval.significance.correction import bonferroni
+from lsr_eval.significance.correction import Correction, check_correction, correct
 from lsr_eval.significance.randomisation import DEFAULT_PERMUTATIONS, DEFAULT_SEED, randomisation_test
 from lsr_eval.significance.ttest import paired_t_test
 
@@ -72,7 +73,8 @@ def check_settings(test: str, alpha: float) -> None:
 
 
 def compare(per_query: PerQuery, baseline: str, test: Test = "t-test", alpha: float = DEFAULT_ALPHA,
-            family: Family = "table", n_permutations: int = DEFAULT_PERMUTATIONS, seed: int = DEFAULT_SEED) -> Any:
+            family: Family = "table", n_permutations: int = DEFAULT_PERMUTATIONS, seed: int = DEFAULT_SEED,
+            correction: Correction = "bonferroni") -> Any:
     """Test every system against ``baseline`` on every measure; return a ``pandas.DataFrame`` (:data:`COLUMNS`).
 
     One row per (system, measure), the baseline's rows first (with NaN test columns). ``test``: ``t-test``
@@ -83,6 +85,7 @@ def compare(per_query: PerQuery, baseline: str, test: Test = "t-test", alpha: fl
     import pandas as pd
 
     check_settings(test, alpha)
+    check_correction(correction)
     if family not in FAMILIES:
         raise ConfigError(f"family={family!r}: expected one of {', '.join(FAMILIES)}")
     measures = _check(per_query, baseline)
@@ -104,14 +107,19 @@ def compare(per_query: PerQuery, baseline: str, test: Test = "t-test", alpha: fl
             rows.append(row)
     compared = len(systems) - 1
     m_factor = compared * len(measures) if family == "table" else compared
-    corrected = bonferroni([r["p_value"] for r in rows], m_factor)
+    groups = [list(range(len(rows)))] if family == "table" else \
+        [[i for i, r in enumerate(rows) if r["measure"] == m] for m in measures]
+    corrected = [math.nan] * len(rows)
+    for group in groups:
+        for i, p in zip(group, correct([rows[i]["p_value"] for i in group], correction, m_factor)):
+            corrected[i] = p
     for row, p in zip(rows, corrected):
         row["p_corrected"] = p
         row["comparisons"] = m_factor if row["system"] != baseline else 0
         row["significant"] = bool(p < alpha)  # NaN (baseline) compares False
         row["marker"] = MARKER if row["significant"] else ""
     df = pd.DataFrame(rows, columns=list(COLUMNS))
-    df.attrs.update(baseline=baseline, test=test, alpha=alpha, correction="bonferroni", family=family,
+    df.attrs.update(baseline=baseline, test=test, alpha=alpha, correction=correction, family=family,
                     comparisons=m_factor, **({"n_permutations": n_permutations, "seed": seed}
                                              if test == "randomisation" else {}))
     return df

@@ -113,6 +113,26 @@ def test_baseline_table_shows_markers_and_p_values(capsys, qrels_file):
     assert "t-test" in lines[-1] and "Bonferroni over 1 comparisons" in lines[-1]
 
 
+@pytest.mark.parametrize("correction, adjust", [("holm", "holm"), ("bh", "benjamini_hochberg")])
+def test_baseline_with_holm_or_bh_corrects_the_raw_p_values(capsys, qrels_file, correction, adjust):
+    """``--correction``: the raw p-values of the default test, adjusted by Holm or Benjamini-Hochberg over the 4
+    comparisons, and the legend names the correction and what it controls."""
+    from lsr_eval import significance
+
+    argv = ["evaluate", qrels_file, _run("splade-pp-ed"), _run("tas-b"), "--baseline", _run("bm25-flat"),
+            "--measures", "nDCG@10", "MAP(rel=2)", "--json"]
+    assert main(argv) == 0
+    plain = json.loads(capsys.readouterr().out)["significance"]
+    assert main([*argv, "--correction", correction]) == 0
+    sig = json.loads(capsys.readouterr().out)["significance"]
+    assert sig["correction"] == correction and sig["comparisons"] == 4
+    tested = [r for r in plain["rows"] if r["system"] != plain["baseline"]]
+    expected = getattr(significance, adjust)([r["p_value"] for r in tested])
+    got = [r["p_corrected"] for r in sig["rows"] if r["system"] != sig["baseline"]]
+    assert got == pytest.approx(expected, rel=1e-12)
+    assert ("false discovery rate" if correction == "bh" else "family-wise error rate") in sig["legend"]
+
+
 def test_baseline_refusals(capsys, qrels_file):
     assert main(["evaluate", qrels_file, _run("tas-b"), "--baseline", _run("tas-b")]) == 2
     assert "--baseline needs at least one other run" in capsys.readouterr().err
