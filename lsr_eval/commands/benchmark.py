@@ -55,10 +55,14 @@ def console_tables(folder, name: str) -> str:
     """The benchmark's results in ``folder`` as the report shows them: systems x the benchmark's measures, with
     significance marks and why a cell is empty (the full table, every column, is the CSV)."""
     from lsr_eval.report.loading import load_benchmark
+    from lsr_eval.report.settings import table_settings_notes
     from lsr_eval.report.tables import BEST_NOTE, benchmark_tables
 
-    tables = benchmark_tables(load_benchmark(folder, name).table, name=name)
-    return "\n".join(t.to_text().replace(BEST_NOTE, "*: the best number of its column") for t in tables)
+    bench = load_benchmark(folder, name)
+    tables = benchmark_tables(bench.table, name=name)
+    notes = table_settings_notes(folder, list(zip(bench.table["dataset"], bench.table["system"])))
+    return "\n".join([*(t.to_text().replace(BEST_NOTE, "*: the best number of its column") for t in tables),
+                      *notes])
 
 
 def failed_rows(table) -> list[str]:

@@ -117,6 +117,10 @@ def run(args: argparse.Namespace) -> int:
     significance = None
     if args.baseline is not None:
         significance = _significance(per_query_all, results[paths.index(args.baseline)]["label"], args)
+        from lsr_eval.report.settings import row_settings, run_manifest, settings_notes
+
+        significance["settings"] = settings_notes({r["label"]: row_settings(run_manifest(r["run"]))
+                                                   for r in results})
 
     if fmt == "trec_eval":
         _print_trec_eval(results, measures, args.per_query)
@@ -151,6 +155,8 @@ def run(args: argparse.Namespace) -> int:
     print("queries: run queries with results; no results: judged queries without results (count 0); "
           "not judged: run queries absent from the qrels (ignored)")
     if significance:
+        for line in significance["settings"]:
+            print(line)
         print(f"{significance['legend']}")
     if args.per_query:
         for r in results:

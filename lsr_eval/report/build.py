@@ -26,6 +26,7 @@ from lsr_eval.report.loading import measure_columns
 from lsr_eval.report.seeds import seeds_figure, seeds_table
 from lsr_eval.report.summary import benchmarks_table, training_table
 from lsr_eval.report.table import Table
+from lsr_eval.report.settings import table_settings_notes
 from lsr_eval.report.tables import (RESCALING_COLUMNS, benchmark_tables, check_measures, datasets_in_order,
                                     dataset_measures, efficiency_datasets, efficiency_table, group_column,
                                     main_measure, rescaling_table, _slug)
@@ -147,6 +148,7 @@ def _benchmark_section(rep: _Report, name: str, bench) -> Section:
         return s
     s.tables += [rep.table(t) for t in benchmark_tables(rows, name=f"benchmark-{name}", measures=measures,
                                                         fmt=rep.fmt, label=name)]
+    s.notes += table_settings_notes(bench.path, list(zip(rows["dataset"], rows["system"])))
     linked = link_training(rows, rep.results.training)
     _seed_tables(rep, s, name, rows, linked)
     _paper_tables(rep, s, name, rows, linked)
