@@ -72,7 +72,11 @@ def _rerun(manifest: Mapping[str, Any], dataset, model: str | None, options: Opt
                 recorded["query_model"] = options.paths.here(recorded["query_model"])
             recorded["precision"] = recorded.get("precision") or ("bf16" if recorded.get("bf16") else "fp32")
             recorded.pop("bf16", None)
-            run_splade(dataset, out, work, SpladeSettings(**{**recorded, "model": model}), threads=options.threads)
+            # as recorded: a run written unevaluated (--no-eval, a test split's before its turn) stays unevaluated
+            evaluate = (manifest.get("evaluation") or {}).get("evaluated") is not False
+            run_file = next((o for o in manifest.get("outputs") or [] if ".trec" in o), "run.trec")
+            run_splade(dataset, out, work, SpladeSettings(**{**recorded, "model": model}), threads=options.threads,
+                       evaluate=evaluate, run_file=run_file)
         return out
 
     return run

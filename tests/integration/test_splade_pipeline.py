@@ -142,3 +142,21 @@ def test_no_eval_writes_a_compressed_run_and_no_number(setup, chain, capsys):
     assert main(argv) == 0                                  # reused: not searched again, still no number
     assert (sealed / "run.trec.xz").stat().st_mtime_ns == stamp and not (sealed / "metrics.json").exists()
     assert json.loads((sealed / "manifest.json").read_text())["metrics"] == {}
+
+
+def test_reproducing_an_unevaluated_run_keeps_it_unevaluated(setup, capsys):
+    """``lsr-eval reproduce`` reruns a ``--no-eval`` run as recorded: the same run file, still no number."""
+    root, data, model = setup
+    sealed = root / "sealed-reproduce"
+    argv = ["splade", *_common(model), str(data), "--out", str(sealed), "--work-dir", str(root / "work"),
+            "--threads", "1", "--no-eval", "--run-file", "run.trec.xz"]
+    assert main(argv) == 0
+    capsys.readouterr()
+    assert main(["reproduce", str(sealed), "--out", str(root / "rerun"), "--work-dir", str(root / "work")]) == 0
+    printed = capsys.readouterr().out
+    assert ": reproduced (" in printed, printed
+    rerun = [p for p in (root / "rerun").rglob("manifest.json") if p.parent.name != "queries"
+             and json.loads(p.read_text()).get("stage") == "splade"]
+    assert rerun and all(json.loads(p.read_text())["metrics"] == {} for p in rerun)
+    assert all((p.parent / "run.trec.xz").read_bytes() == (sealed / "run.trec.xz").read_bytes() for p in rerun)
+    assert not any((p.parent / "metrics.json").exists() for p in rerun)
