@@ -386,36 +386,46 @@ def _mark(row: dict[str, Any], sig: SignificanceEntry, b: str, m: str, p: float,
 def _across_datasets(sig: SignificanceEntry, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """``significance.across_datasets``: each baseline's family is every (dataset, system, measure) tested against
     it, corrected together (replacing the per-dataset correction in the rows), and pooled rows are added: per system
-    and measure, the mean over the datasets where it and the baseline both have an ok row, tested against the
-    baseline's by a paired t-test over those datasets' means (each dataset counts once, whatever its number of
-    queries, so that the large sets do not dominate), corrected over their own family (systems x measures).
-    Returns the pooled rows."""
+    and measure, the mean over the datasets where it has an ok value (``<measure>_datasets`` counts them), tested
+    against the baseline's when the baseline has values on those same datasets, by a paired t-test over the
+    datasets' means (each dataset counts once, whatever its number of queries, so that the large sets do not
+    dominate), corrected over their own family (systems x measures). Returns the pooled rows."""
     from lsr_eval.significance.correction import correct
     from lsr_eval.significance.ttest import paired_t_test
 
     names = list(dict.fromkeys(m for r in rows for (_, m) in r.get(RAW_P, {})))   # the measures tested
+    ok = {(r["dataset"], r["system"]): r for r in rows if r.get("status") == "ok"}
+    datasets = list(dict.fromkeys(r["dataset"] for r in rows))
+
+    def has(d: str, system: str, m: str) -> bool:
+        value = ok.get((d, system), {}).get(m)
+        return isinstance(value, (int, float)) and not math.isnan(value)
+
     pooled: dict[str, dict[str, Any]] = {}
+    for system in dict.fromkeys(r["system"] for r in rows):   # the means: over the datasets where it ran
+        for m in names:
+            where = [d for d in datasets if has(d, system, m)]
+            if len(where) >= 2:
+                row = pooled.setdefault(system, {"dataset": POOLED, "system": system, "status": "ok",
+                                                 "kind": ok[(where[0], system)].get("kind", "")})
+                row[m] = math.fsum(float(ok[(d, system)][m]) for d in where) / len(where)
+                row[f"{m}_datasets"] = len(where)
     for b in sig.baselines:
         family = [(r, m) for r in rows for (base, m) in r.get(RAW_P, {}) if base == b]
-        corrected = correct([r[RAW_P][(b, m)][0] for r, m in family], sig.correction)
-        for (r, m), p in zip(family, corrected):
+        if not family:   # the baseline ran nowhere: nothing was tested against it
+            continue
+        for (r, m), p in zip(family, correct([r[RAW_P][(b, m)][0] for r, m in family], sig.correction)):
             _mark(r, sig, b, m, p, r[RAW_P][(b, m)][1])
-        ok = {(r["dataset"], r["system"]): r for r in rows if r.get("status") == "ok"}
-        datasets = list(dict.fromkeys(r["dataset"] for r in rows))
         tests = []
-        for system in dict.fromkeys(r["system"] for r in rows):
-            both = [d for d in datasets if (d, system) in ok and (d, b) in ok]
-            if len(both) < 2:
-                continue
-            row = pooled.setdefault(system, {"dataset": POOLED, "system": system, "status": "ok",
-                                             "kind": ok[(both[0], system)].get("kind", ""), "datasets": len(both)})
-            for m in names:
+        for system, row in pooled.items():
+            for m in (names if system != b else []):
+                both = [d for d in datasets if has(d, system, m) and has(d, b, m)]
+                if len(both) < 2 or len(both) != row.get(f"{m}_datasets"):
+                    continue   # tested only over the datasets its mean is over
                 mine = [float(ok[(d, system)][m]) for d in both]
                 base = [float(ok[(d, b)][m]) for d in both]
-                row[m] = math.fsum(mine) / len(mine)
-                if system != b:
-                    t = paired_t_test(base, mine)
-                    tests.append((row, m, t.p_value, row[m] - math.fsum(base) / len(base)))
+                tests.append((row, m, paired_t_test(base, mine).p_value,
+                              math.fsum(mine) / len(mine) - math.fsum(base) / len(base)))
         for (row, m, _, diff), p in zip(tests, correct([t[2] for t in tests], sig.correction) if tests else []):
             _mark(row, sig, b, m, p, diff)
     return list(pooled.values())

@@ -60,7 +60,8 @@ def console_tables(folder, name: str) -> str:
 
     bench = load_benchmark(folder, name)
     tables = benchmark_tables(bench.table, name=name)
-    notes = table_settings_notes(folder, list(zip(bench.table["dataset"], bench.table["system"])))
+    ran = bench.table[bench.table["status"] == "ok"]
+    notes = table_settings_notes(folder, list(zip(ran["dataset"], ran["system"])))
     return "\n".join([*(t.to_text().replace(BEST_NOTE, "*: the best number of its column") for t in tables),
                       *notes])
 

@@ -26,8 +26,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--run-file", default=RUN_FILE,
                    help=f"name of the run in --out (default {RUN_FILE}; .gz or .xz: compressed, xz about half gzip)")
     p.add_argument("--no-eval", dest="evaluate", action="store_false",
-                   help="write the run, read no relevance label and compute no metric (a test split searched now, "
-                        "evaluated later from the run file)")
+                   help="write the run and compute no metric: no relevance grade is used (the qrels only name the "
+                        "split's queries); a test split searched now, evaluated later from the run file")
 
 
 def run(args: argparse.Namespace) -> int:

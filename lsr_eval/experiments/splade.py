@@ -305,12 +305,26 @@ def settings_record(s: SpladeSettings) -> dict[str, Any]:
     return record
 
 
+#: Names a run file may take in an output folder (compressed by the suffix: lsr_eval.runs.trec.write_run).
+RUN_SUFFIXES = (".trec", ".trec.gz", ".trec.xz", ".txt", ".run")
+
+
+def check_run_file(name: str) -> None:
+    """A plain file name with a run's suffix (not a path, not the folder's manifest or metrics)."""
+    from lsr_eval.errors import ConfigError
+
+    if Path(name).name != name or name in ("", ".", "..") or not name.endswith(RUN_SUFFIXES):
+        raise ConfigError(f"run file {name!r}: expected a file name ending in {', '.join(RUN_SUFFIXES)} (the run is "
+                          "written in the output folder)")
+
+
 def run_splade(dataset: Dataset, out: str | os.PathLike, work: Path, s: SpladeSettings, threads: int = 2,
                overwrite: bool = False, evaluate: bool = True, run_file: str = RUN_FILE) -> SystemResult:
     """The whole chain for one model and one dataset; writes ``run_file`` (``.gz``/``.xz`` compressed by its
     suffix), metrics.json, queries/ and manifest.json and returns them in memory with the loaded model.
-    ``evaluate=False`` stops at the run: no label is read, no metric computed or written (the manifest says so), as
-    for a test split searched now and evaluated later, once, from the run file."""
+    ``evaluate=False`` stops at the run: no relevance grade is used and no metric computed or written (the
+    manifest says so; the split's qrels file still names which queries it holds), as for a test split searched now
+    and evaluated later, once, from the run file; such a folder is never evaluated by a later call (refused)."""
     from lsr_eval.encode.queries import encode_queries
     from lsr_eval.encode.splade import SpladeTextEncoder
     from lsr_eval.evaluation import count_queries, write_metrics
@@ -319,6 +333,7 @@ def run_splade(dataset: Dataset, out: str | os.PathLike, work: Path, s: SpladeSe
     from lsr_eval.export.queries import export_queries, query_weight_maps
     from lsr_eval.runs.trec import write_run
 
+    check_run_file(run_file)
     remove_query = dataset.remove_query if s.remove_query is None else s.remove_query
     experiment = {"method": "splade", "dataset": dataset.describe(), "settings": settings_record(s),
                   "model": model_fingerprint(s.model), "remove_query": remove_query}
@@ -326,6 +341,10 @@ def run_splade(dataset: Dataset, out: str | os.PathLike, work: Path, s: SpladeSe
         log.info("%s already holds this experiment: run reused, metrics recomputed", out)
         from lsr_eval.experiments.reuse import reevaluate
 
+        if evaluate and (done.get("evaluation") or {}).get("evaluated") is False:
+            raise LsrEvalError(f"{out} holds a run written unevaluated (--no-eval), e.g. a held-out test split's: "
+                               "evaluate it from its run file when its turn comes (lsr-eval evaluate QRELS RUN, or "
+                               "a benchmark's kind: run system), or rerun with --no-eval")
         return reevaluate(out, dataset.qrels() if evaluate else {}, dataset.measures, done, run_file, evaluate)
     queries = dataset.queries()   # a broken queries file fails here, before any encoding or indexing
     topic_counts = dataset.judged_check() if evaluate else None

@@ -43,8 +43,9 @@ def open_compressed(path: str | os.PathLike, mode: str = "rt", suffix: str | Non
     suffix = path.suffix if suffix is None else suffix
     encoding = "utf-8" if "b" not in mode else None
     if suffix == ".gz":
-        if "w" in mode:
-            raw = gzip.GzipFile(path, "wb", mtime=0)
+        if "w" in mode:   # no name and no time in the header: the same run gives the same bytes, whatever the file
+            raw = gzip.GzipFile(filename="", mode="wb", fileobj=open(path, "wb"), mtime=0)
+            raw.myfileobj = raw.fileobj   # closed with the gzip stream, as gzip.open's own file is
             return io.TextIOWrapper(raw, encoding=encoding, newline="\n") if encoding else raw
         return gzip.open(path, mode, encoding=encoding)
     if suffix == ".xz":

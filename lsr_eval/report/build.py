@@ -148,7 +148,8 @@ def _benchmark_section(rep: _Report, name: str, bench) -> Section:
         return s
     s.tables += [rep.table(t) for t in benchmark_tables(rows, name=f"benchmark-{name}", measures=measures,
                                                         fmt=rep.fmt, label=name)]
-    s.notes += table_settings_notes(bench.path, list(zip(rows["dataset"], rows["system"])))
+    ran = rows[rows["status"] == "ok"]
+    s.notes += table_settings_notes(bench.path, list(zip(ran["dataset"], ran["system"])))
     linked = link_training(rows, rep.results.training)
     _seed_tables(rep, s, name, rows, linked)
     _paper_tables(rep, s, name, rows, linked)

@@ -84,9 +84,15 @@ def precision_mark(row: pd.Series) -> str:
     return f" [{precision}]" if precision and precision != REFERENCE_PRECISION else ""
 
 
-#: How a note names each correction for multiple comparisons (:mod:`lsr_eval.significance.correction`).
-CORRECTED = {"bonferroni": "Bonferroni-corrected", "holm": "Holm-corrected (family-wise error rate)",
-             "bh": "Benjamini-Hochberg-corrected (false discovery rate, not family-wise error)"}
+def corrected(correction: str) -> str:
+    """How a note names a correction for multiple comparisons (:mod:`lsr_eval.significance.correction`): Bonferroni
+    as before corrections were a choice, the others with what their markers control."""
+    from lsr_eval.significance.correction import CONTROLS, NAMES
+
+    if correction == "bonferroni" or correction not in NAMES:
+        return f"{NAMES.get(correction, correction)}-corrected"
+    return f"{NAMES[correction]}-corrected ({CONTROLS[correction]}" + (
+        ", not family-wise error)" if correction == "bh" else ")")
 
 
 class CellNotes:
@@ -154,7 +160,7 @@ class CellNotes:
                                                              "benchmark's manifest)"
             level = f", α = {alpha}" if alpha else ""
             out.append(f"significance: {name} of each system against the baseline {baseline or '(not named)'} "
-                       f"on {', '.join(measures)}, per query, {CORRECTED.get(correction, correction)}{level}: "
+                       f"on {', '.join(measures)}, per query, {corrected(correction)}{level}: "
                        f"{BETTER_MARKER} significantly better, {WORSE_MARKER} significantly worse, unmarked: "
                        f"not significant" + (f"; {NOT_TESTED} not tested" if self.untested_cells else ""))
         for marker, baselines in sorted(self.markers.items()):

@@ -71,16 +71,27 @@ def row_settings(manifest: Mapping[str, Any] | None) -> dict[str, str] | None:
     return out
 
 
+def _read(path: Path) -> dict | None:
+    try:
+        return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+    except (OSError, ValueError):
+        return None
+
+
 def benchmark_settings(folder: str | Path, rows: Sequence[tuple[str, str]]) -> dict[tuple[str, str], dict | None]:
     """``{(dataset, system): settings or None}`` for the rows of a benchmark folder (``runs/<system>/<dataset>/
-    manifest.json``)."""
+    manifest.json``; a ``kind: run`` row's settings are those of the manifest beside its run file, when lsr-eval
+    made it: :func:`run_manifest`, its recorded path read from the checkout that holds the benchmark)."""
+    from lsr_eval.manifest import results_root
+
+    root = results_root(folder)
     out: dict[tuple[str, str], dict | None] = {}
     for dataset, system in rows:
-        path = Path(folder) / "runs" / system / dataset / "manifest.json"
-        try:
-            manifest = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
-        except (OSError, ValueError):
-            manifest = None
+        manifest = _read(Path(folder) / "runs" / system / dataset / "manifest.json")
+        if manifest is not None and manifest.get("stage") == "run-file":
+            recorded = Path(str((manifest.get("run") or {}).get("path") or ""))
+            here = recorded if recorded.is_absolute() or root is None else root.parent / recorded
+            manifest = run_manifest(here) if recorded.name else None
         out[(dataset, system)] = row_settings(manifest)
     return out
 
@@ -119,8 +130,11 @@ def settings_notes(rows: Mapping[str, Mapping[str, str] | None]) -> list[str]:
 
 def table_settings_notes(folder: str | Path, rows: Sequence[tuple[str, str]]) -> list[str]:
     """:func:`settings_notes` of a benchmark's ``(dataset, system)`` rows, each system once when its settings are
-    the same on every dataset (else once per dataset, as ``system on dataset``)."""
-    found = benchmark_settings(folder, rows)
+    the same on every dataset (else once per dataset, as ``system on dataset``); rows without a run of their own
+    (pooled over datasets, or failed) are left out."""
+    from lsr_eval.benchmark.run import POOLED
+
+    found = benchmark_settings(folder, [(d, s) for d, s in rows if d != POOLED])
     by_system: dict[str, dict[str, dict | None]] = {}
     for (dataset, system), s in found.items():
         by_system.setdefault(system, {})[dataset] = s

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lsr_eval.reproduce.compare import STATUSES, RowOutcome
+from lsr_eval.reproduce.compare import REPRODUCED, STATUSES, RowOutcome
 from lsr_eval.reproduce.jobs import Job, Options
 from lsr_eval.reproduce.results import Result
 
@@ -67,7 +67,7 @@ def _tolerances(data: dict[str, Any]) -> str:
 def _header(data: dict[str, Any]) -> tuple[str, list[tuple[str, str]]]:
     """The sentence above the table and the (label, text) lines under it."""
     machine = data["machine"]
-    kept = sum(1 for e in data["results"] if e["reproduced_on"] != machine["summary"])
+    kept = sum(1 for e in data["results"] if e.get("kept"))
     sentence = (f"Every committed result rerun on this machine by `{data['invocation']}` (lsr-eval commit "
                 f"{str(machine.get('commit'))[:12]}, {data['date']})"
                 + (f"; {kept} kept from an earlier matrix, each with the machine and date that reproduced it."
@@ -150,7 +150,7 @@ def to_json(entries: list[MatrixEntry], machine: dict[str, Any], options: Option
     today = _dt.date.today().isoformat()
     fresh = [{"result": e.result.name, "kind": e.job.kind, "command": e.job.command,
               "estimate_s": e.job.estimate_s, "made_on": e.made_on(), "verdict": e.verdict(),
-              "reproduced_on": machine["summary"], "date": today, "rows": [row(o) for o in e.outcomes]}
+              "reproduced_on": machine["summary"], "date": today, "kept": False, "rows": [row(o) for o in e.outcomes]}
              for e in entries]
     return {"invocation": invocation, "machine": machine, "date": today, "tolerances": options.tolerances.rules,
             "tolerances_described": options.tolerances.describe(), "max_minutes": options.max_minutes,
@@ -159,16 +159,18 @@ def to_json(entries: list[MatrixEntry], machine: dict[str, Any], options: Option
 
 def kept_entries(previous: dict[str, Any], results: list[Result]) -> tuple[list[dict[str, Any]], list[Result]]:
     """For ``--update``: the entries of the earlier matrix ``previous`` (its ``matrix.json``) whose result is still
-    committed as it was (same name, same \"made on\": CPU and commit of its manifest), each keeping the machine and
-    date that reproduced it; and the results to rerun (new, or made again since)."""
+    committed as it was (same name, same \"made on\": CPU and commit of its manifest) and reproduced there on
+    every row, each keeping the machine and date that reproduced it (``kept``); and the results to rerun (new, made
+    again since, or not reproduced on every row then: rerun, so that a difference is never carried over)."""
     old = {e["result"]: e for e in previous.get("results", [])}
     machine, date = previous.get("machine", {}).get("summary", "?"), previous.get("date", "?")
     kept, rerun = [], []
     for result in results:
         entry = old.get(result.name)
-        if entry is not None and entry["made_on"] == made_on(result):
+        if (entry is not None and entry["made_on"] == made_on(result) and entry["rows"]
+                and all(r["status"] == REPRODUCED for r in entry["rows"])):
             kept.append({**entry, "reproduced_on": entry.get("reproduced_on", machine),
-                         "date": entry.get("date", date)})
+                         "date": entry.get("date", date), "kept": True})
         else:
             rerun.append(result)
     return kept, rerun

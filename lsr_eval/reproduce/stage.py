@@ -74,7 +74,9 @@ def _rerun(manifest: Mapping[str, Any], dataset, model: str | None, options: Opt
             recorded.pop("bf16", None)
             # as recorded: a run written unevaluated (--no-eval, a test split's before its turn) stays unevaluated
             evaluate = (manifest.get("evaluation") or {}).get("evaluated") is not False
-            run_file = next((o for o in manifest.get("outputs") or [] if ".trec" in o), "run.trec")
+            from lsr_eval.experiments.splade import RUN_SUFFIXES
+
+            run_file = next((o for o in manifest.get("outputs") or [] if o.endswith(RUN_SUFFIXES)), "run.trec")
             run_splade(dataset, out, work, SpladeSettings(**{**recorded, "model": model}), threads=options.threads,
                        evaluate=evaluate, run_file=run_file)
         return out

@@ -13,7 +13,8 @@ from lsr_eval.significance.seed_ttest import SeedComparison, seed_t_test
 from lsr_eval.significance.ttest import paired_t_test
 
 __all__ = [
-    "MARKER", "TESTS", "TestResult", "benjamini_hochberg", "bonferroni", "compare", "correct", "holm", "compare_runs", "exact_randomisation_test",
+    "MARKER", "TESTS", "TestResult", "benjamini_hochberg", "bonferroni", "compare", "compare_runs", "correct",
+    "exact_randomisation_test", "holm",
     "format_table", "paired_t_test", "randomisation_test", "SeedComparison", "SeedSummary",
     "seed_block_randomisation_test", "seed_summary", "seed_t_test",
 ]

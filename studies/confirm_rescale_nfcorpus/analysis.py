@@ -50,7 +50,10 @@ def run_name(arm: str, seed: int) -> str:
 def _json(path: Path) -> dict | list:
     if not path.is_file():
         raise StudyError(f"{path}: missing")
-    return json.loads(path.read_text(encoding="utf-8"))
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as e:
+        raise StudyError(f"{path}: not JSON ({e}); write it again") from None
 
 
 def per_seed(table: Path) -> dict[str, dict[int, float]]:
@@ -240,8 +243,8 @@ def part_times(repo: Path, study: Path) -> dict[str, dict[str, float]]:
 def render(verdicts_: dict, times: dict[str, dict[str, float]], dev_label: str, test_label: str,
            dev: Path, test: Path) -> str:
     """The results document's block: verdicts, arm means, per-seed tables, stability and wall times."""
-    lines = [BEGIN, "", "**Verdicts** (nDCG@10, treatment minus baseline, paired by seed; 95% t interval over 3 seeds):",
-             ""]
+    lines = [BEGIN, "", "**Verdicts** (nDCG@10, treatment minus baseline, paired by seed; 95% t interval over 3 "
+             "seeds):", ""]
     for key in ("H1", "H3"):
         lines.append(f"- {_line(verdicts_[key])}")
     h2 = verdicts_["H2"]
@@ -283,7 +286,7 @@ def _line(t: dict) -> str:
 def _label(table: Path) -> str:
     """A benchmark folder as a backed-by comment names it (relative to ``results/``)."""
     parts = table.resolve().parts
-    return "/".join(parts[parts.index("results") + 1:])
+    return "/".join(parts[parts.index("results") + 1:]) if "results" in parts else table.name
 
 
 def main(argv: list[str] | None = None) -> int:

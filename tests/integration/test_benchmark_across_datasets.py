@@ -73,6 +73,32 @@ def test_one_family_across_datasets_and_pooled_rows(tmp_path):
     for system, p in zip(("better", "mixed"), holm(pooled_p)):
         row = rows[(POOLED, system)]
         assert row["nDCG@10"] == pytest.approx((means["a"][system] + means["b"][system]) / 2)
-        assert row["nDCG@10_p"] == pytest.approx(p, rel=1e-12) and row["datasets"] == 2
+        assert row["nDCG@10_p"] == pytest.approx(p, rel=1e-12) and row["nDCG@10_datasets"] == 2
     assert rows[(POOLED, "base")]["nDCG@10"] == pytest.approx((means["a"]["base"] + means["b"]["base"]) / 2)
     assert "_raw_p_values" not in table.columns
+
+
+def test_datasets_with_other_measures_pool_nothing_and_still_share_one_family(tmp_path):
+    """A measure on one dataset only has no pooled mean; the four tests still form one Holm family."""
+    a, qa = _data(tmp_path, "a", "a")
+    b, qb = _data(tmp_path, "b", "b")
+    runs = _runs(tmp_path, qa + qb)
+    yaml = tmp_path / "bench.yaml"
+    yaml.write_text(json.dumps({
+        "name": "across", "out": str(tmp_path / "out"),
+        "datasets": [{"spec": str(a), "label": "a", "measures": ["nDCG@10"]},
+                     {"spec": str(b), "label": "b", "measures": ["R@100"]}],
+        "systems": [{"name": n, "kind": "run", "path": str(p)} for n, p in runs.items()],
+        "significance": {"baseline": "base", "correction": "holm", "across_datasets": True}}))
+    table = run_benchmark(load_config(yaml), tmp_path / "work")
+    assert POOLED not in set(table["dataset"])
+    from lsr_eval.data.datasets import load_dataset
+
+    raw = []
+    for folder, measure in ((a, "nDCG@10"), (b, "R@100")):
+        qrels = load_dataset(str(folder), "test").qrels()
+        df = compare({n: evaluate(qrels, read_run(p), [measure], per_query=True) for n, p in runs.items()}, "base")
+        raw += [p for s, p in zip(df["system"], df["p_value"]) if s != "base"]
+    separate = [r for r in table.to_dict("records") if r["system"] != "base"]
+    got = [r["nDCG@10_p"] if r["dataset"] == "a" else r["R@100_p"] for r in separate]
+    assert got == pytest.approx(holm(raw), rel=1e-12)

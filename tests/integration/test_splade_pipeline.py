@@ -160,3 +160,21 @@ def test_reproducing_an_unevaluated_run_keeps_it_unevaluated(setup, capsys):
     assert rerun and all(json.loads(p.read_text())["metrics"] == {} for p in rerun)
     assert all((p.parent / "run.trec.xz").read_bytes() == (sealed / "run.trec.xz").read_bytes() for p in rerun)
     assert not any((p.parent / "metrics.json").exists() for p in rerun)
+
+
+def test_an_unevaluated_folder_is_never_evaluated_by_a_later_call(setup, capsys):
+    """Rerunning ``splade`` without ``--no-eval`` on a folder written with it is refused (one line), and a run file
+    name that is not a plain run name is refused before any work."""
+    root, data, model = setup
+    sealed = root / "sealed-refuse"
+    base = ["splade", *_common(model), str(data), "--out", str(sealed), "--work-dir", str(root / "work"),
+            "--threads", "1"]
+    assert main([*base, "--no-eval"]) == 0
+    capsys.readouterr()
+    assert main(base) == 2
+    err = capsys.readouterr().err
+    assert "written unevaluated (--no-eval)" in err and str(sealed) in err and "Traceback" not in err
+    assert not (sealed / "metrics.json").exists()
+    for bad in ("../run.trec", "manifest.json", "metrics.json"):
+        assert main([*base[:-4], "--out", str(root / "bad-name"), "--run-file", bad]) == 2
+        assert "expected a file name ending in .trec" in capsys.readouterr().err

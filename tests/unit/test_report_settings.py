@@ -28,7 +28,8 @@ def test_settings_unknown_is_said_and_partial_settings_name_their_rows():
     bm25 = {"stage": "bm25", "experiment": {"method": "bm25-flat", "k1": 0.9, "b": 0.4, "hits": 1000,
                                             "remove_query": True}}
     notes = settings_notes({"bm25": row_settings(bm25), "splade": row_settings(_splade(64)), "theirs": None})
-    assert notes[0].startswith("settings of every row with a manifest: engine anserini; depth 1000; self hits removed yes")
+    assert notes[0].startswith("settings of every row with a manifest: engine anserini; depth 1000; "
+                               "self hits removed yes")
     assert "settings of bm25: bm25 bm25-flat k1 0.9 b 0.4" in notes
     assert any(n.startswith("settings of splade: query encoder the model's; query max length 64") for n in notes)
     assert notes[-1].startswith(f"{UNKNOWN}: theirs")

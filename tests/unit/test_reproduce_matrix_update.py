@@ -34,8 +34,22 @@ def test_kept_are_the_unchanged_results_and_the_rest_is_rerun():
     results = [_result("benchmarks/a", "a" * 40), _result("benchmarks/b", "d" * 40), _result("train/new", "e" * 40)]
     kept, rerun = kept_entries(_previous(), results)
     assert [k["result"] for k in kept] == ["benchmarks/a"]                  # b was made again; gone is not committed
-    assert kept[0]["reproduced_on"] == OLD_MACHINE["summary"] and kept[0]["date"] == "2026-12-01"
+    assert kept[0]["reproduced_on"] == OLD_MACHINE["summary"] and kept[0]["date"] == "2026-12-01" and kept[0]["kept"]
     assert [r.name for r in rerun] == ["benchmarks/b", "train/new"]
+
+
+def test_an_entry_not_reproduced_on_every_row_is_rerun():
+    previous = _previous()
+    previous["results"][0]["rows"] = [{"row": "x", "status": "differs", "summary": "differs: nDCG@10 0.5 -> 0.4"}]
+    kept, rerun = kept_entries(previous, [_result("benchmarks/a", "a" * 40)])
+    assert kept == [] and [r.name for r in rerun] == ["benchmarks/a"]
+
+
+def test_kept_entries_are_counted_on_the_same_machine_too():
+    previous = {**_previous(), "machine": NEW_MACHINE}
+    kept, _ = kept_entries(previous, [_result("benchmarks/a", "a" * 40)])
+    md = to_markdown(to_json([], NEW_MACHINE, Options(), "lsr-eval reproduce --update", kept))
+    assert "; 1 kept from an earlier matrix" in md
 
 
 def test_the_merged_matrix_names_the_machine_of_each_entry(tmp_path):

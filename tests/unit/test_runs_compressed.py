@@ -21,6 +21,12 @@ def test_compressed_runs_read_back_the_same(tmp_path, name):
     assert not list(tmp_path.glob("*.tmp"))
 
 
+def test_the_gzip_header_holds_no_time_and_no_name(tmp_path):
+    write_run(RUN, tmp_path / "run.trec.gz", tag="t")
+    header = (tmp_path / "run.trec.gz").read_bytes()[:10]
+    assert header[3] == 0 and header[4:8] == b"\0\0\0\0"     # FLG: no FNAME; MTIME 0 (RFC 1952)
+
+
 def test_compressed_text_is_the_plain_run(tmp_path):
     import gzip
     import lzma
