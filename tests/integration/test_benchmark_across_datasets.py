@@ -42,18 +42,24 @@ def _runs(root, queries):
     return paths
 
 
-def test_one_family_across_datasets_and_pooled_rows(tmp_path):
+def _bench(tmp_path, measures: tuple[str, str]):
+    """The benchmark of the three runs on datasets a and b (with these measures), Holm across datasets: (its table,
+    the two dataset folders, the runs)."""
     a, qa = _data(tmp_path, "a", "a")
     b, qb = _data(tmp_path, "b", "b")
     runs = _runs(tmp_path, qa + qb)
     yaml = tmp_path / "bench.yaml"
     yaml.write_text(json.dumps({
         "name": "across", "out": str(tmp_path / "out"),
-        "datasets": [{"spec": str(a), "label": "a", "measures": ["nDCG@10"]},
-                     {"spec": str(b), "label": "b", "measures": ["nDCG@10"]}],
+        "datasets": [{"spec": str(a), "label": "a", "measures": [measures[0]]},
+                     {"spec": str(b), "label": "b", "measures": [measures[1]]}],
         "systems": [{"name": n, "kind": "run", "path": str(p)} for n, p in runs.items()],
         "significance": {"baseline": "base", "correction": "holm", "across_datasets": True}}))
-    table = run_benchmark(load_config(yaml), tmp_path / "work")
+    return run_benchmark(load_config(yaml), tmp_path / "work"), a, b, runs
+
+
+def test_one_family_across_datasets_and_pooled_rows(tmp_path):
+    table, a, b, runs = _bench(tmp_path, ("nDCG@10", "nDCG@10"))
     rows = {(r["dataset"], r["system"]): r for r in table.to_dict("records")}
     # by hand: each dataset's raw p-values, then Holm over the four (2 datasets x 2 systems x 1 measure)
     raw, means = [], {}
@@ -80,17 +86,7 @@ def test_one_family_across_datasets_and_pooled_rows(tmp_path):
 
 def test_datasets_with_other_measures_pool_nothing_and_still_share_one_family(tmp_path):
     """A measure on one dataset only has no pooled mean; the four tests still form one Holm family."""
-    a, qa = _data(tmp_path, "a", "a")
-    b, qb = _data(tmp_path, "b", "b")
-    runs = _runs(tmp_path, qa + qb)
-    yaml = tmp_path / "bench.yaml"
-    yaml.write_text(json.dumps({
-        "name": "across", "out": str(tmp_path / "out"),
-        "datasets": [{"spec": str(a), "label": "a", "measures": ["nDCG@10"]},
-                     {"spec": str(b), "label": "b", "measures": ["R@100"]}],
-        "systems": [{"name": n, "kind": "run", "path": str(p)} for n, p in runs.items()],
-        "significance": {"baseline": "base", "correction": "holm", "across_datasets": True}}))
-    table = run_benchmark(load_config(yaml), tmp_path / "work")
+    table, a, b, runs = _bench(tmp_path, ("nDCG@10", "R@100"))
     assert POOLED not in set(table["dataset"])
     from lsr_eval.data.datasets import load_dataset
 
