@@ -25,10 +25,15 @@ DataSource = Literal["dataset", "irds-triples"]
 Decay = Literal["linear", "constant"]
 Device = Literal["auto", "cpu", "cuda"]
 Trainable = Literal["all", "head"]
+DecayParams = Literal["matrices", "all"]
+OptimPreset = Literal["naver"]
 
 #: Keys that may differ between a checkpoint's config and the resuming one (they do not change the numbers).
 RESUME_FREE_KEYS = ("output", "train.checkpoint_every", "train.keep_checkpoints", "train.log_every",
                     "train.num_threads", "train.progress")
+#: Keys added after runs were recorded, with the value every earlier run had: left out of a run's identity while at
+#: that value, so that a run recorded before the key existed is the same experiment (resume, grids, reproduce).
+ADDED_KEYS = {"optim.preset": None, "optim.weight_decay_params": "matrices"}
 
 
 # -- model ------------------------------------------------------------------------------------------------------
@@ -186,8 +191,9 @@ class RegularizerConfig:
 
 @dataclass
 class OptimConfig:
-    """AdamW (decoupled weight decay, not applied to biases and norm weights) with linear LR warm-up then
-    ``decay`` (:mod:`lsr_eval.train.schedule`); gradients clipped to ``max_grad_norm`` (null: no clipping)."""
+    """AdamW (decoupled weight decay on ``weight_decay_params``: ``matrices``, none on biases and norm weights, or
+    ``all`` parameters) with linear LR warm-up then ``decay`` (:mod:`lsr_eval.train.schedule`); gradients clipped
+    to ``max_grad_norm`` (null: no clipping). ``preset: naver`` is naver/splade's optimiser (:data:`PRESETS`)."""
 
     lr: float = 2e-5
     weight_decay: float = 0.01
@@ -195,14 +201,34 @@ class OptimConfig:
     warmup_steps: int = 0
     decay: Decay = "linear"
     max_grad_norm: float | None = 1.0
+    weight_decay_params: DecayParams = "matrices"
+    preset: OptimPreset | None = None
 
     def __post_init__(self) -> None:
+        if self.weight_decay_params not in get_args(DecayParams):
+            raise ConfigError(f"optim.weight_decay_params={self.weight_decay_params!r}: expected one of "
+                              f"{', '.join(get_args(DecayParams))}")
+        if self.preset is not None:
+            if self.preset not in PRESETS:
+                raise ConfigError(f"optim.preset={self.preset!r}: expected one of {', '.join(PRESETS)} (or none)")
+            for key, value in PRESETS[self.preset].items():
+                mine, default = getattr(self, key), OptimConfig.__dataclass_fields__[key].default
+                if mine != default and mine != value:
+                    raise ConfigError(f"optim.{key}={mine!r} contradicts optim.preset={self.preset} ({key} "
+                                      f"{value!r}): remove one of them")
+                setattr(self, key, value)
         if not (math.isfinite(self.lr) and self.lr > 0):
             raise ConfigError(f"optim.lr={self.lr}: expected a number > 0")
         if self.warmup_steps < 0:
             raise ConfigError(f"optim.warmup_steps={self.warmup_steps}: expected an integer >= 0")
         if self.max_grad_norm is not None and not self.max_grad_norm > 0:
             raise ConfigError(f"optim.max_grad_norm={self.max_grad_norm}: expected a number > 0 or null")
+
+
+#: Named optimiser settings. ``naver``: naver/splade's AdamW for SPLADE training (``splade/optim/bert_optim.py``:
+#: eps 1e-6, weight decay on every parameter; ``splade/tasks/amp.py``/``base/trainer.py``: no gradient clipping).
+PRESETS: dict[str, dict[str, Any]] = {"naver": {"adam_eps": 1e-6, "weight_decay_params": "all",
+                                                "max_grad_norm": None}}
 
 
 @dataclass
@@ -563,7 +589,9 @@ def flatten(d: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
 
 
 def result_keys(config: Mapping[str, Any]) -> dict[str, Any]:
-    """The flattened config without :data:`RESUME_FREE_KEYS` (what must match to resume a run)."""
+    """The flattened config without :data:`RESUME_FREE_KEYS`, nor :data:`ADDED_KEYS` at their earlier value (what
+    must match to resume a run)."""
     flat = flatten(config)
     return {k: v for k, v in flat.items()
-            if not any(k == free or k.startswith(free + ".") for free in RESUME_FREE_KEYS)}
+            if not any(k == free or k.startswith(free + ".") for free in RESUME_FREE_KEYS)
+            and not (k in ADDED_KEYS and v == ADDED_KEYS[k])}

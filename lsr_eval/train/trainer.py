@@ -63,12 +63,13 @@ def training_precision(train: TrainConfig, device: torch.device):
     return resolve_precision("auto" if train.bf16 is None else "bf16" if train.bf16 else "fp32", device)
 
 
-def param_groups(module: nn.Module, weight_decay: float) -> list[dict[str, Any]]:
-    """AdamW groups: weight decay on matrices, none on biases and norm weights (1-D parameters)."""
+def param_groups(module: nn.Module, weight_decay: float, params: str = "matrices") -> list[dict[str, Any]]:
+    """AdamW groups: weight decay on matrices, none on biases and norm weights (1-D parameters); ``params="all"``:
+    on every parameter (naver/splade's optimiser)."""
     decay, no_decay = [], []
     for p in module.parameters():  # deduplicated: tied or shared parameters appear once
         if p.requires_grad:
-            (decay if p.ndim >= 2 else no_decay).append(p)
+            (decay if p.ndim >= 2 or params == "all" else no_decay).append(p)
     return [{"params": decay, "weight_decay": weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
 
 
@@ -153,7 +154,8 @@ def _new_run(task, stage: str, train: TrainConfig, optim: OptimConfig, output: O
              info: distributed.DistInfo, device: torch.device) -> _Run:
     """The task's module on ``device`` with a fresh AdamW optimiser and learning-rate schedule, at step 0."""
     module = task.module.to(device)
-    optimizer = torch.optim.AdamW(param_groups(module, optim.weight_decay), lr=optim.lr, eps=optim.adam_eps)
+    optimizer = torch.optim.AdamW(param_groups(module, optim.weight_decay, optim.weight_decay_params), lr=optim.lr,
+                                  eps=optim.adam_eps)
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lr_lambda(optim.warmup_steps, train.steps, optim.decay))
     params = [p for g in optimizer.param_groups for p in g["params"]]
     return _Run(task, stage, train, optim, info, device, Path(output.dir), Path(output.model_dir), module, optimizer,
