@@ -20,3 +20,8 @@ from lsr_eval._lazy import lazy_getattr  # noqa: E402
 _API = ("load_dataset", "Splade", "Index", "bm25", "evaluate", "fuse", "run_benchmark")
 __all__ = ["__version__", *_API]
 __getattr__ = lazy_getattr(__name__, {name: "api" for name in _API})
+
+
+def __dir__() -> list[str]:
+    """The verbs too (``dir(lsr_eval)``, tab completion), though they are imported only on first use."""
+    return sorted(set(globals()) | set(__all__))
