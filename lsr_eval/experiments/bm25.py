@@ -78,8 +78,11 @@ def ensure_bm25_index(dataset: Dataset, work: Path, threads: int = 2, multifield
         if counts.total_indexed != read or coll.documents != read:
             raise LsrEvalError(f"documents read ({read}) != documents indexed ({counts.total_indexed}); Anserini "
                                f"counters: {counts.to_dict()}")
-        write_manifest(slot, "index", key, counts={**counts.to_dict(), **dataset.doc_stats.to_dict()},
-                       java=info(), index=str(slot / "index"))
+        # the corpus's counts only: the index serves every split, so the judged documents of the split that
+        # happened to build it are not the index's (each run records its own split's under counts.topics)
+        corpus = {k: v for k, v in dataset.doc_stats.to_dict().items() if not k.startswith("judged_documents")}
+        write_manifest(slot, "index", key, counts={**counts.to_dict(), **corpus}, java=info(),
+                       index=str(slot / "index"))
         built.append(slot)
 
     manifest = cached(slot, key, build=build)  # another process building it is waited for
