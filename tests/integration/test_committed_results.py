@@ -204,10 +204,12 @@ SCRIPT_SUMMARIES = {
     "bench_train_step": train_step.summaries,
 }
 #: folders with a manifest checked by the tests above: benchmark tables and their runs, the report, single runs
-#: (metrics.json = the manifest's metrics) and training logs with their dev evaluations
+#: (metrics.json = the manifest's metrics) and training logs with their dev evaluations; a study's per-run searches
+#: (an evaluated dev run is a single run; an unevaluated test run: tests/unit/test_confirm_rescale_study.py)
 CHECKED_ABOVE = ("benchmarks/*", "benchmarks/*/runs/*/*", "report", "reproduce", "splade-scifact-minilm-random-head",
                  "train/*", "train/*/dev-*", "train/*/dev", "train/*/heldout",
-                 "train/*/inspect-head/*")  # the last two: also tests/unit/test_rescale_mlm_study.py
+                 "train/*/inspect-head/*",  # the last two: also tests/unit/test_rescale_mlm_study.py
+                 "studies/*/runs/*/dev", "studies/*/runs/*/test")
 #: folders named after their hardware: suffix -> (CPU flags the manifest must record, flags it must not)
 HARDWARE_NAMES = {"-cpu-avx2": ({"avx2"}, {"avx512_bf16", "amx_bf16"})}
 
