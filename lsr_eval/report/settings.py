@@ -72,9 +72,13 @@ def row_settings(manifest: Mapping[str, Any] | None) -> dict[str, str] | None:
 
 
 def _read(path: Path) -> dict | None:
+    """The manifest at ``path``; None when there is none or it cannot be read (its row's settings are unknown)."""
+    from lsr_eval.errors import InputError
+    from lsr_eval.manifest import read_json_object
+
     try:
-        return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
-    except (OSError, ValueError):
+        return read_json_object(path)
+    except InputError:
         return None
 
 
@@ -154,10 +158,7 @@ def run_manifest(path: str | Path) -> dict | None:
     path = Path(path)
     for candidate, listed in ((path.with_name(path.name + ".manifest.json"), False),
                               (path.parent / "manifest.json", True)):
-        try:
-            manifest = json.loads(candidate.read_text(encoding="utf-8")) if candidate.is_file() else None
-        except (OSError, ValueError):
-            manifest = None
+        manifest = _read(candidate)
         if manifest is not None and (not listed or path.name in (manifest.get("outputs") or [])):
             return manifest
     return None

@@ -48,12 +48,16 @@ def run_name(arm: str, seed: int) -> str:
 
 
 def _json(path: Path) -> dict | list:
+    """The JSON document at ``path`` (:func:`lsr_eval.manifest.load_json`), a missing or broken one a StudyError."""
+    from lsr_eval.errors import InputError
+    from lsr_eval.manifest import load_json
+
     if not path.is_file():
         raise StudyError(f"{path}: missing")
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except ValueError as e:
-        raise StudyError(f"{path}: not JSON ({e}); write it again") from None
+        return load_json(path)
+    except InputError as e:
+        raise StudyError(str(e)) from None
 
 
 def per_seed(table: Path) -> dict[str, dict[int, float]]:
