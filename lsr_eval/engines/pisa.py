@@ -28,6 +28,15 @@ CONJUNCTIVE = ("ranked_and", "block_max_ranked_and")
 #: Upper-case ASCII letters and the escape character itself, escaped (docs/design.md, engines.pisa).
 ESCAPES = str.maketrans({"^": "^^", **{c: "^" + c.lower() for c in string.ascii_uppercase}})
 DEFAULTS = {"index_encoding": "block_simdbp", "query_algorithm": "maxscore", "batch_size": 100_000}
+#: Settings with a default that earlier indexes were built with implicitly (recorded only when given, so that an
+#: index key and marker made before they existed stay the same): the block size of the block-max (WAND) data,
+#: PISA's fixed blocks (``FixedBlock``; pyterrier-pisa's default 64, naver's efficiency paper 40), and the scorer:
+#: ``quantized`` (the integer impacts as they are: learned sparse vectors) or ``bm25`` (the collection holds term
+#: frequencies; PISA scores them with ``bm25_k1``/``bm25_b``).
+OPTIONAL = {"block_size": 64, "scorer": "quantized", "bm25_k1": 0.9, "bm25_b": 0.4}
+SCORERS = ("quantized", "bm25")
+BUILD_KEYS = (*DEFAULTS, *OPTIONAL)
+SEARCH_KEYS = ("query_algorithm", "index_encoding", "block_size")
 Hits = list[tuple[str, float]]
 #: The tie contract, for the manifest.
 TIES = "score desc, docid asc (cut included); scores as Anserini's ScoreTiesAdjusterReranker"
@@ -51,21 +60,53 @@ def _check_settings(settings: Mapping[str, Any], allowed_keys: tuple[str, ...]) 
         if value not in values:
             why = " (conjunctive: not the exact top k)" if value in CONJUNCTIVE else ""
             raise ConfigError(f"pisa {name} {value!r} is not allowed{why}; allowed values: {', '.join(values)}")
-    b = settings.get("batch_size", 1)
-    if isinstance(b, bool) or not isinstance(b, int) or b < 1:
-        raise ConfigError(f"pisa batch_size (documents inverted per batch) must be an integer >= 1, got {b!r}")
+    for name, what in (("batch_size", "documents inverted per batch"), ("block_size", "postings per block of the "
+                                                                                 "block-max data")):
+        b = settings.get(name, 1)
+        if isinstance(b, bool) or not isinstance(b, int) or b < 1:
+            raise ConfigError(f"pisa {name} ({what}) must be an integer >= 1, got {b!r}")
+    scorer = settings.get("scorer", "quantized")
+    if scorer not in SCORERS:
+        raise ConfigError(f"pisa scorer {scorer!r} is not allowed; allowed values: {', '.join(SCORERS)}")
+    bm25 = {k: settings[k] for k in ("bm25_k1", "bm25_b") if k in settings}
+    if bm25 and scorer != "bm25":
+        raise ConfigError(f"pisa {', '.join(bm25)} only apply with scorer: bm25")
+    k1, b = bm25.get("bm25_k1", 0.9), bm25.get("bm25_b", 0.4)
+    if any(isinstance(v, bool) or not isinstance(v, (int, float)) for v in (k1, b)) or k1 < 0 or not 0 <= b <= 1:
+        raise ConfigError(f"pisa BM25 needs bm25_k1 >= 0 and 0 <= bm25_b <= 1, got {k1!r}, {b!r}")
     return dict(settings)
 
 
-def _prepare(index: Path, encoding: str) -> Any:
-    """A ``_pisathon`` retrieval context over ``index`` (compresses ``encoding`` and its block-max data if absent)."""
+def scoring(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """The scorer, its parameters and the block size of the block-max data that ``settings`` (build settings or a
+    marker; defaults where absent) ask for, as :func:`_prepare` takes them."""
+    out = {"scorer": settings.get("scorer", "quantized"), "block_size": settings.get("block_size", 64)}
+    if out["scorer"] == "bm25":
+        out.update(bm25_k1=float(settings.get("bm25_k1", 0.9)), bm25_b=float(settings.get("bm25_b", 0.4)))
+    return out
+
+
+def _prepare(index: Path, encoding: str, scorer: str = "quantized", block_size: int = 64, **bm25: float) -> Any:
+    """A ``_pisathon`` retrieval context over ``index`` (compresses ``encoding`` and writes its block-max data,
+    fixed blocks of ``block_size`` postings, ``<scorer>.q0.bmw.<block_size>``, if absent)."""
     missing = [f for f in ("inv.docs", "inv.freqs", "fwd.termlex", "fwd.doclex") if not (index / f).is_file()]
     if missing:  # PISA would abort the process
         raise InputError(f"{index} is not a complete PISA index (missing {', '.join(missing)}); rebuild it")
     pisathon = _pisa()._pisathon
     ctx = pisathon.RetrievalContext()
-    pisathon.prepare_index(ctx, str(index), encoding, "quantized", "", quantize=0, stop_fname="")
+    pisathon.prepare_index(ctx, str(index), encoding, scorer, "", block_size=block_size, quantize=0, stop_fname="",
+                           **bm25)
     return ctx
+
+
+def block_max_file(index: Path, scorer: str = "quantized", block_size: int = 64, **bm25: float) -> Path:
+    """The block-max data file of ``index`` for this scorer and block size, as pyterrier-pisa names it (the check
+    that an index holds the block-max data a protocol states)."""
+    if scorer == "bm25":
+        name = f"bm25.k1-{bm25['bm25_k1']:g}.b-{bm25['bm25_b']:g}"
+    else:
+        name = scorer
+    return Path(index) / f"{name}.q0.bmw.{block_size}"
 
 
 class PisaEngine:
@@ -73,11 +114,11 @@ class PisaEngine:
 
     name = NAME
     #: option names for :func:`lsr_eval.engines.registry.split_options` (the constructor takes ``**settings``)
-    build_options = tuple(DEFAULTS)
-    search_options = ("query_algorithm", "index_encoding")
+    build_options = BUILD_KEYS
+    search_options = SEARCH_KEYS
 
     def __init__(self, **settings: Any) -> None:
-        self.settings = DEFAULTS | _check_settings(settings, tuple(DEFAULTS))
+        self.settings = DEFAULTS | _check_settings(settings, BUILD_KEYS)
 
     def describe(self) -> dict[str, Any]:
         return {"engine": NAME, "package": PACKAGE, "version": _pisa().__version__, "settings": dict(self.settings)}
@@ -97,7 +138,7 @@ class PisaEngine:
             read, terms = _invert(iter_vectors(collection), index, self.settings["batch_size"], collection)
             (index / "pt_meta.json").write_text(json.dumps({"type": "sparse_index", "format": "pisa",
                                                             "package_hint": PACKAGE, "stemmer": "none"}))
-            _prepare(index, self.settings["index_encoding"])
+            _prepare(index, self.settings["index_encoding"], **scoring(self.settings))
         except BaseException:
             import shutil
 
@@ -114,21 +155,25 @@ class PisaEngine:
         return BuildCounts(NAME, read, indexed, seconds, {"terms": terms, **self.settings})
 
     def check_search(self, **knobs: Any) -> dict[str, Any]:
-        return _check_settings(knobs, ("query_algorithm", "index_encoding"))
+        return _check_settings(knobs, SEARCH_KEYS)
 
     def open(self, index: Path, **knobs: Any) -> "PisaSearcher":
         """A searcher over a PISA index (an unmarked pyterrier-pisa one too). Knobs: ``query_algorithm`` (default:
-        this engine's) and ``index_encoding`` (default: the one built; another is compressed into the index)."""
+        this engine's), ``index_encoding`` and ``block_size`` (default: the ones built; others are written into the
+        index). The scorer is the one the index was built for (its marker)."""
         index = Path(index)
         marker = check_index_engine(index, NAME, detected=NAME if (index / "pt_meta.json").is_file() else None)
+        built = scoring(marker)
         knobs = {"query_algorithm": self.settings["query_algorithm"],
                  "index_encoding": marker.get("index_encoding", self.settings["index_encoding"])} | \
-            _check_settings(knobs, ("query_algorithm", "index_encoding"))
+            _check_settings(knobs, SEARCH_KEYS)
+        built["block_size"] = knobs.pop("block_size", built["block_size"])
         meta = json.loads((index / "pt_meta.json").read_text()) if (index / "pt_meta.json").is_file() else {}
         if meta.get("stemmer", "none") != "none":
             raise InputError(f"PISA index {index} was built with stemmer {meta['stemmer']!r}; lsr-eval searches "
                              "impact indexes of pretokenised terms (stemmer none)")
-        return PisaSearcher(index, knobs["query_algorithm"], knobs["index_encoding"], "term_escapes" in marker)
+        return PisaSearcher(index, knobs["query_algorithm"], knobs["index_encoding"], "term_escapes" in marker,
+                            built)
 
 
 def _invert(docs: Iterable[tuple[str, dict[str, int]]], index: Path, batch_size: int, source: Path) -> tuple[int, int]:
@@ -235,7 +280,8 @@ class PisaSearcher(ClosingSearcher):
 
     engine = NAME
 
-    def __init__(self, index: Path, query_algorithm: str, index_encoding: str, escaped: bool = True) -> None:
+    def __init__(self, index: Path, query_algorithm: str, index_encoding: str, escaped: bool = True,
+                 scoring: Mapping[str, Any] | None = None) -> None:
         import numpy as np
 
         pp = _pisa()
@@ -243,7 +289,8 @@ class PisaSearcher(ClosingSearcher):
         self.index, self.query_algorithm, self.index_encoding = Path(index), query_algorithm, index_encoding
         self.k: int | None = None
         self._query = _query if escaped else _plain_query  # unmarked pyterrier-pisa indexes: terms as they are
-        self._ctx = _prepare(self.index, index_encoding)
+        self.scoring = dict(scoring or {"scorer": "quantized", "block_size": 64})
+        self._ctx = _prepare(self.index, index_encoding, **self.scoring)
 
     def _retrieve(self, queries: list[dict[str, float]], k: int, threads: int) -> list[tuple[Any, list[str]]]:
         """PISA's top ``k`` of each query as ``(float32 scores, docids)``, best first (ties in PISA's order), from
@@ -301,7 +348,8 @@ class PisaSearcher(ClosingSearcher):
     def describe(self) -> dict[str, Any]:
         return {"engine": NAME, "package": PACKAGE, "version": self.version, "index": str(self.index),
                 "query_algorithm": self.query_algorithm, "index_encoding": self.index_encoding,
-                "scorer": "quantized", "query_weighted": True, "ties": TIES,
+                **self.scoring, "block_max_data": block_max_file(self.index, **self.scoring).name,
+                "query_weighted": True, "ties": TIES,
                 "k": self.k}
 
     def close(self) -> None:

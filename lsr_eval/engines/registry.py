@@ -26,7 +26,7 @@ ENGINES: dict[str, EngineSpec] = {
     "anserini": EngineSpec("lsr_eval.engines.anserini", "AnseriniEngine", None,
                            "Lucene impact index through Anserini (the reference; exact)"),
     "pisa": EngineSpec("lsr_eval.engines.pisa", "PisaEngine", "pyterrier-pisa==0.4.9",
-                       "PISA quantized index, MaxScore (exact)"),
+                       "PISA quantized index (or BM25 over term frequencies), MaxScore by default (exact)"),
     "seismic": EngineSpec("lsr_eval.engines.seismic", "SeismicEngine", "pyseismic-lsr==0.5.4",
                           "Seismic blocked inverted index (approximate by design)", exact=False),
     # exact at its safe setting (alpha = beta = 1), approximate below: the recall of the exact top-k is reported

@@ -142,7 +142,7 @@ def test_batch_search_counts_every_query_and_removes_self_hits(tiny, monkeypatch
         assert s.describe() | {"index": None} == {
             "engine": "pisa", "package": "pyterrier-pisa", "version": "0.4.9", "index": None,
             "query_algorithm": "maxscore", "index_encoding": "block_simdbp", "scorer": "quantized",
-            "query_weighted": True, "k": 10,
+            "block_size": 64, "block_max_data": "quantized.q0.bmw.64", "query_weighted": True, "k": 10,
             "ties": "score desc, docid asc (cut included); scores as Anserini's ScoreTiesAdjusterReranker"}
     with pytest.raises(InputError, match="closed"):
         s.search({"a": 1})
@@ -176,6 +176,75 @@ def test_query_algorithms_agree_on_random_impacts(tmp_path, algorithm):
         for i in range(1, len(ranked)):
             dup[i] = dup[i - 1] + 1 if ranked[i][1] == ranked[i - 1][1] else 0
         assert list(run[qid].items()) == [(d, tie(sc, n)) for (d, sc), n in zip(ranked, dup)], qid
+
+
+@requires_pisa
+def test_block_max_wand_over_fixed_40_blocks_is_exact_and_states_its_block_max_data(tmp_path):
+    """naver's latency protocol (efficient_splade_pisa/README.md): block_max_wand over ``fixed-40`` block-max data."""
+    rng = random.Random(11)
+    vectors = {f"doc{i:03d}": {f"t{j}": rng.randint(1, 9) for j in rng.sample(range(30), rng.randint(1, 8))}
+               for i in range(500)}
+    queries = {f"q{i}": {f"t{j}": rng.randint(1, 20) for j in rng.sample(range(30), 5)} for i in range(20)}
+    engine = PisaEngine(query_algorithm="block_max_wand", block_size=40)
+    engine.build(write_collection(tmp_path / "coll", vectors), tmp_path / "idx")
+    assert (tmp_path / "idx" / "quantized.q0.bmw.40").is_file()
+    assert not (tmp_path / "idx" / "quantized.q0.bmw.64").exists()
+    assert read_marker(tmp_path / "idx")["block_size"] == 40
+    with engine.open(tmp_path / "idx") as s:
+        run, _ = s.batch_search(queries, k=15, threads=1)
+        described = s.describe()
+    assert described["block_max_data"] == "quantized.q0.bmw.40" and described["query_algorithm"] == "block_max_wand"
+    with PisaEngine().open(tmp_path / "idx") as s:  # MaxScore, the same blocks: the same exact run
+        reference, _ = s.batch_search(queries, k=15, threads=1)
+    assert run == reference
+    for qid, weights in queries.items():
+        scores = {d: sum(w * v.get(t, 0) for t, w in weights.items()) for d, v in vectors.items()}
+        best = sorted(((d, sc) for d, sc in scores.items() if sc > 0), key=lambda h: (-h[1], h[0]))[:15]
+        assert list(run[qid]) == [d for d, _ in best], qid
+
+
+@requires_pisa
+def test_bm25_scorer_over_term_frequencies_is_pisas_formula_by_hand(tmp_path):
+    """PISA's BM25 (include/pisa/scorer/bm25.hpp): ``max(1e-6, ln((N - df + 0.5) / (df + 0.5))) * (k1 + 1)`` times
+    ``tf / (tf + k1 (1 - b + b |d| / avgdl))``, summed over the query's terms, each times its count in the query;
+    |d| is the sum of the document's term frequencies."""
+    tfs = {"d1": {"cat": 2, "dog": 1}, "d2": {"cat": 1}, "d3": {"fish": 3, "dog": 1, "bird": 2}, "d4": {"bird": 1},
+           "d5": {"eel": 4}}
+    k1, b = 1.2, 0.75
+    engine = PisaEngine(scorer="bm25", bm25_k1=k1, bm25_b=b)
+    engine.build(write_collection(tmp_path / "coll", tfs), tmp_path / "idx")
+    n = len(tfs)
+    avgdl = sum(sum(v.values()) for v in tfs.values()) / n   # 17 / 5
+
+    def by_hand(query: dict[str, int]) -> dict[str, float]:
+        out = {}
+        for d, v in tfs.items():
+            score = 0.0
+            for t, c in query.items():
+                if t in v:
+                    df = sum(t in u for u in tfs.values())
+                    idf = max(1e-6, np.log((n - df + 0.5) / (df + 0.5))) * (k1 + 1)
+                    score += c * idf * v[t] / (v[t] + k1 * (1 - b + b * sum(v.values()) / avgdl))
+            if score:
+                out[d] = score
+        return out
+
+    with engine.open(tmp_path / "idx") as s:
+        assert s.describe()["scorer"] == "bm25" and s.describe()["block_max_data"] == "bm25.k1-1.2.b-0.75.q0.bmw.64"
+        for query in ({"cat": 1}, {"dog": 1, "bird": 2}, {"fish": 1, "cat": 1, "eel": 1}):
+            hits = s.search(query, k=10)
+            expected = by_hand(query)
+            assert [d for d, _ in hits] == sorted(expected, key=lambda d: (-expected[d], d))
+            # Anserini's tie contract rounds scores to 4 decimals and steps ties down by 1e-6 (lsr_eval.engines.ties)
+            assert [sc for _, sc in hits] == pytest.approx([expected[d] for d, _ in hits], abs=1e-4)
+    with pytest.raises(ConfigError, match="bm25_k1 only apply with scorer: bm25"):
+        PisaEngine(bm25_k1=0.9)
+    with pytest.raises(ConfigError, match="scorer 'tfidf' is not allowed; allowed values: quantized, bm25"):
+        PisaEngine(scorer="tfidf")
+    with pytest.raises(ConfigError, match="0 <= bm25_b <= 1"):
+        PisaEngine(scorer="bm25", bm25_b=2)
+    with pytest.raises(ConfigError, match="block_size"):
+        PisaEngine(block_size=0)
 
 
 @requires_pisa
