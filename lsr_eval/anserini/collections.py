@@ -58,20 +58,25 @@ def write_json_collection(docs: Iterable[Document], folder: str | os.PathLike,
     """Write ``{"id", "contents"}`` lines (contents = title + " " + text), or with ``multifield`` ``{"id",
     "contents", "title"}`` lines (contents = text; :data:`MULTIFIELD`), blank documents included (Anserini skips
     them; :func:`lsr_eval.anserini.indexer.build_index` appends them)."""
+    return write_lines(({"id": doc.id, "contents": doc.text, "title": doc.title} if multifield
+                        else {"id": doc.id, "contents": doc.contents} for doc in docs), folder, shard_size)
+
+
+def write_lines(objs: Iterable[dict[str, Any]], folder: str | os.PathLike,
+                shard_size: int = SHARD_SIZE) -> CollectionCounts:
+    """Write JSON objects as ``docs-NNNNN.jsonl`` files of ``shard_size`` lines each, one object in memory."""
     out = Path(folder)
     out.mkdir(parents=True, exist_ok=True)
     counts = CollectionCounts()
     f = None
     try:
-        for doc in docs:
+        for obj in objs:
             if counts.documents % shard_size == 0:
                 if f:
                     f.close()
                 f = open(out / f"docs-{counts.files:05d}.jsonl", "w", encoding="utf-8")
                 counts.files += 1
-            line = ({"id": doc.id, "contents": doc.text, "title": doc.title} if multifield
-                    else {"id": doc.id, "contents": doc.contents})
-            f.write(json.dumps(line, ensure_ascii=False) + "\n")
+            f.write(json.dumps(obj, ensure_ascii=False) + "\n")
             counts.documents += 1
     finally:
         if f:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Iterable, Sequence
 
+from lsr_eval.anserini.analysis import EnglishAnalyzer
 from lsr_eval.anserini.collections import CONTENTS
 from lsr_eval.anserini.jvm import autoclass, java_errors
 
@@ -23,7 +24,7 @@ class TermStats:
         with java_errors(f"opening index {index_dir}"):
             self._reader = autoclass("io.anserini.index.IndexReaderUtils").getReader(str(index_dir))
         self._term = autoclass("org.apache.lucene.index.Term")
-        self._analyzer = autoclass("io.anserini.analysis.AnalyzerUtils")
+        self._analyze = EnglishAnalyzer()
         self.fields = (field,) if isinstance(field, str) else tuple(field)
         self.index_dir = str(index_dir)
 
@@ -48,8 +49,7 @@ class TermStats:
 
     def analyze(self, text: str) -> list[str]:
         """The analysed terms (dimensions) of ``text`` in order, repeats kept, field by field."""
-        with java_errors("analysing a query"):
-            terms = [str(t) for t in self._analyzer.analyze(text).toArray()]
+        terms = self._analyze(text)
         return [self._dim(f, t) for f in self.fields for t in terms]
 
     def doc_freqs(self, terms: Iterable[str]) -> dict[str, int]:

@@ -141,18 +141,20 @@ def fuse(runs: Sequence[RunLike] | Mapping[str, RunLike], method: str = "rrf", n
 
 def bm25(dataset: Dataset | str, out: str | os.PathLike | None = None, work: str | os.PathLike | None = None,
          k1: float = 0.9, b: float = 0.4, hits: int = 1000, fields: Sequence[str] | None = None, threads: int = 2,
-         overwrite: bool = False) -> Run:
+         overwrite: bool = False, engine: str = "anserini", engine_options: dict | None = None) -> Run:
     """BM25 (Pyserini's BEIR regression settings by default) on every query of ``dataset``; the run in memory.
 
     The Anserini index is built (or reused) in the work folder (``work``, default ``$LSR_EVAL_WORK`` or ./work):
     Lucene needs one on disk. With ``out``, run.trec, metrics.json and manifest.json are written there as
-    ``lsr-eval bm25`` writes them.
+    ``lsr-eval bm25`` writes them. ``engine="pisa"`` scores the same analysed terms with PISA's BM25
+    (:mod:`lsr_eval.experiments.bm25`; ``engine_options``: its query algorithm, index encoding, block size).
     """
     from lsr_eval.experiments.bm25 import Bm25Settings, run_bm25, search_bm25
     from lsr_eval.workdir import work_dir
 
     ds = load_dataset(dataset) if isinstance(dataset, str) else dataset
-    settings = Bm25Settings(k1=k1, b=b, hits=hits, fields=tuple(fields) if fields else None)
+    settings = Bm25Settings(k1=k1, b=b, hits=hits, fields=tuple(fields) if fields else None, engine=engine,
+                            engine_options=engine_options)
     if out is not None:
         return run_bm25(ds, out, work_dir(work), settings, threads=threads, overwrite=overwrite).run
     run, _ = search_bm25(ds, work_dir(work), settings, threads)

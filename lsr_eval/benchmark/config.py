@@ -523,11 +523,11 @@ def _check_system_params(kind: str, params: dict[str, Any], where: str) -> None:
         k1, b = params.get("k1", 0.9), params.get("b", 0.4)
         if not (_number(k1) and _number(b)) or k1 < 0 or not 0 <= b <= 1:
             raise ConfigError(f"{where}: BM25 needs k1 >= 0 and 0 <= b <= 1, got k1={k1!r}, b={b!r}")
-        from lsr_eval.anserini.collections import check_fields
+        from lsr_eval.experiments.bm25 import Bm25Settings
 
         try:
-            check_fields(params.get("fields"))
-        except ConfigError as e:
+            Bm25Settings(**params).pisa_engine() if params.get("engine") == "pisa" else Bm25Settings(**params)
+        except (ConfigError, TypeError) as e:
             raise ConfigError(f"{where}: {e}") from e
         return
     for key in ("model", "query_model"):

@@ -176,7 +176,8 @@ def _costs(system: SystemEntry, dataset: Dataset, run_dir: Path) -> tuple[dict[s
         from lsr_eval.efficiency.term_flops import term_flops
 
         index = manifest["index"]["path"]
-        with TermStats(index, lucene_fields(system.params.get("fields"))) as stats:
+        lucene = manifest["index"].get("lucene", index)   # BM25 on PISA: the Lucene index holds its statistics
+        with TermStats(lucene, lucene_fields(system.params.get("fields"))) as stats:
             terms = [stats.analyze(q.text) for q in dataset.queries()]
             report = term_flops(terms, stats.doc_freqs(t for q in terms for t in q), stats.documents)
             documents, postings = stats.documents, stats.postings
@@ -246,6 +247,17 @@ def _latency(system: SystemEntry, dataset: Dataset, run_dir: Path, cfg, models: 
 
     manifest = read_manifest(run_dir) or {}
     queries = dataset.queries()[: cfg.latency_queries + cfg.warmup]
+    if system.kind == "bm25" and system.params.get("engine", "anserini") == "pisa":
+        from lsr_eval.efficiency.latency import query_path
+        from lsr_eval.experiments.bm25 import Bm25Settings, open_bm25_pisa
+
+        searcher, analyzer = open_bm25_pisa(Bm25Settings(**system.params), Path(manifest["index"]["path"]))
+        with searcher:  # the query path as SPLADE's: text -> weights (Anserini's analysis) -> PISA
+            path = query_path(lambda text, qid, stats: analyzer.counts(text), searcher, cfg.hits)
+            results = [path(q) for q in queries]
+        measured = results[cfg.warmup:]
+        return {"k": cfg.hits, "warmup_queries": cfg.warmup, "engine": searcher.describe() | {"k": cfg.hits},
+                "samples_ms": {part: [r[part] for r in measured] for part in ("encode", "search", "total")}}
     if system.kind == "bm25":
         from lsr_eval.efficiency.latency import timed
 
@@ -263,6 +275,9 @@ def _latency(system: SystemEntry, dataset: Dataset, run_dir: Path, cfg, models: 
         lat = measure_latency(queries, model.query, s, k=cfg.hits, scale=manifest["quantization"]["scale"],
                               warmup=cfg.warmup, runtime=runtime, work_dir=work).to_dict(samples=True)
     lat.pop("latency_ms")
+    from lsr_eval.efficiency.encoder_flops import query_encoder_cost
+
+    lat["query_encoder"] = query_encoder_cost(model.query, [q.text for q in queries[cfg.warmup:]]).to_dict()
     return lat
 
 
@@ -308,8 +323,42 @@ def _latency_columns(lat: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any
            SAMPLES: lat["samples_ms"]["total"]}
     if "encode" in summaries:
         row.update(latency_encode_p50_ms=summaries["encode"]["p50_ms"],
-                   latency_search_p50_ms=summaries["search"]["p50_ms"])
+                   latency_search_p50_ms=summaries["search"]["p50_ms"],
+                   latency_search_mean_ms=summaries["search"]["mean_ms"])
+    if "query_encoder" in lat:
+        row["query_encoder_gflop"] = lat["query_encoder"]["gflop_per_query"]
     return row, {**lat, "latency_ms": summaries}
+
+
+def system_engine(system: SystemEntry) -> str | None:
+    """The engine that searches a system's index (None: a run file's)."""
+    return None if system.kind == "run" else system.params.get("engine", "anserini")
+
+
+def _bm25_reference(rows: dict[str, dict[str, Any]], systems: dict[str, SystemEntry]) -> dict[str, dict[str, Any]]:
+    """Each row's latency against the BM25 measured in the same run on the same engine (same k, one thread, the
+    same rounds): ``latency_ratio_bm25`` (mean to mean, query text to ranked list) and, where both split it,
+    ``latency_search_ratio_bm25`` (search to search), with ``latency_reference`` naming that BM25; the first BM25
+    system per engine is the reference. A ratio travels between machines better than a time: both sides ran on
+    the same CPU, the same engine, side by side."""
+    reference: dict[str, str] = {}
+    for name, system in systems.items():
+        if system.kind == "bm25" and "latency_mean_ms" in rows.get(name, {}):
+            reference.setdefault(system_engine(system), name)
+    out: dict[str, dict[str, Any]] = {}
+    for name, system in systems.items():
+        ref = reference.get(system_engine(system))
+        row = rows.get(name, {})
+        if ref is None or "latency_mean_ms" not in row:
+            continue
+        base = rows[ref]
+        cols: dict[str, Any] = {"latency_reference": ref,
+                                "latency_ratio_bm25": row["latency_mean_ms"] / base["latency_mean_ms"]}
+        if "latency_search_mean_ms" in row:
+            base_search = base.get("latency_search_mean_ms", base["latency_mean_ms"])
+            cols["latency_search_ratio_bm25"] = row["latency_search_mean_ms"] / base_search
+        out[name] = cols
+    return out
 
 
 def _fusion_cost(entry: FusionEntry, by_name: dict[str, dict[str, Any]]) -> dict[str, Any]:
@@ -585,6 +634,7 @@ def _latency_rows(ds: _DatasetRuns, bench: _Bench) -> None:
     """Latency of the dataset's pending systems (after every run: the rounds interleave the systems), into their
     rows and each run's ``efficiency.json``."""
     latencies = _measure_latencies(ds.pending, ds.dataset, bench.cfg.efficiency, ds.models, bench.work)
+    records: dict[str, tuple[Path, dict[str, Any]]] = {}
     for name, (_, run_dir) in ds.pending.items():
         record: dict[str, Any] = {"flops": ds.flops[name]}
         if name in latencies:
@@ -592,6 +642,12 @@ def _latency_rows(ds: _DatasetRuns, bench: _Bench) -> None:
             ds.by_name[name].update(columns)
         else:
             ds.by_name[name]["efficiency_status"] = "failed: latency (see the log)"
+        records[name] = (run_dir, record)
+    ratios = _bm25_reference(ds.by_name, {name: system for name, (system, _) in ds.pending.items()})
+    for name, (run_dir, record) in records.items():
+        if name in ratios:
+            ds.by_name[name].update(ratios[name])
+            record.setdefault("latency", {})["bm25_reference"] = ratios[name]
         (run_dir / "efficiency.json").write_text(json.dumps(record, indent=2, default=str) + "\n")
 
 

@@ -23,16 +23,24 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="multifield: index the document's fields separately and search these, each with weight 1.0 "
                         "(Pyserini's BEIR multifield: --fields title text). Default: flat, contents = title + ' ' + "
                         "text")
+    p.add_argument("--engine", default="anserini", choices=["anserini", "pisa"],
+                   help="anserini (Lucene BM25, the reference) or pisa (PISA's BM25 over Anserini's analysed terms: "
+                        "the same-engine reference of a learned sparse model searched with PISA)")
+    p.add_argument("--engine-option", action="append", default=[], metavar="KEY=VALUE",
+                   help="with --engine pisa: index_encoding, query_algorithm (e.g. block_max_wand), block_size")
 
 
 def run(args: argparse.Namespace) -> int:
+    from lsr_eval.commands._engine_args import engine_options
     from lsr_eval.data.datasets import load_dataset
     from lsr_eval.experiments.bm25 import Bm25Settings, run_bm25
     from lsr_eval.workdir import work_dir
 
-    settings = Bm25Settings(k1=args.k1, b=args.b, hits=args.hits, remove_query=args.remove_query, fields=args.fields)
+    settings = Bm25Settings(k1=args.k1, b=args.b, hits=args.hits, remove_query=args.remove_query, fields=args.fields,
+                            engine=args.engine, engine_options=engine_options(args))
     dataset = load_dataset(args.dataset, args.split, args.topics, args.qrels)
     result = run_bm25(dataset, args.out, work_dir(args.work_dir), settings, threads=args.threads,
                        overwrite=args.overwrite)
-    print_metrics(f"{settings.method} {dataset.name}", result.metrics)
+    engine = "" if settings.engine == "anserini" else f" ({settings.engine})"
+    print_metrics(f"{settings.method}{engine} {dataset.name}", result.metrics)
     return 0

@@ -5,6 +5,14 @@ whose document id equals the query id are dropped.
 * "multifield" (``fields``, e.g. ``("title", "text")``): title and text indexed as separate fields (each with its
   own BM25 statistics), the query searched in each named field with weight 1.0 and the scores summed
   (Pyserini's ``--fields contents=1.0 title=1.0`` over its ``beir-v1.0.0-*.multifield`` indexes).
+
+``engine: pisa`` scores the same BM25 in PISA (its ``bm25`` scorer, exact MaxScore by default, or the algorithm and
+block-max data that ``engine_options`` name): the flat index's analysed terms counted per document
+(:mod:`lsr_eval.anserini.analysis`) are indexed by PISA, and each query's analysed terms counted are its weights. The
+same analyzer, k1 and b as Anserini; PISA's idf (``ln((N - df + 0.5) / (df + 0.5))``, floored at 1e-6, against
+Lucene's ``ln(1 + (N - df + 0.5) / (df + 0.5))``) and exact document lengths (Lucene's are one byte) make its
+scores, and a few rankings, differ from Anserini's: it is the same-engine reference of a learned sparse model's
+latency, not a second Anserini.
 """
 
 from __future__ import annotations
@@ -14,11 +22,11 @@ import shutil
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from lsr_eval.data.datasets import Dataset
 from lsr_eval.data.types import Run
-from lsr_eval.errors import LsrEvalError
+from lsr_eval.errors import ConfigError, LsrEvalError
 from lsr_eval.experiments.result import SystemResult
 from lsr_eval.workdir import cache_slot, cached
 from lsr_eval.manifest import completed, prepare_output, write_manifest
@@ -35,11 +43,24 @@ class Bm25Settings:
     hits: int = 1000
     remove_query: bool | None = None  # None: the dataset's convention (on for BEIR)
     fields: tuple[str, ...] | None = None  # None: flat; else document fields searched separately (multifield)
+    engine: str = "anserini"  # or "pisa": the same analysed terms, k1 and b, scored by PISA's BM25
+    engine_options: Mapping[str, Any] | None = None  # PISA's index_encoding, query_algorithm, block_size
 
     def __post_init__(self) -> None:
         from lsr_eval.anserini.collections import check_fields
 
         object.__setattr__(self, "fields", check_fields(self.fields))
+        if self.engine not in BM25_ENGINES:
+            raise ConfigError(f"BM25 runs on engine {' or '.join(BM25_ENGINES)}, not {self.engine!r} (the other "
+                              "engines score integer impacts)")
+        if self.engine == "anserini" and self.engine_options:
+            raise ConfigError("engine_options apply to BM25 on engine pisa only")
+        if self.engine == "pisa" and self.fields:
+            raise ConfigError("BM25 on engine pisa searches the flat contents; leave out fields")
+        unknown = sorted(set(self.engine_options or {}) - set(PISA_BM25_OPTIONS))
+        if unknown:
+            raise ConfigError(f"BM25 on pisa has no engine option {unknown[0]!r}; allowed: "
+                              f"{', '.join(PISA_BM25_OPTIONS)} (k1 and b are the system's own)")
 
     @property
     def method(self) -> str:
@@ -50,7 +71,21 @@ class Bm25Settings:
         out = {"k1": self.k1, "b": self.b, "hits": self.hits, "remove_query": rq}
         if self.fields:  # only then: a flat experiment keeps its identity
             out["fields"] = list(self.fields)
+        if self.engine != "anserini":  # likewise
+            out.update(engine=self.engine, engine_options=dict(self.engine_options or {}))
         return out
+
+    def pisa_engine(self):
+        """The PISA engine that indexes this BM25's term frequencies and searches them (engine pisa only)."""
+        from lsr_eval.engines.registry import get_engine
+
+        return get_engine("pisa", scorer="bm25", bm25_k1=float(self.k1), bm25_b=float(self.b),
+                          **dict(self.engine_options or {}))
+
+
+#: The engines BM25 runs on, and the options of PISA's (its scorer's parameters are k1 and b).
+BM25_ENGINES = ("anserini", "pisa")
+PISA_BM25_OPTIONS = ("index_encoding", "query_algorithm", "block_size", "batch_size")
 
 
 def ensure_bm25_index(dataset: Dataset, work: Path, threads: int = 2, multifield: bool = False
@@ -91,6 +126,48 @@ def ensure_bm25_index(dataset: Dataset, work: Path, threads: int = 2, multifield
     return slot, manifest
 
 
+def ensure_bm25_pisa_index(dataset: Dataset, work: Path, settings: Bm25Settings, threads: int = 2
+                           ) -> tuple[Path, dict[str, Any]]:
+    """PISA's BM25 index of the dataset's corpus (or the cached one): the flat index's analysed terms counted per
+    document (:func:`lsr_eval.anserini.analysis.write_term_frequencies`), indexed with PISA's ``bm25`` scorer;
+    returns (folder, manifest)."""
+    from lsr_eval.anserini.analysis import ANALYZER, write_term_frequencies
+    from lsr_eval.anserini.jvm import info
+
+    engine = settings.pisa_engine()
+    key = {"kind": "bm25-pisa", "corpus": dataset.corpus_key(), "analyzer": ANALYZER,
+           "engine_build": {k: v for k, v in engine.settings.items() if k != "batch_size"}}
+    slot = cache_slot(work, "indexes", key, f"bm25-pisa-{dataset.corpus_label()}")
+
+    def build() -> None:
+        staging = slot.with_name(slot.name + ".collection")
+        shutil.rmtree(staging, ignore_errors=True)
+        t0 = time.perf_counter()
+        coll = write_term_frequencies(dataset.docs(), staging)
+        log.info("analysed %d documents into %s in %.1fs", coll.documents, staging, time.perf_counter() - t0)
+        counts = engine.build(staging, slot / "index", threads=threads)
+        shutil.rmtree(staging)
+        read = dataset.doc_stats.read
+        if counts.documents_indexed != read or coll.documents != read:
+            raise LsrEvalError(f"documents read ({read}) != documents analysed ({coll.documents}) or indexed by "
+                               f"PISA ({counts.documents_indexed})")
+        corpus = {k: v for k, v in dataset.doc_stats.to_dict().items() if not k.startswith("judged_documents")}
+        write_manifest(slot, "index", key, counts={**counts.to_dict(), **corpus}, engine=engine.describe(),
+                       analyzer=ANALYZER, java=info(), index=str(slot / "index"))
+
+    return slot, cached(slot, key, build=build)
+
+
+def open_bm25_pisa(settings: Bm25Settings, index: Path):
+    """(a PISA searcher over a BM25 index that :func:`ensure_bm25_pisa_index` built, the analyzer that turns a
+    query text into its weights)."""
+    from lsr_eval.anserini.analysis import EnglishAnalyzer
+
+    engine = settings.pisa_engine()
+    search = {k: v for k, v in engine.settings.items() if k in ("query_algorithm", "index_encoding", "block_size")}
+    return engine.open(index, **search), EnglishAnalyzer()
+
+
 def search_bm25(dataset: Dataset, work: Path, settings: Bm25Settings = Bm25Settings(), threads: int = 2
                 ) -> tuple[Run, dict[str, Any]]:
     """Index the corpus (or reuse the cached index in ``work``) and search every query in memory; returns the run
@@ -100,20 +177,32 @@ def search_bm25(dataset: Dataset, work: Path, settings: Bm25Settings = Bm25Setti
 
     params = settings.resolved(dataset)
     slot, index_manifest = ensure_bm25_index(dataset, work, threads, multifield=bool(settings.fields))
+    lucene = slot / "index"   # its term statistics cost every BM25 run (FLOPs, postings), whichever engine scores
     queries = dataset.queries()
     topic_counts = dataset.judged_check()
-    t0 = time.perf_counter()
-    with Bm25Searcher(str(slot / "index"), k1=params["k1"], b=params["b"], fields=settings.fields) as searcher:
-        run, search_counts = searcher.batch_search(queries, k=params["hits"], threads=threads,
-                                                   remove_query=params["remove_query"])
-        search_record = searcher.describe()
+    if settings.engine == "pisa":
+        slot, index_manifest = ensure_bm25_pisa_index(dataset, work, settings, threads)
+        t0 = time.perf_counter()
+        searcher, analyzer = open_bm25_pisa(settings, slot / "index")
+        with searcher:
+            run, search_counts = searcher.batch_search({q.id: analyzer.counts(q.text) for q in queries},
+                                                       k=params["hits"], threads=threads,
+                                                       remove_query=params["remove_query"])
+            search_record = {**searcher.describe(), "analyzer": analyzer.name}
+    else:
+        t0 = time.perf_counter()
+        with Bm25Searcher(str(slot / "index"), k1=params["k1"], b=params["b"], fields=settings.fields) as searcher:
+            run, search_counts = searcher.batch_search(queries, k=params["hits"], threads=threads,
+                                                       remove_query=params["remove_query"])
+            search_record = searcher.describe()
     search_s = time.perf_counter() - t0
     if search_counts.queries_without_hits:
         log.warning("%d queries have no hits: %s", len(search_counts.queries_without_hits),
                     ", ".join(search_counts.queries_without_hits[:20]))
     if search_counts.queries != len(queries):
         raise LsrEvalError(f"queries read ({len(queries)}) != queries searched ({search_counts.queries})")
-    return run, {"index": (slot / "index", index_manifest), "search": search_record, "search_seconds": search_s,
+    return run, {"index": (slot / "index", index_manifest), "lucene_index": lucene,
+                 "search": search_record, "search_seconds": search_s,
                  "counts": {"index": index_manifest["counts"], "topics": topic_counts,
                             "search": search_counts.to_dict()}}
 
@@ -142,7 +231,9 @@ def run_bm25(dataset: Dataset, out: str | Path, work: Path, settings: Bm25Settin
     write_metrics(out, metrics)
     write_manifest(out, "bm25", experiment, evaluation=evaluation_code(),
                    counts={**record["counts"], "evaluation": eval_counts},
-                   index={"path": str(index_dir), "manifest": index_manifest.get("created"), "kind": method},
+                   index={"path": str(index_dir), "manifest": index_manifest.get("created"),
+                          "kind": "bm25-pisa" if settings.engine == "pisa" else method,
+                          **({"lucene": str(record["lucene_index"])} if settings.engine == "pisa" else {})},
                    search=record["search"],
                    timings={"search_seconds": round(record["search_seconds"], 3)},
                    outputs=["run.trec", "metrics.json"], metrics=metrics)

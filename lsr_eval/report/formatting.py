@@ -79,6 +79,14 @@ class NumberFormat:
     def mib(self, value: float) -> str:
         return f"{value:,.{self.mib_decimals}f}"
 
+    def ratio(self, value: float) -> str:
+        """A ratio of two latencies: ``2.345`` -> ``2.35``."""
+        return f"{value:.2f}"
+
+    def gflop(self, value: float) -> str:
+        """GFLOP, to the FLOPs' significant digits (``0.0912``, ``3.41``)."""
+        return significant(value, self.flops_digits)
+
     def count(self, value: float) -> str:
         """A count or a mean count: thousands separated, no decimals (``1,234``)."""
         return f"{value:,.0f}"

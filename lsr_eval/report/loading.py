@@ -27,7 +27,8 @@ TRAIN_DIR = "train"
 EFFICIENCY_COLUMNS = ("flops", "avg_q_dims", "avg_d_dims", "latency_mean_ms", "latency_p50_ms", "latency_p99_ms",
                       "index_bytes", "postings", "postings_per_query", "latency_encode_p50_ms",
                       "latency_search_p50_ms", "latency_parallel_mean_ms", "latency_parallel_p50_ms",
-                      "latency_parallel_p99_ms")
+                      "latency_parallel_p99_ms", "latency_search_mean_ms", "latency_ratio_bm25",
+                      "latency_search_ratio_bm25", "query_encoder_gflop")
 #: A sweep point's settings (numbers).
 SWEEP_COLUMNS = ("doc_top_k", "doc_threshold", "query_top_k", "query_threshold")
 #: Text columns of a benchmark table (``kind``: bm25, splade, fusion or run; ``sweep``/``point``: a sweep point's
@@ -37,7 +38,7 @@ SWEEP_COLUMNS = ("doc_top_k", "doc_threshold", "query_top_k", "query_threshold")
 #: its correction for multiple comparisons, from the manifest).
 TEXT_COLUMNS = ("dataset", "system", "model", "status", "baseline", "kind", "sweep", "point", "engine",
                 "latency_rule", "precision", "declared_costs", "cost_source", "efficiency_status",
-                "significance_test", "significance_correction")
+                "significance_test", "significance_correction", "latency_reference")
 #: Counts a row may carry (``judged_without_results``: judged queries the run has no result for, scored 0).
 COUNT_COLUMNS = ("judged_without_results",)
 REQUIRED_COLUMNS = ("dataset", "system")

@@ -54,8 +54,11 @@ EFFICIENCY_DISPLAY = (
     EfficiencyColumn("latency_p50_ms", "latency p50 (ms)", 1.0, "latency"),
     EfficiencyColumn("latency_p99_ms", "latency p99 (ms)", 1.0, "latency"),
     EfficiencyColumn("latency_parallel_mean_ms", "parallel latency mean (ms)", 1.0, "latency"),
+    EfficiencyColumn("latency_ratio_bm25", "latency / same-engine BM25", 1.0, "ratio"),
+    EfficiencyColumn("latency_search_ratio_bm25", "search / same-engine BM25 search", 1.0, "ratio"),
     EfficiencyColumn("flops", "FLOPs", 1.0, "flops"),
-    EfficiencyColumn("postings_per_query", "postings per query", 1.0, "count"),
+    EfficiencyColumn("query_encoder_gflop", "query encoder (GFLOP/query)", 1.0, "gflop"),
+    EfficiencyColumn("postings_per_query", "postings in the query's lists", 1.0, "count"),
     EfficiencyColumn("postings", "postings", 1.0, "count", None),
     EfficiencyColumn("avg_q_dims", "query dims", 1.0, "dims", None),
     EfficiencyColumn("avg_d_dims", "doc dims", 1.0, "dims", None),
@@ -64,7 +67,17 @@ EFFICIENCY_DISPLAY = (
 
 #: What the latency columns measure (the note under a table that shows them).
 LATENCY_NOTE = ("latency: per query, one query at a time on one thread, from the query text to the ranked list: "
-                "query encoding + search (BM25: query analysis + search); mean, p50 and p99 over the measured queries")
+                "query encoding + search (BM25: query analysis + search); mean, p50 and p99 over the measured "
+                "queries")
+#: Columns of costs that do not depend on the machine (or, for the ratios, cancel it out).
+TRAVELLING = ("latency_ratio_bm25", "latency_search_ratio_bm25", "query_encoder_gflop", "postings_per_query")
+#: What the costs that do not depend on the CPU are (the note under a table that shows them).
+COST_NOTE = ("costs that travel between machines: 'latency / same-engine BM25' divides a mean latency by that of the "
+             "BM25 measured in the same run on the same engine (same k, one thread); 'postings in the query's "
+             "lists' is the sum of the document frequencies of the query's terms, an upper bound of the postings "
+             "an engine scores (none of Anserini, PISA, Seismic and BMP reports the postings it scored); FLOPs: the "
+             "expected multiplications of a query-document dot product; query encoder GFLOP: the matrix products "
+             "of one query's forward pass (0 for a term table)")
 #: The note of a table with best cells.
 BEST_NOTE = "bold: the best number of its column (highest effectiveness, lowest cost)"
 
@@ -444,6 +457,8 @@ def efficiency_table(frame: pd.DataFrame, dataset: str, *, measures: Sequence[st
         lead.append(f"not recorded for {dataset}: {', '.join(absent)}")
     if any(c.source.startswith("latency_") for c in eff):
         lead.append(LATENCY_NOTE)
+    if any(c.source in TRAVELLING for c in eff):
+        lead.append(COST_NOTE)
     if "kind" in rows_frame.columns and eff and ((rows_frame["kind"] == "fusion") & rows_frame[
             [c.source for c in eff]].notna().any(axis=1)).any():
         from lsr_eval.efficiency.fusion_cost import RULE

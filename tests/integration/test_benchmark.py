@@ -292,3 +292,41 @@ def test_benchmark_engines_side_by_side_with_exact_recall(tmp_path):
     runs = {s: read_run(tmp_path / "work" / "benchmarks" / "tiny" / "runs" / s / "tiny" / "run.trec")
             for s in ("anserini", "pisa")}
     assert runs["anserini"] == runs["pisa"]
+
+
+def test_latency_ratios_to_the_same_engines_bm25_and_query_encoder_gflop(tmp_path):
+    """Every latency is also a ratio to the BM25 measured in the same run on the same engine (BM25 on PISA for the
+    PISA rows, with naver's protocol: block_max_wand over fixed-40 block-max data), and a SPLADE row carries its
+    query encoder's GFLOP per query (counted, the same for any CPU)."""
+    if not os.environ.get("CI"):
+        pytest.importorskip("pyterrier_pisa")
+    pisa = {"engine": "pisa", "engine_options": {"query_algorithm": "block_max_wand", "block_size": 40}}
+    splade = {"kind": "splade", "model": str(tiny_bert()), "max_length_d": 32, "max_length_q": 16, "doc_top_k": 20,
+              "query_top_k": 8}
+    systems = [{"name": "bm25", "kind": "bm25"}, {"name": "bm25-pisa", "kind": "bm25", **pisa},
+               {"name": "splade", **splade}, {"name": "splade-pisa", **splade, **pisa}]
+    path = _config(tmp_path, systems=systems, fusion=[], significance=None,
+                   efficiency={"latency_queries": 2, "warmup": 1, "hits": 10})
+    assert main(["benchmark", path, "--work-dir", str(tmp_path / "work"), "--threads", "1"]) == 0
+    table = pd.read_csv(tmp_path / "results" / "table.csv").set_index("system")
+    assert (table["status"] == "ok").all()
+    assert table["latency_reference"].to_dict() == {"bm25": "bm25", "bm25-pisa": "bm25-pisa", "splade": "bm25",
+                                                    "splade-pisa": "bm25-pisa"}
+    for name, ref in (("splade", "bm25"), ("splade-pisa", "bm25-pisa")):
+        assert table.loc[name, "latency_ratio_bm25"] == pytest.approx(
+            table.loc[name, "latency_mean_ms"] / table.loc[ref, "latency_mean_ms"])
+    assert table.loc["bm25", "latency_ratio_bm25"] == table.loc["bm25-pisa", "latency_ratio_bm25"] == 1.0
+    # BM25 on PISA splits query analysis from search, as SPLADE splits encoding from search
+    assert table.loc["splade-pisa", "latency_search_ratio_bm25"] == pytest.approx(
+        table.loc["splade-pisa", "latency_search_mean_ms"] / table.loc["bm25-pisa", "latency_search_mean_ms"])
+    runs = tmp_path / "work" / "benchmarks" / "tiny" / "runs"
+    record = json.loads((runs / "splade-pisa" / "tiny" / "efficiency.json").read_text())["latency"]
+    assert record["bm25_reference"]["latency_reference"] == "bm25-pisa"
+    gflop = record["query_encoder"]["gflop_per_query"]
+    assert gflop > 0 and table.loc["splade", "query_encoder_gflop"] == table.loc["splade-pisa", "query_encoder_gflop"]
+    assert table.loc["splade", "query_encoder_gflop"] == pytest.approx(gflop)
+    assert pd.isna(table.loc["bm25", "query_encoder_gflop"])
+    search = json.loads((runs / "splade-pisa" / "tiny" / "manifest.json").read_text())["search"]
+    assert (search["query_algorithm"], search["block_max_data"]) == ("block_max_wand", "quantized.q0.bmw.40")
+    bm25_search = json.loads((runs / "bm25-pisa" / "tiny" / "manifest.json").read_text())["search"]
+    assert (bm25_search["scorer"], bm25_search["block_max_data"]) == ("bm25", "bm25.k1-0.9.b-0.4.q0.bmw.40")

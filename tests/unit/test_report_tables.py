@@ -215,7 +215,7 @@ def test_efficiency_table_matches_results(frame):
     assert table.value({"system": "splade-minilm-k4"}, "latency p99 (ms)") == 95.2
     scifact = efficiency_table(frame, "scifact")
     absent = next(n for n in scifact.notes if n.startswith("not recorded for scifact: "))
-    assert absent.endswith("postings per query, postings, index (MiB)")
+    assert absent.endswith("postings in the query's lists, postings, index (MiB)")
     assert "postings" not in scifact.values.columns and "FLOPs" in scifact.values.columns
     with pytest.raises(ConfigError, match="not in the results"):
         efficiency_table(frame, "nope")
