@@ -4,13 +4,16 @@
 # cluster with a network:
 #
 #   pipelines/paper_efficient_splade.sh estimate   # GPU-hours of the six runs (a measured step time: see the README)
-#   pipelines/paper_efficient_splade.sh middle     # MLM + FLOPS middle training of DistilBERT (the V models' backbone)
+#   pipelines/paper_efficient_splade.sh data       # the teacher scores (hub: sentence-transformers/msmarco-hard-negatives)
+#                                                  # as qid docid score lines, checked against pipelines/data/*.json
+#   pipelines/paper_efficient_splade.sh middle     # MLM + FLOPS middle training of DistilBERT (both encoders of V, the
+#                                                  # documents of VI-BT) and of BERT-tiny (VI-BT's query encoder)
 #   pipelines/paper_efficient_splade.sh train      # the six configs, run after run here (NPROC GPUs each, default 1)
 #   LAUNCHER=slurm GPUS=4 TIME=48:00:00 PARTITION=gpu pipelines/paper_efficient_splade.sh train
 #                                                  # ... or one SLURM array task per pending config (waits for it)
 #   pipelines/paper_efficient_splade.sh evaluate   # pipelines/benchmarks/paper-efficient-splade.yaml
 #   pipelines/paper_efficient_splade.sh report     # lsr-eval report results --out results/report
-#   pipelines/paper_efficient_splade.sh all        # middle, train, evaluate, report
+#   pipelines/paper_efficient_splade.sh all        # data, middle, train, evaluate, report
 #
 # A finished run is skipped and a killed one resumes. LSR_EVAL overrides the command (e.g. LSR_EVAL="python -m
 # lsr_eval.cli"); STEP_TIME=SECONDS gives the estimate a step time.
@@ -21,18 +24,22 @@ CONFIGS=()
 for size in small medium large; do
     CONFIGS+=("pipelines/train/efficient-splade-V-$size.yaml" "pipelines/train/efficient-splade-VI-BT-$size.yaml")
 done
-MIDDLE=pipelines/train/middle-distilbert-msmarco.yaml
+MIDDLE=(pipelines/train/middle-distilbert-msmarco.yaml pipelines/train/middle-bert-tiny-msmarco.yaml)
 BENCH=pipelines/benchmarks/paper-efficient-splade.yaml
+TEACHER=work/data/msmarco-train-ce-minilm-l6-v2-scores.tsv   # what pipelines/train/efficient-splade-base.yaml reads
+
+data() { "${LSR[@]}" teacher-scores --out "$TEACHER" --expect pipelines/data/msmarco-teacher-scores.json; }
+middle() { for config in "${MIDDLE[@]}"; do "${LSR[@]}" middle-train "$config" --resume; done; }
 
 . pipelines/grid_stages.sh
 
 case "${1:-all}" in
     estimate) grid_estimate ;;
-    middle) "${LSR[@]}" middle-train "$MIDDLE" --resume ;;
+    data) data ;;
+    middle) middle ;;
     train) grid_train ;;
     evaluate) "${LSR[@]}" benchmark "$BENCH" ;;
     report) "${LSR[@]}" report results --out results/report ;;
-    all) "${LSR[@]}" middle-train "$MIDDLE" --resume; grid_train; "${LSR[@]}" benchmark "$BENCH"; \
-         "${LSR[@]}" report results --out results/report ;;
-    *) echo "usage: $0 estimate|middle|train|evaluate|report|all" >&2; exit 2 ;;
+    all) data; middle; grid_train; "${LSR[@]}" benchmark "$BENCH"; "${LSR[@]}" report results --out results/report ;;
+    *) echo "usage: $0 estimate|data|middle|train|evaluate|report|all" >&2; exit 2 ;;
 esac

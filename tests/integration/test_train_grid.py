@@ -208,8 +208,13 @@ def test_the_efficiency_benchmark_has_naver_pairs_the_six_trained_models_and_the
 
     bench = load_config(REPO / "pipelines" / "benchmarks" / "paper-efficient-splade.yaml")
     assert [(d.spec, d.measures) for d in bench.datasets] == [
-        ("msmarco-dev", ("RR@10", "R@1000")), ("beir-13", ("nDCG@10",))]
-    assert (bench.efficiency.hits, bench.efficiency.latency_queries) == (1000, 1000)
+        ("msmarco-dev", ("RR@10", "R@1000")), ("dl19", ("nDCG@10", "R@1000(rel=2)")), ("beir-13", ("nDCG@10",))]
+    # naver's latency protocol: every dev query (6,980), k = 1000, block_max_wand over fixed-40 block-max data
+    assert (bench.efficiency.hits, bench.efficiency.latency_queries, bench.efficiency.warmup) == (1000, 6980, 0)
+    pisa = [s.params for s in bench.systems if s.params.get("engine") == "pisa"]
+    assert len(pisa) == 10 and all(p["engine_options"] == {"index_encoding": "block_simdbp", "block_size": 40,
+                                                            "query_algorithm": "block_max_wand"} for p in pisa)
+    assert [s.name for s in bench.systems if s.kind == "bm25"] == ["bm25", "bm25-pisa"]
     splade = {s.name: s.params for s in bench.systems if s.kind == "splade"}
     for size in ("V-large", "VI-BT-large"):
         params = splade[f"naver-efficient-splade-{size}"]
@@ -221,6 +226,7 @@ def test_the_efficiency_benchmark_has_naver_pairs_the_six_trained_models_and_the
         cfg = load_train(path)
         assert splade[cfg.name]["model"] == f"{cfg.output.model_dir}/model"
     assert all(p["engine"] == "pisa" and p["precision"] == "fp32" for p in splade.values())
+    assert splade["splade-v2-distil"]["model"] == "naver/splade_v2_distil"
     assert sorted(f.runs for f in bench.fusion) == sorted(("bm25", name) for name in splade)
     assert all(f.method == "rrf" and not f.tune for f in bench.fusion)
 

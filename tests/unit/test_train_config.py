@@ -149,7 +149,9 @@ def test_shipped_configs_validate():
     assert not load_config(folder / "rescale-bert-base-uncased-k1.yaml").model.trust_remote_code
     bt_large = load_config(folder / "efficient-splade-VI-BT-large.yaml")
     assert (bt_large.regularizer.lambda_q, bt_large.regularizer.lambda_d) == (5e-4, 5e-4)
-    assert bt_large.model.query.build.layers == 2 and bt_large.model.query.build.hidden == 128
+    # BT-SPLADE's query encoder: pretrained BERT-tiny, middle-trained (no random build in a paper config)
+    assert bt_large.model.query.build is None
+    assert bt_large.model.query.path == "work/train/middle-bert-tiny-msmarco/model"
 
 
 def test_training_commands_do_not_import_torch_when_loaded():

@@ -1,0 +1,153 @@
+"""Teacher scores for distillation: the cross-encoder scores of MS MARCO train queries and their hard negatives that
+naver/splade's efficient SPLADE distils from (``conf/train/data/distil_from_ensemble.yaml``:
+``cross-encoder-ms-marco-MiniLM-L-6-v2-scores.pkl.gz``), converted into the ``qid docid score`` lines that
+``data.teacher_scores`` reads (:func:`lsr_eval.train.files.read_teacher_scores`).
+
+The file is the hub dataset ``sentence-transformers/msmarco-hard-negatives``; its layout is the one
+Sentence-Transformers' MarginMSE example reads (``examples/training/ms_marco/train_bi-encoder_margin-mse.py``:
+``ce_scores = pickle.load(fIn)``, then ``ce_scores[qid][pid]``): a dict of query ids to dicts of passage ids to
+scores. A pickle can run code when loaded, so it is read by :class:`RestrictedUnpickler`, which builds dicts,
+strings and numbers only (numpy float scalars, which some pickles hold, through numpy's scalar constructor with a
+float dtype; nothing else). The file's sha256 and its counts are checked against a lock file
+(``expect``): a mismatch is an error, and a lock file without them gets them written by the first run that has the
+file, to be committed.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import math
+import os
+import pickle
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from lsr_eval.errors import InputError
+
+HUB_REPO = "sentence-transformers/msmarco-hard-negatives"
+HUB_FILE = "cross-encoder-ms-marco-MiniLM-L-6-v2-scores.pkl.gz"
+#: The only globals a teacher pickle may name: numpy's float scalars (``numpy.float32(0.5)`` pickles as
+#: ``numpy.core.multiarray.scalar(dtype('float32'), b'...')``), before and after numpy 2 renamed ``core``.
+_ALLOWED = {("numpy.core.multiarray", "scalar"), ("numpy._core.multiarray", "scalar"), ("numpy", "dtype")}
+
+
+class RestrictedUnpickler(pickle.Unpickler):
+    """Unpickles dicts, lists, strings and numbers, and numpy float scalars; any other global is refused."""
+
+    def __init__(self, file, source: str) -> None:
+        super().__init__(file)
+        self.source = source
+
+    def find_class(self, module: str, name: str) -> Any:
+        if (module, name) not in _ALLOWED:
+            raise InputError(f"{self.source}: the pickle names {module}.{name}; a teacher-score file holds dicts, "
+                             "strings and numbers only, so it is refused (is it the file you meant?)")
+        import numpy
+
+        if name == "dtype":
+            def float_dtype(kind, *args):
+                dtype = numpy.dtype(kind)
+                if dtype.kind != "f":
+                    raise InputError(f"{self.source}: the pickle holds numpy {dtype} values, not floats")
+                return dtype
+            return float_dtype
+        try:
+            from numpy._core.multiarray import scalar
+        except ImportError:  # numpy < 2
+            from numpy.core.multiarray import scalar
+        return scalar
+
+
+@dataclass(frozen=True)
+class TeacherCounts:
+    """What went in and what came out: the pickle's queries and (query, passage) pairs, and the lines written."""
+
+    sha256: str
+    queries: int
+    pairs: int
+    lines: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def sha256_of(path: str | os.PathLike) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def load_scores(path: str | os.PathLike) -> dict[Any, dict[Any, Any]]:
+    """The ``{qid: {pid: score}}`` dict of a (gzipped) teacher pickle, through :class:`RestrictedUnpickler`."""
+    path = Path(path)
+    opener = gzip.open if path.suffix == ".gz" else open
+    try:
+        with opener(path, "rb") as f:
+            scores = RestrictedUnpickler(f, str(path)).load()
+    except (pickle.UnpicklingError, EOFError, OSError, ValueError) as e:
+        raise InputError(f"{path}: not a readable teacher-score pickle ({e}); download it again") from e
+    if not isinstance(scores, dict):
+        raise InputError(f"{path}: expected a dict of query ids to {{passage id: score}}, got {type(scores).__name__}")
+    return scores
+
+
+def convert(pickle_path: str | os.PathLike, out: str | os.PathLike) -> TeacherCounts:
+    """Write ``qid docid score`` lines for every pair of the pickle (atomically: ``out`` appears complete or not at
+    all); an entry that is not ``{pid: finite number}`` is an error naming the query."""
+    pickle_path, out = Path(pickle_path), Path(out)
+    digest = sha256_of(pickle_path)
+    scores = load_scores(pickle_path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    partial = out.with_name(out.name + ".partial")
+    pairs = 0
+    with open(partial, "w", encoding="utf-8") as f:
+        for qid, passages in scores.items():
+            if not isinstance(passages, dict):
+                raise InputError(f"{pickle_path}: query {qid!r} maps to {type(passages).__name__}, not "
+                                 "{passage id: score}")
+            for pid, score in passages.items():
+                value = float(score)
+                if not math.isfinite(value):
+                    raise InputError(f"{pickle_path}: score of ({qid!r}, {pid!r}) is {score!r}, not finite")
+                f.write(f"{qid}\t{pid}\t{value!r}\n")
+                pairs += 1
+    partial.replace(out)
+    return TeacherCounts(digest, len(scores), pairs, pairs)
+
+
+def check_expected(counts: TeacherCounts, expect: str | os.PathLike) -> str:
+    """Compare ``counts`` with the lock file ``expect`` (``sha256``, ``queries``, ``pairs``): a mismatch is an
+    error naming both values; values not yet recorded are written into it. Returns what was done, for printing."""
+    expect = Path(expect)
+    try:
+        pinned = json.loads(expect.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise InputError(f"{expect}: not a readable lock file ({e})") from e
+    got = counts.to_dict()
+    wrong = [f"{k} {pinned[k]!r} expected, {got[k]!r} found" for k in ("sha256", "queries", "pairs")
+             if pinned.get(k) is not None and pinned[k] != got[k]]
+    if wrong:
+        raise InputError(f"{expect}: the teacher file differs from the one recorded: {'; '.join(wrong)}; check the "
+                         "download (or, if the hub file changed on purpose, update the lock file and say why)")
+    missing = [k for k in ("sha256", "queries", "pairs") if pinned.get(k) is None]
+    if not missing:
+        return f"matches {expect}"
+    pinned.update({k: got[k] for k in missing})
+    expect.write_text(json.dumps(pinned, indent=2) + "\n", encoding="utf-8")
+    return f"recorded {', '.join(missing)} into {expect}: commit it, so that later runs check against it"
+
+
+def fetch(cache_dir: str | os.PathLike | None = None) -> Path:
+    """The hub file, downloaded (resumably, by huggingface_hub) or taken from its cache."""
+    from huggingface_hub import hf_hub_download
+
+    try:
+        return Path(hf_hub_download(HUB_REPO, HUB_FILE, repo_type="dataset", cache_dir=cache_dir))
+    except Exception as e:  # network and hub errors: one line
+        raise InputError(f"could not download {HUB_FILE} from the hub dataset {HUB_REPO} ({type(e).__name__}: {e}); "
+                         "offline, pass a local copy with --pickle") from e

@@ -1,0 +1,108 @@
+"""The papers' chains as a networked cluster runs them: every config that ``pipelines/paper_*.sh all`` reaches,
+walked in the order the script runs its commands (the script itself, with ``LSR_EVAL=echo``). No paper config builds
+a random encoder, and every local input (a model, a teacher file, negatives, a run) is made by an earlier stage of
+the same chain; hub ids and ir_datasets ids are fetched where the chain runs."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from lsr_eval.train.config import read_yaml
+
+REPO = Path(__file__).resolve().parents[2]
+SCRIPTS = sorted(REPO.glob("pipelines/paper_*.sh"))
+#: where a chain writes what its later stages read (a hub id or an ir_datasets id is none of these)
+LOCAL = ("work/", "results/", "./", "../", "/")
+
+
+def commands(script: Path) -> list[list[str]]:
+    """The lsr-eval command lines ``script all`` runs, in order (``LSR_EVAL=echo``: printed, not run)."""
+    out = subprocess.run(["bash", str(script), "all"], capture_output=True, text=True, check=True,
+                         env={**os.environ, "LSR_EVAL": "echo"}).stdout
+    return [shlex.split(line) for line in out.splitlines() if line.strip()]
+
+
+def builds(node, where: str) -> list[str]:
+    """Every ``build:`` key under a config's ``model`` (a randomly initialised encoder)."""
+    if not isinstance(node, dict):
+        return []
+    found = [f"{where}.build"] if "build" in node else []
+    return found + [b for k, v in node.items() for b in builds(v, f"{where}.{k}")]
+
+
+def train_inputs(raw: dict) -> list[str]:
+    model, data = raw.get("model", {}), raw.get("data", {})
+    negatives = data.get("negatives") or []
+    return [p for p in (model.get("path"), (model.get("query") or {}).get("path"), data.get("teacher_scores"),
+                        *([negatives] if isinstance(negatives, str) else negatives)) if p]
+
+
+def walk(script: Path) -> tuple[list[str], list[str], list[str]]:
+    """(configs reached, random builds found, local inputs that no earlier stage makes)."""
+    made: set[str] = set()
+    reached, random_builds, orphans = [], [], []
+
+    def need(path: str, what: str) -> None:
+        if path.startswith(LOCAL) and path.rstrip("/") not in made:
+            orphans.append(f"{what} reads {path}, which no earlier stage of {script.name} makes")
+
+    for cmd in commands(script):
+        verb, args = cmd[0], cmd[1:]
+        if verb == "teacher-scores":
+            made.add(args[args.index("--out") + 1])
+        elif verb in ("middle-train", "grid"):
+            for config in (a for a in args if a.endswith(".yaml")):
+                raw = read_yaml(REPO / config)
+                reached.append(config)
+                random_builds += builds(raw.get("model", {}), f"{config}: model")
+                for path in train_inputs(raw):
+                    need(path, config)
+            for config in (a for a in args if a.endswith(".yaml")):  # a grid's runs start together
+                made.add(f"{read_yaml(REPO / config)['output']['model_dir']}/model")
+        elif verb == "benchmark":
+            reached.append(args[0])
+            for system in read_yaml(REPO / args[0])["systems"]:
+                for key in ("model", "query_model", "path"):
+                    if system.get(key):
+                        need(system[key], f"{args[0]}: system {system['name']}")
+    return reached, random_builds, orphans
+
+
+@pytest.mark.parametrize("script", SCRIPTS, ids=[s.name for s in SCRIPTS])
+def test_no_paper_config_builds_a_random_encoder_and_every_input_is_made_earlier(script):
+    reached, random_builds, orphans = walk(script)
+    assert reached, f"{script.name} all reaches no config"
+    assert random_builds == []
+    assert orphans == []
+
+
+def test_the_efficiency_chain_is_data_middle_train_evaluate():
+    verbs = [c[0] for c in commands(REPO / "pipelines" / "paper_efficient_splade.sh")]
+    assert verbs == ["teacher-scores", "middle-train", "middle-train", "grid", "benchmark", "report"]
+    reached, _, _ = walk(REPO / "pipelines" / "paper_efficient_splade.sh")
+    assert "pipelines/train/middle-bert-tiny-msmarco.yaml" in reached          # VI-BT's query encoder
+    assert len([c for c in reached if "efficient-splade-" in c]) == 6
+
+
+def test_the_walk_finds_a_build_and_an_input_no_stage_makes(tmp_path, monkeypatch):
+    """The check can fail: a chain whose config builds its query encoder and reads a teacher file nobody writes."""
+    config = {"model": {"path": "work/train/nowhere/model", "query": {"build": {"layers": 2}}},
+              "data": {"teacher_scores": "work/data/t.tsv"}, "output": {"model_dir": "work/train/x"}}
+    import yaml
+
+    (tmp_path / "pipelines" / "train").mkdir(parents=True)
+    (tmp_path / "pipelines" / "train" / "x.yaml").write_text(yaml.safe_dump(config))
+    script = tmp_path / "pipelines" / "paper_x.sh"
+    script.write_text('read -r -a LSR <<< "${LSR_EVAL:-lsr-eval}"\n"${LSR[@]}" grid pipelines/train/x.yaml\n')
+    monkeypatch.setattr(__import__(__name__), "REPO", tmp_path)
+    reached, random_builds, orphans = walk(script)
+    assert reached == ["pipelines/train/x.yaml"]
+    assert random_builds == ["pipelines/train/x.yaml: model.query.build"]
+    assert orphans == ["pipelines/train/x.yaml reads work/train/nowhere/model, which no earlier stage of paper_x.sh "
+                       "makes", "pipelines/train/x.yaml reads work/data/t.tsv, which no earlier stage of paper_x.sh "
+                       "makes"]
