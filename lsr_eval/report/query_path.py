@@ -38,6 +38,9 @@ def summary_md(b: dict) -> str:
     lines = [f"# Query path: lsr-eval [{b['engine']['engine']}] vs Pyserini ({p['measured']} measured queries, "
              f"{p['warmup']} warm-up, "
              f"k={p['k']}, 1 thread, {p['machine']['cpu']}, {p['machine']['cores']} cores)", "",
+             "CPU flags (the instruction sets that decide the kernels' speed; the ratios below hold on this CPU): "
+             + (", ".join(p["machine"]["cpu_flags"]) if "cpu_flags" in p["machine"]
+                else "not recorded (measured before manifests recorded them)"), "",
              "Load average (1 / 5 / 15 min; other processes shared the CPUs): " + ", ".join(
                  f"{when} {' / '.join(f'{x:.1f}' for x in v)}" for when, v in p["load_average_1_5_15min"].items()),
              "",
