@@ -324,7 +324,9 @@ def _latency_columns(lat: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any
     if "encode" in summaries:
         row.update(latency_encode_p50_ms=summaries["encode"]["p50_ms"],
                    latency_search_p50_ms=summaries["search"]["p50_ms"],
-                   latency_search_mean_ms=summaries["search"]["mean_ms"])
+                   latency_search_mean_ms=summaries["search"]["mean_ms"],
+                   latency_search_p99_ms=summaries["search"]["p99_ms"],
+                   latency_encode_mean_ms=summaries["encode"]["mean_ms"])
     if "query_encoder" in lat:
         row["query_encoder_gflop"] = lat["query_encoder"]["gflop_per_query"]
     return row, {**lat, "latency_ms": summaries}

@@ -27,7 +27,8 @@ TRAIN_DIR = "train"
 EFFICIENCY_COLUMNS = ("flops", "avg_q_dims", "avg_d_dims", "latency_mean_ms", "latency_p50_ms", "latency_p99_ms",
                       "index_bytes", "postings", "postings_per_query", "latency_encode_p50_ms",
                       "latency_search_p50_ms", "latency_parallel_mean_ms", "latency_parallel_p50_ms",
-                      "latency_parallel_p99_ms", "latency_search_mean_ms", "latency_ratio_bm25",
+                      "latency_parallel_p99_ms", "latency_search_mean_ms", "latency_search_p99_ms",
+                      "latency_encode_mean_ms", "latency_ratio_bm25",
                       "latency_search_ratio_bm25", "query_encoder_gflop")
 #: A sweep point's settings (numbers).
 SWEEP_COLUMNS = ("doc_top_k", "doc_threshold", "query_top_k", "query_threshold")
