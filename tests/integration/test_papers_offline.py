@@ -170,3 +170,69 @@ def test_efficiency_paper_offline(offline):
     assert table[3]["MS MARCO dev RR@10"] == "failed" and table[3]["BEIR-13 mean nDCG@10"] == "n/a (0 of 13)"
     md = (root / "report" / "tables" / "paper-efficient-splade.md").read_text()
     assert f"failed: model {MISSING_MODEL} cannot be loaded" in md and "n/a (2 of 13)" in md
+
+
+def test_efficiency_chain_offline_data_middle_train_benchmark(offline):
+    """The VI-BT chain as pipelines/paper_efficient_splade.sh runs it, through the same commands and the paper's own
+    configs (loss, regularisers, naver's optimiser), with stand-ins for what a network would fetch: a teacher
+    pickle in Sentence-Transformers' layout, a tiny BERT for prajjwal1/bert-tiny and for the middle-trained
+    DistilBERT, a tiny training set for MS MARCO train. data -> middle training -> training -> benchmark -> table."""
+    import gzip
+    import pickle
+
+    from lsr_eval.train.config import read_yaml
+    from train_helpers import tiny_beir_train
+
+    root, maps = offline
+    beir, _ = tiny_beir_train(root)
+    # data: the teacher file, as the hub serves it (ce_scores[qid][pid]); positives score highest
+    scores = {f"q{i}": {f"d{j}": (10.0 if i == j else float(j % 5 - 2)) for j in range(12)} for i in range(12)}
+    with gzip.open(root / "ce-scores.pkl.gz", "wb") as f:
+        pickle.dump(scores, f)
+    lock = root / "teacher-lock.json"
+    lock.write_text(json.dumps({"sha256": None, "queries": None, "pairs": None}))
+    teacher = root / "work" / "data" / "teacher.tsv"
+    assert main(["teacher-scores", "--pickle", str(root / "ce-scores.pkl.gz"), "--out", str(teacher),
+                 "--expect", str(lock)]) == 0
+    assert json.loads(lock.read_text())["pairs"] == 144
+    # middle: the paper's BERT-tiny middle training, on the stand-in backbone and texts
+    middle = read_yaml(REPO / "pipelines" / "train" / "middle-bert-tiny-msmarco.yaml")
+    middle["model"].update(path=str(model_copy(root / "bert-tiny")), max_length=24)
+    middle["data"] = {"dataset": str(beir), "split": "train"}
+    middle["mlm"].update(warmup_d=2)
+    middle["optim"].update(warmup_steps=1)
+    middle["train"].update(steps=3, batch_size=4, bf16=False, checkpoint_every=0, progress=False, num_threads=1)
+    middle["output"] = {"dir": str(root / "results" / "train" / "middle-bert-tiny-msmarco"),
+                        "model_dir": str(root / "work" / "train" / "middle-bert-tiny-msmarco")}
+    (root / "middle.yaml").write_text(yaml.safe_dump(middle))
+    assert main(["middle-train", str(root / "middle.yaml")]) == 0
+    # train: the paper's VI-BT small config, its query encoder the middle stage's model, distilled from the teacher
+    cfg = read_yaml(REPO / "pipelines" / "train" / "efficient-splade-VI-BT-small.yaml")
+    cfg.pop("base", None)
+    assert cfg["model"]["query"] == {"path": "work/train/middle-bert-tiny-msmarco/model"}
+    cfg["model"].update(path=str(model_copy(root / "distilbert")), max_length_q=12, max_length_d=24,
+                        query={"path": str(root / "work" / "train" / "middle-bert-tiny-msmarco" / "model")})
+    cfg["data"] = {"source": "dataset", "dataset": str(beir), "split": "train", "teacher_scores": str(teacher),
+                   "n_negatives": 1}
+    cfg["regularizer"].update(warmup_q=2, warmup_d=2)
+    cfg["optim"].update(warmup_steps=1)
+    cfg["train"].update(steps=3, batch_size=4, bf16=False, checkpoint_every=0, progress=False, num_threads=1)
+    cfg["output"] = {"dir": str(root / "results" / "train" / cfg["name"]),
+                     "model_dir": str(root / "work" / "train" / cfg["name"])}
+    (root / "vi-bt.yaml").write_text(yaml.safe_dump(cfg))
+    assert main(["grid", str(root / "vi-bt.yaml")]) == 0
+    log = (root / "results" / "train" / cfg["name"] / "manifest.json").read_text()
+    assert "teacher.tsv" in log and '"kl_div"' in log and '"naver"' in log
+    # benchmark and table: the trained model beside BM25 and BM25 on PISA, naver's latency protocol
+    bench = _benchmark(root, "paper-efficient-splade", {"bm25", "bm25-pisa", cfg["name"]})
+    assert main(["benchmark", str(bench), "--work-dir", str(root / "work"), "--threads", "1", *maps]) == 1
+    assert main(["report", "results", "--out", "report", "--no-figures"]) == 0
+    table = {r["model"]: r for r in _csv(root / "report" / "tables" / "paper-efficient-splade.csv")}
+    assert list(table) == ["bm25", "bm25-pisa", cfg["name"]]
+    row = table[cfg["name"]]
+    dev = _recompute(root, "paper-efficient-splade", cfg["name"], "msmarco-dev", "RR@10")
+    assert float(row["MS MARCO dev RR@10"]) == pytest.approx(dev, abs=5e-5)
+    assert float(row["retrieval / BM25 on PISA"]) > 0 and float(row["query encoding mean (ms)"]) > 0
+    search = json.loads((root / "work" / "benchmarks" / "paper-efficient-splade" / "runs" / cfg["name"] /
+                         "msmarco-dev" / "manifest.json").read_text())["search"]
+    assert (search["query_algorithm"], search["block_max_data"]) == ("block_max_wand", "quantized.q0.bmw.40")
