@@ -16,7 +16,6 @@ file, to be committed.
 from __future__ import annotations
 
 import gzip
-import hashlib
 import json
 import math
 import os
@@ -25,6 +24,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from lsr_eval.data.trec_files import file_sha256
 from lsr_eval.errors import InputError
 
 HUB_REPO = "sentence-transformers/msmarco-hard-negatives"
@@ -74,14 +74,6 @@ class TeacherCounts:
         return asdict(self)
 
 
-def sha256_of(path: str | os.PathLike) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def load_scores(path: str | os.PathLike) -> dict[Any, dict[Any, Any]]:
     """The ``{qid: {pid: score}}`` dict of a (gzipped) teacher pickle, through :class:`RestrictedUnpickler`."""
     path = Path(path)
@@ -100,7 +92,7 @@ def convert(pickle_path: str | os.PathLike, out: str | os.PathLike) -> TeacherCo
     """Write ``qid docid score`` lines for every pair of the pickle (atomically: ``out`` appears complete or not at
     all); an entry that is not ``{pid: finite number}`` is an error naming the query."""
     pickle_path, out = Path(pickle_path), Path(out)
-    digest = sha256_of(pickle_path)
+    digest = file_sha256(pickle_path)
     scores = load_scores(pickle_path)
     out.parent.mkdir(parents=True, exist_ok=True)
     partial = out.with_name(out.name + ".partial")

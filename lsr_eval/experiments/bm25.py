@@ -88,6 +88,23 @@ BM25_ENGINES = ("anserini", "pisa")
 PISA_BM25_OPTIONS = ("index_encoding", "query_algorithm", "block_size", "batch_size")
 
 
+def _staged(slot: Path, write, verb: str):
+    """(the staging folder beside ``slot``, what ``write(folder)`` wrote into it): a collection an index is built
+    from, then removed."""
+    staging = slot.with_name(slot.name + ".collection")
+    shutil.rmtree(staging, ignore_errors=True)
+    t0 = time.perf_counter()
+    coll = write(staging)
+    log.info("%s %d documents into %s in %.1fs", verb, coll.documents, staging, time.perf_counter() - t0)
+    return staging, coll
+
+
+def _corpus_counts(dataset: Dataset) -> dict[str, Any]:
+    """The corpus's counts for an index manifest, not the judged documents of the split that happened to build it:
+    the index serves every split (each run records its own split's under counts.topics)."""
+    return {k: v for k, v in dataset.doc_stats.to_dict().items() if not k.startswith("judged_documents")}
+
+
 def ensure_bm25_index(dataset: Dataset, work: Path, threads: int = 2, multifield: bool = False
                       ) -> tuple[Path, dict[str, Any]]:
     """Build the ``bm25-flat`` (or ``bm25-multifield``) index of the dataset's corpus, or reuse the cached one;
@@ -102,21 +119,15 @@ def ensure_bm25_index(dataset: Dataset, work: Path, threads: int = 2, multifield
     built = []
 
     def build() -> None:
-        staging = slot.with_name(slot.name + ".collection")
-        shutil.rmtree(staging, ignore_errors=True)
-        t0 = time.perf_counter()
-        coll = write_json_collection(dataset.docs(), staging, multifield=multifield)
-        log.info("wrote %d documents to %s in %.1fs", coll.documents, staging, time.perf_counter() - t0)
+        staging, coll = _staged(slot, lambda folder: write_json_collection(dataset.docs(), folder,
+                                                                         multifield=multifield), "wrote")
         counts = build_index(staging, slot / "index", kind, threads=threads)
         shutil.rmtree(staging)
         read = dataset.doc_stats.read
         if counts.total_indexed != read or coll.documents != read:
             raise LsrEvalError(f"documents read ({read}) != documents indexed ({counts.total_indexed}); Anserini "
                                f"counters: {counts.to_dict()}")
-        # the corpus's counts only: the index serves every split, so the judged documents of the split that
-        # happened to build it are not the index's (each run records its own split's under counts.topics)
-        corpus = {k: v for k, v in dataset.doc_stats.to_dict().items() if not k.startswith("judged_documents")}
-        write_manifest(slot, "index", key, counts={**counts.to_dict(), **corpus}, java=info(),
+        write_manifest(slot, "index", key, counts={**counts.to_dict(), **_corpus_counts(dataset)}, java=info(),
                        index=str(slot / "index"))
         built.append(slot)
 
@@ -140,19 +151,15 @@ def ensure_bm25_pisa_index(dataset: Dataset, work: Path, settings: Bm25Settings,
     slot = cache_slot(work, "indexes", key, f"bm25-pisa-{dataset.corpus_label()}")
 
     def build() -> None:
-        staging = slot.with_name(slot.name + ".collection")
-        shutil.rmtree(staging, ignore_errors=True)
-        t0 = time.perf_counter()
-        coll = write_term_frequencies(dataset.docs(), staging)
-        log.info("analysed %d documents into %s in %.1fs", coll.documents, staging, time.perf_counter() - t0)
+        staging, coll = _staged(slot, lambda folder: write_term_frequencies(dataset.docs(), folder), "analysed")
         counts = engine.build(staging, slot / "index", threads=threads)
         shutil.rmtree(staging)
         read = dataset.doc_stats.read
         if counts.documents_indexed != read or coll.documents != read:
             raise LsrEvalError(f"documents read ({read}) != documents analysed ({coll.documents}) or indexed by "
                                f"PISA ({counts.documents_indexed})")
-        corpus = {k: v for k, v in dataset.doc_stats.to_dict().items() if not k.startswith("judged_documents")}
-        write_manifest(slot, "index", key, counts={**counts.to_dict(), **corpus}, engine=engine.describe(),
+        write_manifest(slot, "index", key, counts={**counts.to_dict(), **_corpus_counts(dataset)},
+                       engine=engine.describe(),
                        analyzer=ANALYZER, java=info(), index=str(slot / "index"))
 
     return slot, cached(slot, key, build=build)
