@@ -8,7 +8,8 @@
 #                                                  # as qid docid score lines, checked against pipelines/data/*.json
 #   pipelines/paper_efficient_splade.sh middle     # MLM + FLOPS middle training of DistilBERT (both encoders of V, the
 #                                                  # documents of VI-BT) and of BERT-tiny (VI-BT's query encoder)
-#   pipelines/paper_efficient_splade.sh train      # the six configs, run after run here (NPROC GPUs each, default 1)
+#   pipelines/paper_efficient_splade.sh train      # the eight configs (V, VI-BT x 3 sizes; VI-doc x 2), run after run
+#                                                  # here (NPROC GPUs each, default 1)
 #   LAUNCHER=slurm GPUS=4 TIME=48:00:00 PARTITION=gpu pipelines/paper_efficient_splade.sh train
 #                                                  # ... or one SLURM array task per pending config (waits for it)
 #   pipelines/paper_efficient_splade.sh evaluate   # pipelines/benchmarks/paper-efficient-splade.yaml
@@ -24,6 +25,7 @@ CONFIGS=()
 for size in small medium large; do
     CONFIGS+=("pipelines/train/efficient-splade-V-$size.yaml" "pipelines/train/efficient-splade-VI-BT-$size.yaml")
 done
+CONFIGS+=(pipelines/train/efficient-splade-VI-doc-small.yaml pipelines/train/efficient-splade-VI-doc-medium.yaml)
 MIDDLE=(pipelines/train/middle-distilbert-msmarco.yaml pipelines/train/middle-bert-tiny-msmarco.yaml)
 BENCH=pipelines/benchmarks/paper-efficient-splade.yaml
 TEACHER=work/data/msmarco-train-ce-minilm-l6-v2-scores.tsv   # what pipelines/train/efficient-splade-base.yaml reads

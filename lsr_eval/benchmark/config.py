@@ -440,10 +440,10 @@ def check_model(name: Any, where: str, on_disk: bool = False, *, query: bool = F
 
     if not isinstance(name, str) or not name:
         raise ConfigError(f"{where}: model must be a folder, a hub id or an alias, got {name!r}")
-    if query:      # a query encoder may also be the corpus IDF, or static:<folder or hub id>
-        from lsr_eval.models.static_query import IDF, STATIC_PREFIX
+    if query:      # a query encoder may also be the corpus IDF, the binary bag of tokens, or static:<folder or hub id>
+        from lsr_eval.models.static_query import BINARY, IDF, STATIC_PREFIX
 
-        if name == IDF:
+        if name in (IDF, BINARY):
             return
         if name.startswith(STATIC_PREFIX):
             return check_model(name[len(STATIC_PREFIX):], where, on_disk)

@@ -356,9 +356,8 @@ def _bm25_reference(rows: dict[str, dict[str, Any]], systems: dict[str, SystemEn
         base = rows[ref]
         cols: dict[str, Any] = {"latency_reference": ref,
                                 "latency_ratio_bm25": row["latency_mean_ms"] / base["latency_mean_ms"]}
-        if "latency_search_mean_ms" in row:
-            base_search = base.get("latency_search_mean_ms", base["latency_mean_ms"])
-            cols["latency_search_ratio_bm25"] = row["latency_search_mean_ms"] / base_search
+        if "latency_search_mean_ms" in row and "latency_search_mean_ms" in base:
+            cols["latency_search_ratio_bm25"] = row["latency_search_mean_ms"] / base["latency_search_mean_ms"]
         out[name] = cols
     return out
 

@@ -71,8 +71,9 @@ class SpladeModel(nn.Module):
 
         ``path`` is the document encoder, and the query encoder too unless ``query_model`` names another: a
         checkpoint, an inference-free model folder or hub id (:func:`~lsr_eval.models.static_query.is_static_model`;
-        ``static:<folder or hub id>`` forces that reading, e.g. for a hub id), or ``idf``: the IDF of ``idf_corpus`` (a dataset) on the document
-        encoder's tokenizer, cached under ``work_dir`` (:meth:`StaticQueryEncoder.from_idf`).
+        ``static:<folder or hub id>`` forces that reading, e.g. for a hub id), ``idf``: the IDF of ``idf_corpus`` (a
+        dataset) on the document encoder's tokenizer, cached under ``work_dir`` (:meth:`StaticQueryEncoder.from_idf`),
+        or ``binary``: the bag of the query's tokens (:meth:`StaticQueryEncoder.binary`).
         ``head_init``/``identity``/``rescale_k``/``scale_bias`` apply to each backbone as loaded (a saved
         model's head is already rescaled: a new ``rescale_k`` divides it again). Arguments left None take the
         saved values, else the defaults (max lengths 64 / 256, Sparsify(), scale 100).
@@ -91,7 +92,7 @@ class SpladeModel(nn.Module):
             "quantization_scale", DEFAULT_SCALE)
         common = dict(head_init=head_init, identity=identity, rescale_k=rescale_k, scale_bias=scale_bias,
                       bf16=bf16, precision=precision, trust_remote_code=trust_remote_code)
-        from lsr_eval.models.static_query import IDF, StaticQueryEncoder, is_static_model, static_location
+        from lsr_eval.models.static_query import BINARY, IDF, StaticQueryEncoder, is_static_model, static_location
 
         if saved is not None and not saved.get("shared", True):
             root = Path(path)
@@ -108,6 +109,9 @@ class SpladeModel(nn.Module):
             document = SpladeEncoder.from_pretrained(path, max_d, sparsify=sp_d, **common)
             query = StaticQueryEncoder.from_idf(idf_corpus, document, work_dir=work_dir, max_length=max_q,
                                                 sparsify=sp_q)
+        elif query_model is not None and str(query_model) == BINARY:
+            document = SpladeEncoder.from_pretrained(path, max_d, sparsify=sp_d, **common)
+            query = StaticQueryEncoder.binary(document, max_length=max_q, sparsify=sp_q)
         elif query_model is not None and is_static_model(query_model):
             query = StaticQueryEncoder.from_pretrained(static_location(query_model), max_q, sparsify=sp_q)
             document = SpladeEncoder.from_pretrained(path, max_d, sparsify=sp_d, **common)

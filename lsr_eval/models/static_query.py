@@ -1,8 +1,9 @@
 """Inference-free query encoder: tokenise the query and look up one weight per vocabulary id, no forward pass.
 
 Weights: the corpus's Robertson-Sparck Jones idf, as BM25's with Lucene's ``1 +`` (Robertson & Zaragoza, 2009,
-eq. 3.3), ``idf(t) = ln(1 + (N - df(t) + 0.5) / (df(t) + 0.5))``, or a learned table (OpenSearch doc-only models,
-sentence-transformers ``SparseStaticEmbedding``).
+eq. 3.3), ``idf(t) = ln(1 + (N - df(t) + 0.5) / (df(t) + 0.5))``, a learned table (OpenSearch doc-only models,
+sentence-transformers ``SparseStaticEmbedding``), or 1 for every token (``binary``: the bag of the query's tokens,
+naver/splade's ``SpladeDoc`` query side, the efficiency paper's VI-doc models).
 
 Design notes: docs/design.md."""
 
@@ -29,6 +30,9 @@ log = logging.getLogger(__name__)
 
 #: ``query_model`` value that selects the corpus's IDF as the query encoder.
 IDF = "idf"
+#: ``query_model`` value that selects the binary bag of the query's tokens (weight 1 each, special tokens 0).
+BINARY = "binary"
+BINARY_RULE = "1 per distinct token of the query, special tokens 0 (naver/splade SpladeDoc)"
 #: ``query_model`` prefix that reads the rest as an inference-free model (needed for a hub id).
 STATIC_PREFIX = "static:"
 STATIC_CONFIG = "static_query.json"
@@ -169,6 +173,22 @@ class StaticQueryEncoder(VocabularyTerms, nn.Module):
         return cls(rsj_idf(df, n), tokenizer, max_length, sparsify=sparsify,
                    source={"kind": IDF, "formula": IDF_FORMULA, "documents": n, "corpus": dataset.corpus_key(),
                            "tokenizer_sha256": key["tokenizer_sha256"], "cache": str(slot)})
+
+    @classmethod
+    def binary(cls, tokenizer, *, vocab_size: int | None = None, max_length: int = 64,
+               sparsify: Sparsify = Sparsify()) -> "StaticQueryEncoder":
+        """Weight 1 for every vocabulary id (special tokens 0): a query is the binary bag of its tokens, as
+        naver/splade's ``SpladeDoc`` builds it (``generate_bow``, then pad, CLS and SEP zeroed). ``tokenizer``: a
+        tokenizer or an encoder holding one (its ``vocab_size`` is taken too)."""
+        if isinstance(tokenizer, (str, os.PathLike)):
+            tokenizer = _load_tokenizer(str(tokenizer))
+        elif hasattr(tokenizer, "tokenizer") and hasattr(tokenizer, "vocab_size"):
+            vocab_size = vocab_size or tokenizer.vocab_size
+            tokenizer = tokenizer.tokenizer
+        size = int(vocab_size or len(tokenizer))
+        return cls(np.ones(size, dtype=np.float32), tokenizer, max_length, sparsify=sparsify,
+                   source={"kind": BINARY, "rule": BINARY_RULE,
+                           "tokenizer_sha256": tokenizer_fingerprint(tokenizer)})
 
     @classmethod
     def from_pretrained(cls, path: str | os.PathLike, max_length: int | None = None, *,

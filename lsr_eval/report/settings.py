@@ -56,7 +56,10 @@ def row_settings(manifest: Mapping[str, Any] | None) -> dict[str, str] | None:
             out["export pruning"] = f"top {s.get('prune_doc_top_k') or 'all'}, threshold {s.get('prune_doc_threshold')}"
     elif stage == "bm25":
         out.update({"bm25": f"{experiment.get('method', 'bm25')} k1 {experiment.get('k1')} b {experiment.get('b')}",
-                    "engine": "anserini", "depth": str(experiment.get("hits", ""))})
+                    "engine": str(experiment.get("engine") or "anserini")
+                    + (f" {json.dumps(experiment['engine_options'], sort_keys=True)}"
+                       if experiment.get("engine_options") else ""),
+                    "depth": str(experiment.get("hits", ""))})
     elif stage == "fusion":
         s = manifest.get("settings") or {}
         params = ", ".join(f"{k} {v}" for k, v in sorted((s.get("params") or {}).items()))

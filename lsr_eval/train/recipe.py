@@ -112,7 +112,7 @@ def build_model(cfg: ModelConfig, *, bf16: bool = False, idf_corpus=None):
     counts its IDF on."""
     from lsr_eval.models.encoder import SpladeEncoder
     from lsr_eval.models.splade import SpladeModel, check_same_vocabulary
-    from lsr_eval.models.static_query import IDF, StaticQueryEncoder, is_static_model, static_location
+    from lsr_eval.models.static_query import BINARY, IDF, StaticQueryEncoder, is_static_model, static_location
 
     document, d_rep = _load(cfg.path, cfg.max_length_d, cfg.head_init, cfg.rescale_k, cfg.scale_bias,
                             cfg.tied_input, bf16,
@@ -123,8 +123,10 @@ def build_model(cfg: ModelConfig, *, bf16: bool = False, idf_corpus=None):
         query = SpladeEncoder(document.mlm, document.tokenizer, cfg.max_length_q, bf16=bf16,
                               head_init=document.head_init)
         reports["query"] = d_rep
-    elif q.path is not None and (q.path == IDF or is_static_model(q.path)):
-        if q.path == IDF:
+    elif q.path is not None and (q.path in (IDF, BINARY) or is_static_model(q.path)):
+        if q.path == BINARY:   # the efficiency paper's VI-doc: documents trained, queries a bag of tokens
+            query = StaticQueryEncoder.binary(document, max_length=cfg.max_length_q)
+        elif q.path == IDF:
             if idf_corpus is None:
                 raise ConfigError("model.query.path=idf needs the training corpus (data.dataset)")
             query = StaticQueryEncoder.from_idf(idf_corpus, document, max_length=cfg.max_length_q)

@@ -220,15 +220,28 @@ def test_efficiency_chain_offline_data_middle_train_benchmark(offline):
     cfg["output"] = {"dir": str(root / "results" / "train" / cfg["name"]),
                      "model_dir": str(root / "work" / "train" / cfg["name"])}
     (root / "vi-bt.yaml").write_text(yaml.safe_dump(cfg))
-    assert main(["grid", str(root / "vi-bt.yaml")]) == 0
+    # ... and the paper's VI-doc small: documents trained, queries the binary bag of their tokens
+    doc = read_yaml(REPO / "pipelines" / "train" / "efficient-splade-VI-doc-small.yaml")
+    doc.pop("base", None)
+    assert doc["model"]["query"] == {"path": "binary"} and doc["regularizer"]["query"] == "none"
+    doc["model"].update(path=cfg["model"]["path"], max_length_q=12, max_length_d=24)
+    doc.update(data=cfg["data"], optim=cfg["optim"], loss=cfg["loss"],
+               train={**cfg["train"]}, output={"dir": str(root / "results" / "train" / doc["name"]),
+                                               "model_dir": str(root / "work" / "train" / doc["name"])})
+    doc["regularizer"].update(warmup_d=2)
+    (root / "vi-doc.yaml").write_text(yaml.safe_dump(doc))
+    assert main(["grid", str(root / "vi-bt.yaml"), str(root / "vi-doc.yaml")]) == 0
     log = (root / "results" / "train" / cfg["name"] / "manifest.json").read_text()
     assert "teacher.tsv" in log and '"kl_div"' in log and '"naver"' in log
-    # benchmark and table: the trained model beside BM25 and BM25 on PISA, naver's latency protocol
-    bench = _benchmark(root, "paper-efficient-splade", {"bm25", "bm25-pisa", cfg["name"]})
+    # benchmark and table: the trained models beside BM25 and BM25 on PISA, naver's latency protocol
+    bench = _benchmark(root, "paper-efficient-splade", {"bm25", "bm25-pisa", cfg["name"], doc["name"]})
     assert main(["benchmark", str(bench), "--work-dir", str(root / "work"), "--threads", "1", *maps]) == 1
     assert main(["report", "results", "--out", "report", "--no-figures"]) == 0
     table = {r["model"]: r for r in _csv(root / "report" / "tables" / "paper-efficient-splade.csv")}
-    assert list(table) == ["bm25", "bm25-pisa", cfg["name"]]
+    assert list(table) == ["bm25", "bm25-pisa", cfg["name"], doc["name"]]
+    # VI-doc queries cost no encoder: a table lookup
+    assert float(table[doc["name"]]["MS MARCO dev RR@10"]) == pytest.approx(
+        _recompute(root, "paper-efficient-splade", doc["name"], "msmarco-dev", "RR@10"), abs=5e-5)
     row = table[cfg["name"]]
     dev = _recompute(root, "paper-efficient-splade", cfg["name"], "msmarco-dev", "RR@10")
     assert float(row["MS MARCO dev RR@10"]) == pytest.approx(dev, abs=5e-5)

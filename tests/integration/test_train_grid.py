@@ -171,10 +171,10 @@ def test_estimate_reads_the_measured_step_time_of_a_started_run(tmp_path):
 
 def test_the_paper_grids_load_and_are_estimated(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)          # the configs' relative outputs: nothing trained here
-    assert len(PAPER_GRIDS) == 41        # 7 backbones x 5 k; 6 efficient SPLADE models
+    assert len(PAPER_GRIDS) == 43        # 7 backbones x 5 k; 8 efficient SPLADE models
     assert main(["grid", *map(str, PAPER_GRIDS), "--estimate", "--step-time", "0.5", "--nproc", "4"]) == 0
     out = capsys.readouterr().out
-    assert "grid: 41 runs: 0 done, 0 to resume, 41 new" in out
+    assert "grid: 43 runs: 0 done, 0 to resume, 43 new" in out
     runs = grid.plan(PAPER_GRIDS)
     total = sum(r.steps for r in runs) * 0.5 * 4 / 3600
     assert f"total (estimate): {total:.3f} GPU-h" in out
@@ -202,7 +202,7 @@ def test_the_rescaling_benchmark_evaluates_every_model_the_grid_trains():
     assert "pipelines/benchmarks/paper-rescaling.yaml" in script and " grid " in script
 
 
-def test_the_efficiency_benchmark_has_naver_pairs_the_six_trained_models_and_their_fusions():
+def test_the_efficiency_benchmark_has_naver_pairs_the_eight_trained_models_and_their_fusions():
     from lsr_eval.benchmark.config import load_config
     from lsr_eval.train.config import load_config as load_train
 
@@ -212,7 +212,7 @@ def test_the_efficiency_benchmark_has_naver_pairs_the_six_trained_models_and_the
     # naver's latency protocol: every dev query (6,980), k = 1000, block_max_wand over fixed-40 block-max data
     assert (bench.efficiency.hits, bench.efficiency.latency_queries, bench.efficiency.warmup) == (1000, 6980, 0)
     pisa = [s.params for s in bench.systems if s.params.get("engine") == "pisa"]
-    assert len(pisa) == 10 and all(p["engine_options"] == {"index_encoding": "block_simdbp", "block_size": 40,
+    assert len(pisa) == 12 and all(p["engine_options"] == {"index_encoding": "block_simdbp", "block_size": 40,
                                                             "query_algorithm": "block_max_wand"} for p in pisa)
     assert [s.name for s in bench.systems if s.kind == "bm25"] == ["bm25", "bm25-pisa"]
     splade = {s.name: s.params for s in bench.systems if s.kind == "splade"}
@@ -221,7 +221,7 @@ def test_the_efficiency_benchmark_has_naver_pairs_the_six_trained_models_and_the
         assert (params["model"], params["query_model"]) == (f"naver/efficient-splade-{size}-doc",
                                                             f"naver/efficient-splade-{size}-query")
     trained = [p for p in PAPER_GRIDS if p.name.startswith("efficient-splade-")]
-    assert len(trained) == 6
+    assert len(trained) == 8                 # V and VI-BT in three sizes, VI-doc small and medium
     for path in trained:
         cfg = load_train(path)
         assert splade[cfg.name]["model"] == f"{cfg.output.model_dir}/model"

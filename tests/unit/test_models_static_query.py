@@ -252,3 +252,30 @@ def test_the_latency_query_path_takes_it(tokenizer):
     weight[_id(tokenizer, "cancer")], weight[_id(tokenizer, "risk")] = 1.234, 0.5
     to_map = QueryWeights(StaticQueryEncoder(weight, tokenizer), scale=100)
     assert to_map("cancer risk of") == {"cancer": 123, "risk": 50}       # rint(w * 100); "of" weighs 0
+
+
+def test_binary_queries_are_naver_spladedocs_bag_of_tokens(tmp_path):
+    """naver/splade's SpladeDoc query: 1 for each distinct token of the query, pad/CLS/SEP 0 (``generate_bow``)."""
+    from lsr_eval.models.splade import SpladeModel
+    from lsr_eval.train.config import ModelConfig, QueryEncoderConfig
+    from lsr_eval.train.recipe import build_model
+
+    model = SpladeModel.from_pretrained(tiny_bert(), "binary", max_length_d=64)
+    assert model.inference_free and model.query.describe()["source"]["kind"] == "binary"
+    tok = model.query.tokenizer
+    batch = model.query.tokenize(["cancer cancer risk", "risk"])
+    w = model.query(batch["input_ids"], batch["attention_mask"])
+    for row, ids in zip(w, batch["input_ids"].tolist()):
+        words = {i for i in ids if i not in tok.all_special_ids}
+        assert {int(i) for i in torch.nonzero(row).flatten()} == words
+        assert set(row[list(words)].tolist()) == {1.0}            # present once or twice: 1
+    model.save_pretrained(tmp_path / "saved")
+    back = SpladeModel.from_pretrained(tmp_path / "saved")
+    assert torch.equal(back.query.encode(["cancer risk"]).weights, model.query.encode(["cancer risk"]).weights)
+    # trained as the VI-doc models are: the document side learns, the bag of tokens stays
+    trained, reports = build_model(ModelConfig(path=str(tiny_bert()), max_length_q=16, max_length_d=32,
+                                               query=QueryEncoderConfig(path="binary")))
+    assert reports["query"].extra["trainable"] is False and not list(trained.query.parameters())
+    from lsr_eval.benchmark.config import check_model
+
+    check_model("binary", "systems[0]: query_model", on_disk=True, query=True)

@@ -86,7 +86,7 @@ def test_the_efficiency_chain_is_data_middle_train_evaluate():
     assert verbs == ["teacher-scores", "middle-train", "middle-train", "grid", "benchmark", "report"]
     reached, _, _ = walk(REPO / "pipelines" / "paper_efficient_splade.sh")
     assert "pipelines/train/middle-bert-tiny-msmarco.yaml" in reached          # VI-BT's query encoder
-    assert len([c for c in reached if "efficient-splade-" in c]) == 6
+    assert len([c for c in reached if "efficient-splade-" in c]) == 8      # V, VI-BT x 3; VI-doc x 2
 
 
 def test_the_walk_finds_a_build_and_an_input_no_stage_makes(tmp_path, monkeypatch):

@@ -55,3 +55,11 @@ def test_a_benchmark_folder_and_a_run_file_find_their_manifests(tmp_path):
     (out / "run.trec").write_text("q Q0 d 1 1.0 t\n")
     (out / "manifest.json").write_text(json.dumps({"stage": "splade", "outputs": ["run.trec"]}))
     assert run_manifest(out / "run.trec")["stage"] == "splade"
+
+
+def test_bm25_on_pisa_names_its_engine():
+    flat = {"stage": "bm25", "experiment": {"method": "bm25-flat", "k1": 0.9, "b": 0.4, "hits": 1000}}
+    pisa = {"stage": "bm25", "experiment": {**flat["experiment"], "engine": "pisa",
+                                            "engine_options": {"query_algorithm": "block_max_wand"}}}
+    notes = settings_notes({"bm25": row_settings(flat), "bm25-pisa": row_settings(pisa)})
+    assert 'rows differ in engine: anserini (bm25) vs pisa {"query_algorithm": "block_max_wand"} (bm25-pisa)' in notes
