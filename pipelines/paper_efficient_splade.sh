@@ -7,7 +7,10 @@
 #   pipelines/paper_efficient_splade.sh data       # the teacher scores (hub: sentence-transformers/msmarco-hard-negatives)
 #                                                  # as qid docid score lines, checked against pipelines/data/*.json
 #   pipelines/paper_efficient_splade.sh middle     # MLM + FLOPS middle training of DistilBERT (both encoders of V, the
-#                                                  # documents of VI-BT) and of BERT-tiny (VI-BT's query encoder)
+#                                                  # documents of VI-BT and VI-doc) and of BERT-tiny (VI-BT's queries)
+#   MIDDLE_FROM=naver pipelines/paper_efficient_splade.sh middle
+#                                                  # ... or naver's own middle-trained checkpoints (mlm_flops.tar.gz,
+#                                                  # conf/efficient_splade/README.md) put where the configs read them
 #   pipelines/paper_efficient_splade.sh train      # the eight configs (V, VI-BT x 3 sizes; VI-doc x 2), run after run
 #                                                  # here (NPROC GPUs each, default 1)
 #   LAUNCHER=slurm GPUS=4 TIME=48:00:00 PARTITION=gpu pipelines/paper_efficient_splade.sh train
@@ -31,7 +34,23 @@ BENCH=pipelines/benchmarks/paper-efficient-splade.yaml
 TEACHER=work/data/msmarco-train-ce-minilm-l6-v2-scores.tsv   # what pipelines/train/efficient-splade-base.yaml reads
 
 data() { "${LSR[@]}" teacher-scores --out "$TEACHER" --expect pipelines/data/msmarco-teacher-scores.json; }
-middle() { for config in "${MIDDLE[@]}"; do "${LSR[@]}" middle-train "$config" --resume; done; }
+NAVER_MIDDLE_URL="https://www.dropbox.com/s/hir60b9yj194dv7/mlm_flops.tar.gz?dl=1"
+
+naver_middle() {  # naver's DistilBERT and BERTiny from their tarball, as work/train/middle-*-msmarco/model
+    mkdir -p work/downloads/naver-mlm-flops
+    [ -s work/downloads/mlm_flops.tar.gz ] || curl -fL -o work/downloads/mlm_flops.tar.gz "$NAVER_MIDDLE_URL"
+    sha256sum work/downloads/mlm_flops.tar.gz
+    tar -xzf work/downloads/mlm_flops.tar.gz -C work/downloads/naver-mlm-flops
+    for pair in DistilBERT:middle-distilbert-msmarco BERTiny:middle-bert-tiny-msmarco; do
+        src=$(find work/downloads/naver-mlm-flops -type d -name "${pair%%:*}" | head -n 1)
+        [ -n "$src" ] || { echo "mlm_flops.tar.gz holds no ${pair%%:*} folder" >&2; exit 1; }
+        mkdir -p "work/train/${pair#*:}" && rm -rf "work/train/${pair#*:}/model" && cp -r "$src" "work/train/${pair#*:}/model"
+    done
+}
+middle() {
+    if [ "${MIDDLE_FROM:-ours}" = naver ]; then naver_middle; return; fi
+    for config in "${MIDDLE[@]}"; do "${LSR[@]}" middle-train "$config" --resume; done
+}
 
 . pipelines/grid_stages.sh
 

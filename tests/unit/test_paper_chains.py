@@ -106,3 +106,30 @@ def test_the_walk_finds_a_build_and_an_input_no_stage_makes(tmp_path, monkeypatc
     assert orphans == ["pipelines/train/x.yaml reads work/train/nowhere/model, which no earlier stage of paper_x.sh "
                        "makes", "pipelines/train/x.yaml reads work/data/t.tsv, which no earlier stage of paper_x.sh "
                        "makes"]
+
+
+def test_naver_middle_checkpoints_go_where_the_configs_read_them(tmp_path):
+    """``MIDDLE_FROM=naver ... middle``: naver's mlm_flops tarball (a stand-in here, already downloaded) unpacked into
+    work/train/middle-{distilbert,bert-tiny}-msmarco/model, the folders the efficient configs read."""
+    import shutil
+    import tarfile
+
+    for name in ("DistilBERT", "BERTiny"):
+        folder = tmp_path / "tar" / "models" / "mlm_flops" / name
+        folder.mkdir(parents=True)
+        (folder / "config.json").write_text(f'{{"name": "{name}"}}')
+    (tmp_path / "repo" / "pipelines").mkdir(parents=True)
+    (tmp_path / "repo" / "work" / "downloads").mkdir(parents=True)
+    with tarfile.open(tmp_path / "repo" / "work" / "downloads" / "mlm_flops.tar.gz", "w:gz") as tar:
+        tar.add(tmp_path / "tar" / "models", arcname="models")
+    for script in ("paper_efficient_splade.sh", "grid_stages.sh"):
+        shutil.copy(REPO / "pipelines" / script, tmp_path / "repo" / "pipelines" / script)
+    out = subprocess.run(["bash", "pipelines/paper_efficient_splade.sh", "middle"], cwd=tmp_path / "repo",
+                         capture_output=True, text=True, env={**os.environ, "LSR_EVAL": "echo", "MIDDLE_FROM": "naver"})
+    assert out.returncode == 0, out.stderr
+    assert "middle-train" not in out.stdout                         # ours is not run
+    read = {c: read_yaml(REPO / "pipelines" / "train" / c)["model"]
+            for c in ("efficient-splade-V-small.yaml", "efficient-splade-VI-BT-small.yaml")}
+    for path, name in ((read["efficient-splade-V-small.yaml"]["path"], "DistilBERT"),
+                       (read["efficient-splade-VI-BT-small.yaml"]["query"]["path"], "BERTiny")):
+        assert (tmp_path / "repo" / path / "config.json").read_text() == f'{{"name": "{name}"}}'
