@@ -256,7 +256,8 @@ def _latency(system: SystemEntry, dataset: Dataset, run_dir: Path, cfg, models: 
             path = query_path(lambda text, qid, stats: analyzer.counts(text), searcher, cfg.hits)
             results = [path(q) for q in queries]
         measured = results[cfg.warmup:]
-        return {"k": cfg.hits, "warmup_queries": cfg.warmup, "engine": searcher.describe() | {"k": cfg.hits},
+        engine = {k: v for k, v in searcher.describe().items() if k != "index"}  # the run's manifest has the index
+        return {"k": cfg.hits, "warmup_queries": cfg.warmup, "engine": engine | {"k": cfg.hits},
                 "samples_ms": {part: [r[part] for r in measured] for part in ("encode", "search", "total")}}
     if system.kind == "bm25":
         from lsr_eval.efficiency.latency import timed
