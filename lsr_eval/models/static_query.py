@@ -84,6 +84,17 @@ def document_frequencies(texts, tokenizer, vocab_size: int, chunk: int = IDF_CHU
     return df, n
 
 
+def _tokenizer_and_size(tokenizer, vocab_size: int | None) -> tuple[Any, int]:
+    """(the tokenizer, the vocabulary size) of a tokenizer, an encoder holding one (its ``vocab_size`` is taken
+    too), or a model folder / hub id / offline alias."""
+    if isinstance(tokenizer, (str, os.PathLike)):
+        tokenizer = _load_tokenizer(str(tokenizer))
+    elif hasattr(tokenizer, "tokenizer") and hasattr(tokenizer, "vocab_size"):
+        vocab_size = vocab_size or tokenizer.vocab_size
+        tokenizer = tokenizer.tokenizer
+    return tokenizer, int(vocab_size or len(tokenizer))
+
+
 class StaticQueryEncoder(VocabularyTerms, nn.Module):
     """Query encoder of one weight per vocabulary id (docs/design.md): the query-side interface of
     :class:`~lsr_eval.models.encoder.SpladeEncoder` (``tokenize``, ``forward``, ``encode``, ``terms``,
@@ -135,12 +146,7 @@ class StaticQueryEncoder(VocabularyTerms, nn.Module):
         alias. Counted once per (corpus, tokenizer) and cached under ``work_dir`` (default: the work folder)."""
         from lsr_eval.workdir import cache_slot, cached, work_dir as default_work
 
-        if isinstance(tokenizer, (str, os.PathLike)):
-            tokenizer = _load_tokenizer(str(tokenizer))
-        elif hasattr(tokenizer, "tokenizer") and hasattr(tokenizer, "vocab_size"):
-            vocab_size = vocab_size or tokenizer.vocab_size
-            tokenizer = tokenizer.tokenizer
-        size = int(vocab_size or len(tokenizer))
+        tokenizer, size = _tokenizer_and_size(tokenizer, vocab_size)
         key = {"stage": "idf", "corpus": dataset.corpus_key(), "tokenizer_sha256": tokenizer_fingerprint(tokenizer),
                "vocab_size": size, "counted_on": "contents, no special tokens, no truncation"}
         slot = cache_slot(default_work(work_dir), "idf", key, dataset.corpus_label())
@@ -180,12 +186,7 @@ class StaticQueryEncoder(VocabularyTerms, nn.Module):
         """Weight 1 for every vocabulary id (special tokens 0): a query is the binary bag of its tokens, as
         naver/splade's ``SpladeDoc`` builds it (``generate_bow``, then pad, CLS and SEP zeroed). ``tokenizer``: a
         tokenizer or an encoder holding one (its ``vocab_size`` is taken too)."""
-        if isinstance(tokenizer, (str, os.PathLike)):
-            tokenizer = _load_tokenizer(str(tokenizer))
-        elif hasattr(tokenizer, "tokenizer") and hasattr(tokenizer, "vocab_size"):
-            vocab_size = vocab_size or tokenizer.vocab_size
-            tokenizer = tokenizer.tokenizer
-        size = int(vocab_size or len(tokenizer))
+        tokenizer, size = _tokenizer_and_size(tokenizer, vocab_size)
         return cls(np.ones(size, dtype=np.float32), tokenizer, max_length, sparsify=sparsify,
                    source={"kind": BINARY, "rule": BINARY_RULE,
                            "tokenizer_sha256": tokenizer_fingerprint(tokenizer)})
