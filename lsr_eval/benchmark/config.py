@@ -526,7 +526,9 @@ def _check_system_params(kind: str, params: dict[str, Any], where: str) -> None:
         from lsr_eval.experiments.bm25 import Bm25Settings
 
         try:
-            Bm25Settings(**params).pisa_engine() if params.get("engine") == "pisa" else Bm25Settings(**params)
+            settings = Bm25Settings(**params)
+            if settings.engine == "pisa":
+                settings.pisa_engine()   # PISA checks its options' values
         except (ConfigError, TypeError) as e:
             raise ConfigError(f"{where}: {e}") from e
         return

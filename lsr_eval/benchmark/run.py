@@ -239,10 +239,11 @@ def _model_for(settings, models: dict[str, Any], dataset: Dataset | None = None,
     return models[key]
 
 
-def _latency(system: SystemEntry, dataset: Dataset, run_dir: Path, cfg, models: dict[str, Any], work: Path
-             ) -> dict[str, Any]:
+def _latency(system: SystemEntry, dataset: Dataset, run_dir: Path, cfg, models: dict[str, Any], work: Path,
+             first: bool = True) -> dict[str, Any]:
     """One single-thread latency measurement of one system: ``samples_ms`` per part (``total``; SPLADE also
-    ``encode`` and ``search``), in query order, and the protocol (:mod:`lsr_eval.efficiency.latency`)."""
+    ``encode`` and ``search``), in query order, and the protocol (:mod:`lsr_eval.efficiency.latency`); in the
+    ``first`` round also the query encoder's GFLOP (the later rounds keep only their samples)."""
     from lsr_eval.anserini.searcher import Bm25Searcher
 
     manifest = read_manifest(run_dir) or {}
@@ -276,9 +277,10 @@ def _latency(system: SystemEntry, dataset: Dataset, run_dir: Path, cfg, models: 
         lat = measure_latency(queries, model.query, s, k=cfg.hits, scale=manifest["quantization"]["scale"],
                               warmup=cfg.warmup, runtime=runtime, work_dir=work).to_dict(samples=True)
     lat.pop("latency_ms")
-    from lsr_eval.efficiency.encoder_flops import query_encoder_cost
+    if first:
+        from lsr_eval.efficiency.encoder_flops import query_encoder_cost
 
-    lat["query_encoder"] = query_encoder_cost(model.query, [q.text for q in queries[cfg.warmup:]]).to_dict()
+        lat["query_encoder"] = query_encoder_cost(model.query, [q.text for q in queries[cfg.warmup:]]).to_dict()
     return lat
 
 
@@ -296,7 +298,7 @@ def _measure_latencies(pending: dict[str, tuple[SystemEntry, Path]], dataset: Da
                 continue  # failed in an earlier round
             system, run_dir = pending[name]
             try:
-                lat = _latency(system, dataset, run_dir, cfg, models, work)
+                lat = _latency(system, dataset, run_dir, cfg, models, work, first=not r)
             except (LsrEvalError, KeyError, OSError) as e:
                 log.error("latency of %s failed: %s", name, e)
                 out.pop(name, None)

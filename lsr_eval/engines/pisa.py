@@ -65,13 +65,13 @@ def _check_settings(settings: Mapping[str, Any], allowed_keys: tuple[str, ...]) 
         b = settings.get(name, 1)
         if isinstance(b, bool) or not isinstance(b, int) or b < 1:
             raise ConfigError(f"pisa {name} ({what}) must be an integer >= 1, got {b!r}")
-    scorer = settings.get("scorer", "quantized")
+    scorer = settings.get("scorer", OPTIONAL["scorer"])
     if scorer not in SCORERS:
         raise ConfigError(f"pisa scorer {scorer!r} is not allowed; allowed values: {', '.join(SCORERS)}")
     bm25 = {k: settings[k] for k in ("bm25_k1", "bm25_b") if k in settings}
     if bm25 and scorer != "bm25":
         raise ConfigError(f"pisa {', '.join(bm25)} only apply with scorer: bm25")
-    k1, b = bm25.get("bm25_k1", 0.9), bm25.get("bm25_b", 0.4)
+    k1, b = bm25.get("bm25_k1", OPTIONAL["bm25_k1"]), bm25.get("bm25_b", OPTIONAL["bm25_b"])
     if any(isinstance(v, bool) or not isinstance(v, (int, float)) for v in (k1, b)) or k1 < 0 or not 0 <= b <= 1:
         raise ConfigError(f"pisa BM25 needs bm25_k1 >= 0 and 0 <= bm25_b <= 1, got {k1!r}, {b!r}")
     return dict(settings)
@@ -80,9 +80,9 @@ def _check_settings(settings: Mapping[str, Any], allowed_keys: tuple[str, ...]) 
 def scoring(settings: Mapping[str, Any]) -> dict[str, Any]:
     """The scorer, its parameters and the block size of the block-max data that ``settings`` (build settings or a
     marker; defaults where absent) ask for, as :func:`_prepare` takes them."""
-    out = {"scorer": settings.get("scorer", "quantized"), "block_size": settings.get("block_size", 64)}
+    out = {k: settings.get(k, OPTIONAL[k]) for k in ("scorer", "block_size")}
     if out["scorer"] == "bm25":
-        out.update(bm25_k1=float(settings.get("bm25_k1", 0.9)), bm25_b=float(settings.get("bm25_b", 0.4)))
+        out.update({k: float(settings.get(k, OPTIONAL[k])) for k in ("bm25_k1", "bm25_b")})
     return out
 
 
@@ -281,7 +281,7 @@ class PisaSearcher(ClosingSearcher):
     engine = NAME
 
     def __init__(self, index: Path, query_algorithm: str, index_encoding: str, escaped: bool = True,
-                 scoring: Mapping[str, Any] | None = None) -> None:
+                 built: Mapping[str, Any] | None = None) -> None:
         import numpy as np
 
         pp = _pisa()
@@ -289,7 +289,7 @@ class PisaSearcher(ClosingSearcher):
         self.index, self.query_algorithm, self.index_encoding = Path(index), query_algorithm, index_encoding
         self.k: int | None = None
         self._query = _query if escaped else _plain_query  # unmarked pyterrier-pisa indexes: terms as they are
-        self.scoring = dict(scoring or {"scorer": "quantized", "block_size": 64})
+        self.scoring = dict(built) if built else scoring({})  # the scorer and block size the index was built with
         self._ctx = _prepare(self.index, index_encoding, **self.scoring)
 
     def _retrieve(self, queries: list[dict[str, float]], k: int, threads: int) -> list[tuple[Any, list[str]]]:

@@ -26,6 +26,7 @@ from typing import Any, Mapping
 
 from lsr_eval.data.datasets import Dataset
 from lsr_eval.data.types import Run
+from lsr_eval.engines.pisa import BUILD_KEYS
 from lsr_eval.errors import ConfigError, LsrEvalError
 from lsr_eval.experiments.result import SystemResult
 from lsr_eval.workdir import cache_slot, cached
@@ -83,9 +84,10 @@ class Bm25Settings:
                           **dict(self.engine_options or {}))
 
 
-#: The engines BM25 runs on, and the options of PISA's (its scorer's parameters are k1 and b).
+#: The engines BM25 runs on, and the options of PISA's: its build settings but the scorer's (k1 and b are the
+#: system's own).
 BM25_ENGINES = ("anserini", "pisa")
-PISA_BM25_OPTIONS = ("index_encoding", "query_algorithm", "block_size", "batch_size")
+PISA_BM25_OPTIONS = tuple(k for k in BUILD_KEYS if k not in ("scorer", "bm25_k1", "bm25_b"))
 
 
 def _staged(slot: Path, write, verb: str):
@@ -170,9 +172,7 @@ def open_bm25_pisa(settings: Bm25Settings, index: Path):
     query text into its weights)."""
     from lsr_eval.anserini.analysis import EnglishAnalyzer
 
-    engine = settings.pisa_engine()
-    search = {k: v for k, v in engine.settings.items() if k in ("query_algorithm", "index_encoding", "block_size")}
-    return engine.open(index, **search), EnglishAnalyzer()
+    return settings.pisa_engine().open(index), EnglishAnalyzer()  # knobs default to the engine's and the index's
 
 
 def search_bm25(dataset: Dataset, work: Path, settings: Bm25Settings = Bm25Settings(), threads: int = 2

@@ -48,10 +48,9 @@ def judged(folder: Path) -> set[str]:
 
 
 def write_collection(vectors: Mapping[str, Mapping[str, int]], folder: Path) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    with open(folder / "docs-00000.jsonl", "w", encoding="utf-8") as f:
-        for docid, vector in vectors.items():
-            f.write(json.dumps({"id": docid, "contents": "", "vector": dict(vector)}) + "\n")
+    from lsr_eval.anserini.collections import write_lines
+
+    write_lines(({"id": docid, "contents": "", "vector": dict(vector)} for docid, vector in vectors.items()), folder)
     return folder
 
 

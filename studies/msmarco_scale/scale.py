@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import resource
 import shutil
 import subprocess
@@ -24,6 +23,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from check import KEEP, SEED, SIGMA, read_tsv_queries  # noqa: E402
 from generator import draw, fit  # noqa: E402
 
+from lsr_eval.workdir import folder_bytes  # noqa: E402
+
 REPO = Path(__file__).resolve().parents[2]
 FIT_SIZES, CHECK_SIZE = (10_000, 100_000, 1_000_000), 2_000_000
 ENGINES = ("pisa", "anserini")
@@ -32,33 +33,28 @@ QUERIES, WARMUP, K, FILE_DOCS = 1000, 20, 1000, 500_000
 
 def peak_rss_bytes() -> int:
     """This process's peak resident memory (``VmHWM``: the JVM's too, which lives in the process)."""
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) * 1024
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    from lsr_eval.anserini.search_collection import process_rss_mb
 
-
-def folder_bytes(path: Path) -> int:
-    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+    return int(process_rss_mb()["rss_peak_mb"] * 1024 * 1024)
 
 
 # -- the stages, each run as a child process ----------------------------------------------------------------------
 def stage_generate(work: Path, n: int) -> dict[str, Any]:
+    from lsr_eval.anserini.collections import write_lines
+
     state = fit_state(work)
     out = work / f"collection-{n}"
     shutil.rmtree(out, ignore_errors=True)
-    out.mkdir(parents=True)
-    postings, f = 0, None
-    for i, (docid, vector) in enumerate(draw(state, n, keep=KEEP, sigma=SIGMA, seed=SEED)):
-        if i % FILE_DOCS == 0:
-            if f:
-                f.close()
-            f = open(out / f"docs-{i // FILE_DOCS:05d}.jsonl", "w", encoding="utf-8")
-        f.write(json.dumps({"id": docid, "contents": "", "vector": vector}) + "\n")
-        postings += len(vector)
-    if f:
-        f.close()
-    return {"documents": n, "postings": postings, "collection_bytes": folder_bytes(out)}
+    postings = 0
+
+    def lines():
+        nonlocal postings
+        for docid, vector in draw(state, n, keep=KEEP, sigma=SIGMA, seed=SEED):
+            postings += len(vector)
+            yield {"id": docid, "contents": "", "vector": vector}
+
+    written = write_lines(lines(), out, shard_size=FILE_DOCS)
+    return {"documents": written.documents, "postings": postings, "collection_bytes": folder_bytes(out)}
 
 
 def stage_index(work: Path, n: int, engine_name: str) -> dict[str, Any]:

@@ -235,13 +235,17 @@ def test_latency_rounds_interleave_systems_and_keep_each_querys_fastest_time(mon
     times = {"a": [[3.0, 1.0], [2.0, 5.0], [4.0, 0.5]], "b": [[10.0, 10.0], [8.0, 12.0], [9.0, 9.0]]}
     order = []
 
-    def fake(system, dataset, run_dir, cfg, models, work):
+    firsts = []
+
+    def fake(system, dataset, run_dir, cfg, models, work, first=True):
         order.append(system)
+        firsts.append(first)
         return {"samples_ms": {"total": times[system][sum(s == system for s in order) - 1]}}
 
     monkeypatch.setattr(run, "_latency", fake)
     out = run._measure_latencies({"a": ("a", None), "b": ("b", None)}, None, SimpleNamespace(rounds=3), {}, None)
     assert order == ["a", "b", "b", "a", "a", "b"]  # each round starts one system later
+    assert firsts == [True, True, False, False, False, False]  # one-off costs (encoder GFLOP) in round one only
     assert out["a"]["samples_ms"]["total"] == [2.0, 0.5] and out["b"]["samples_ms"]["total"] == [8.0, 9.0]
     assert out["a"]["rounds"] == 3 and out["a"]["per_query"] == "fastest over the rounds"
     columns, record = run._latency_columns(out["b"])
