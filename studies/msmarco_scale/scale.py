@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import shutil
 import subprocess
@@ -90,6 +91,7 @@ def fit_state(work: Path):
 def child(args: argparse.Namespace) -> int:
     """Run one stage here and write what it measured to ``args.result``."""
     work = Path(args.work)
+    load = os.getloadavg()[0]  # other work on the machine when the stage started (1-minute load average)
     t0, r0 = time.perf_counter(), resource.getrusage(resource.RUSAGE_SELF)
     if args.stage == "generate":
         out = stage_generate(work, args.size)
@@ -99,7 +101,8 @@ def child(args: argparse.Namespace) -> int:
         out = stage_search(work, args.size, args.engine)
     r1 = resource.getrusage(resource.RUSAGE_SELF)
     out.update(seconds=time.perf_counter() - t0,
-               cpu_seconds=(r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime), peak_rss_bytes=peak_rss_bytes())
+               cpu_seconds=(r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime), peak_rss_bytes=peak_rss_bytes(),
+               load_at_start=load)
     Path(args.result).write_text(json.dumps(out))
     return 0
 
