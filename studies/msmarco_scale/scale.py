@@ -67,11 +67,14 @@ def stage_index(work: Path, n: int, engine_name: str) -> dict[str, Any]:
     return {"documents_indexed": built.documents_indexed, "index_bytes": folder_bytes(index)}
 
 
-def stage_search(work: Path, n: int, engine_name: str) -> dict[str, Any]:
+def stage_search(work: Path, n: int, engine_name: str, count: int = QUERIES) -> dict[str, Any]:
     from lsr_eval.engines.registry import get_engine
 
     queries = json.loads((work / "queries.json").read_text())
-    items = list(queries.items())[:QUERIES + WARMUP]
+    items = list(queries.items())
+    # the first WARMUP queries unmeasured, then the next ``count``; asked for more than there are: every query
+    # measured after the first WARMUP ran unmeasured
+    items = items[:WARMUP] + (items if count + WARMUP > len(items) else items[WARMUP:WARMUP + count])
     ms = []
     with get_engine(engine_name).open(work / f"index-{engine_name}-{n}") as searcher:
         for qid, weights in items:
@@ -98,7 +101,7 @@ def child(args: argparse.Namespace) -> int:
     elif args.stage == "index":
         out = stage_index(work, args.size, args.engine)
     else:
-        out = stage_search(work, args.size, args.engine)
+        out = stage_search(work, args.size, args.engine, args.queries)
     r1 = resource.getrusage(resource.RUSAGE_SELF)
     out.update(seconds=time.perf_counter() - t0,
                cpu_seconds=(r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime), peak_rss_bytes=peak_rss_bytes(),
@@ -107,10 +110,11 @@ def child(args: argparse.Namespace) -> int:
     return 0
 
 
-def run_stage(work: Path, stage: str, size: int, engine: str | None = None) -> dict[str, Any]:
-    result = work / f"result-{stage}-{engine or 'shared'}-{size}.json"
+def run_stage(work: Path, stage: str, size: int, engine: str | None = None, queries: int = QUERIES) -> dict[str, Any]:
+    tag = "" if queries == QUERIES else f"-q{queries}"
+    result = work / f"result-{stage}-{engine or 'shared'}-{size}{tag}.json"
     cmd = [sys.executable, __file__, "--child", stage, "--size", str(size), "--work", str(work), "--result",
-           str(result)] + (["--engine", engine] if engine else [])
+           str(result), "--queries", str(queries)] + (["--engine", engine] if engine else [])
     done = subprocess.run(cmd, capture_output=True, text=True)
     if done.returncode != 0:
         return {"status": f"failed: {done.stderr.strip().splitlines()[-1] if done.stderr.strip() else done.returncode}"}
@@ -189,6 +193,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--size", type=int)
     p.add_argument("--engine")
     p.add_argument("--result")
+    p.add_argument("--queries", type=int, default=QUERIES, help="dev queries a search stage measures")
     args = p.parse_args(argv)
     if args.child:
         args.stage = args.child
