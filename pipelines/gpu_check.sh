@@ -2,7 +2,7 @@
 # GPU check: splade-tiny encodes 2,000 SciFact documents on CUDA in fp32 and in bf16; both are compared
 # with the CPU's fp32 vectors (identical integer impacts at scale 100, largest weight difference, top-10 term overlap)
 # and docs/s are written with the agreement to results/gpu-check/ (gpu_check.json, summary.md, manifest.json).
-# Under 5 minutes on one GPU (pipelines/gpu_check.py does the work). Refuses when torch sees no CUDA device.
+# Under 5 minutes on one GPU (studies/gpu_check/run.py does the work). Refuses when torch sees no CUDA device.
 #
 #   bash pipelines/gpu_check.sh
 #   OUT=work/gpu-check DEVICE=cuda:1 DOCS=2000 DATA=/path/to/beir/scifact bash pipelines/gpu_check.sh
@@ -42,4 +42,4 @@ if index >= torch.cuda.device_count():
 print(f"gpu_check: {torch.cuda.get_device_name(index)}, torch {torch.__version__}, CUDA {torch.version.cuda}")
 PY
 
-exec "$PYTHON" pipelines/gpu_check.py --device "$DEVICE" --docs "$DOCS" --data "$DATA" --out "$OUT"
+exec "$PYTHON" studies/gpu_check/run.py --device "$DEVICE" --docs "$DOCS" --data "$DATA" --out "$OUT"

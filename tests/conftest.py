@@ -17,10 +17,10 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("LSR_EVAL_SHARED_DATA", REPO.parent / "shared" / "data"))
 
 
-def run_script(name: str, argv: list[str]) -> int:
-    """``pipelines/<name>`` run as a user runs it (a subprocess of this Python, output shown): its exit status.
-    Tests call scripts this way and never import them."""
-    return subprocess.run([sys.executable, str(REPO / "pipelines" / name), *argv], check=False).returncode
+def run_script(path: str, argv: list[str]) -> int:
+    """The script at ``path`` (relative to the checkout, e.g. ``studies/gpu_check/run.py``) run as a user runs it (a
+    subprocess of this Python, output shown): its exit status. Tests call scripts this way and never import them."""
+    return subprocess.run([sys.executable, str(REPO / path), *argv], check=False).returncode
 
 
 #: The suite's JVMs each run seconds of Anserini: the serial collector, and C2 compiling only methods 4-10x hotter

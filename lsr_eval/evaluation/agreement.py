@@ -190,7 +190,7 @@ def vector_agreement_text(a: dict[str, Any]) -> str:
 
 def run_digests(run: Mapping[str, Mapping[str, float]]) -> tuple[str, dict[str, list[str]]]:
     """The run's sha256, and per query the sha256 of its hits (docid and ``repr`` of the score, in rank order:
-    score descending, then docid) and of its set of docids: what :func:`lsr_eval.efficiency.scaling.compare_exact`
+    score descending, then docid) and of its set of docids: what the scale study's exactness comparison
     compares across engines that ran in other processes (the runs themselves are not kept)."""
     def sha(text: str) -> str:
         return hashlib.sha256(text.encode()).hexdigest()

@@ -63,7 +63,7 @@ class Job:
 
 
 #: Planner module of each manifest ``stage`` (each has ``plan(result, options) -> Job``); a ``stage`` that is not
-#: here and whose command is a script under ``pipelines/`` is planned by :mod:`lsr_eval.reproduce.pipeline`.
+#: here and whose command is a study's script (or an old ``pipelines/`` one) is planned by :mod:`lsr_eval.reproduce.pipeline`.
 PLANNERS = {
     "benchmark": "lsr_eval.reproduce.benchmark",
     "bm25": "lsr_eval.reproduce.stage",

@@ -1,5 +1,5 @@
-"""A result made by a script under ``pipelines/`` (``bench_*.py``, ``parity_pyserini.py``), rerun with the command
-line its manifest recorded: ``--out`` and ``--work-dir`` point to fresh folders, ``--reuse`` (a cache of another
+"""A result made by a study's script (``studies/<name>/*.py``, or a script that was under ``pipelines/`` before the
+studies moved out of it: :data:`MOVED_SCRIPTS`), rerun with the command line its manifest recorded: ``--out`` and ``--work-dir`` point to fresh folders, ``--reuse`` (a cache of another
 run) is dropped, other recorded paths are mapped (``--path-map``) and must exist here. The script runs in a child
 process from this checkout, stopped at ``--max-minutes`` when that is set.
 
@@ -26,15 +26,46 @@ from lsr_eval.reproduce.jobs import Job, Options, Rows, TimeLimit
 from lsr_eval.reproduce.records import identity
 from lsr_eval.reproduce.results import Result
 
+#: Scripts that moved from ``pipelines/`` to ``studies/``: a committed manifest keeps the command it ran, and its
+#: replay runs the script's new home (manifests are never rewritten).
+MOVED_SCRIPTS = {
+    "pipelines/bench_encode.py": "studies/encode_speed/run.py",
+    "pipelines/bench_query_path.py": "studies/query_path/run.py",
+    "pipelines/bench_query_encoder.py": "studies/query_encoder/run.py",
+    "pipelines/parity_pyserini.py": "studies/pyserini_parity/run.py",
+    "pipelines/bench_scale.py": "studies/scale_curve/run.py",
+    "pipelines/bench_long_queries.py": "studies/long_queries/run.py",
+    "pipelines/bench_bf16_fidelity.py": "studies/bf16_fidelity/run.py",
+    "pipelines/gpu_check.py": "studies/gpu_check/run.py",
+    "pipelines/bench_train_step.py": "studies/train_step/run.py",
+    "pipelines/check_exact_engines.py": "studies/exact_engines/run.py",
+    "pipelines/bench_commands.py": "studies/command_speed/run.py",
+    "pipelines/bench_query_filter_bounds.py": "studies/query_filter_bounds/run.py",
+}
 #: Manifest keys that are not results.
 NOT_COMPARED = ("stage", "outputs", "experiment")
 #: Options whose value the rerun replaces (``--out``, ``--work-dir``) or drops (``--reuse``).
 OUT, WORK, DROPPED = "--out", "--work-dir", ("--reuse",)
 
 
+def script_path(recorded: str) -> str | None:
+    """The script a recorded ``command[0]`` runs today, relative to the checkout: ``studies/<name>/<file>.py`` as it
+    is, an old ``pipelines/<file>.py`` through :data:`MOVED_SCRIPTS` (or as it is, where it is still there); None
+    for a command that is no script of the checkout."""
+    path = Path(recorded)
+    if path.suffix != ".py":
+        return None
+    if path.parent.name == "pipelines":
+        old = f"pipelines/{path.name}"
+        return MOVED_SCRIPTS.get(old, old)
+    if len(path.parts) >= 3 and path.parts[-3] == "studies":
+        return "/".join(path.parts[-3:])
+    return None
+
+
 def is_pipeline(manifest: Mapping[str, Any]) -> bool:
     command = [str(a) for a in manifest.get("command") or []]
-    return bool(command) and command[0].endswith(".py") and Path(command[0]).parent.name == "pipelines"
+    return bool(command) and script_path(command[0]) is not None
 
 
 def _outputs(folder: Path, manifest: Mapping[str, Any]) -> dict[str, Any]:
@@ -92,9 +123,10 @@ def _new_folder(top: Path, committed: Path) -> Path:
 
 def plan(result: Result, options: Options) -> Job:
     argv = [str(a) for a in result.manifest["command"]]
-    script = SOURCE_ROOT / "pipelines" / Path(argv[0]).name
+    relative = script_path(argv[0]) or argv[0]
+    script = SOURCE_ROOT / relative
     args, missing, had_work = _arguments(argv[1:], options)
-    command = f"python pipelines/{script.name} " + " ".join([*args, OUT, "OUT", *([WORK, "WORK"] if had_work else [])])
+    command = f"python {relative} " + " ".join([*args, OUT, "OUT", *([WORK, "WORK"] if had_work else [])])
     job = Job(command=command.strip(), rows=rows(result.folder), kind="pipeline",
               estimate_s=recorded_seconds(result.manifest, _outputs(result.folder, result.manifest).values()),
               stops_itself=True)

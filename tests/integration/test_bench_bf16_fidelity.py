@@ -1,4 +1,4 @@
-"""pipelines/bench_bf16_fidelity.py: the comparisons on hand-made runs, and the whole script on a tiny model."""
+"""studies/bf16_fidelity/run.py: the comparisons on hand-made runs, and the whole script on a tiny model."""
 
 from __future__ import annotations
 
@@ -80,7 +80,7 @@ def test_script_runs_both_precisions(tmp_path, capfd):
     it wrote (not from the script's own functions)."""
     beir = _corpus(tmp_path)
     out = tmp_path / "out"
-    rc = run_script("bench_bf16_fidelity.py", ["--dataset", str(beir), "--model", str(tiny_model("bert")), "--out", str(out),
+    rc = run_script("studies/bf16_fidelity/run.py", ["--dataset", str(beir), "--model", str(tiny_model("bert")), "--out", str(out),
                      "--work-dir", str(tmp_path / "work"), "--threads", "1", "--max-length-d", "64",
                      "--max-length-q", "32", "--device", "cpu"])
     assert rc == 0
@@ -115,7 +115,7 @@ def test_script_runs_both_precisions(tmp_path, capfd):
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["stage"] == "bench-bf16-fidelity"
     assert manifest["machine"]["cpu_flags"] == fid["machine"]["cpu_flags"]
-    from lsr_eval.report.bf16_fidelity import summaries
+    from studies.bf16_fidelity.summary import summaries
 
     assert summaries(out) == {"summary.md": (out / "summary.md").read_text()}
     assert "Identical top 10" in capfd.readouterr().out

@@ -1,4 +1,4 @@
-"""pipelines/bench_commands.py, run as a user runs it (a subprocess, this checkout as both 'before' and 'after',
+"""studies/command_speed/run.py, run as a user runs it (a subprocess, this checkout as both 'before' and 'after',
 two repeats): its three files, medians that are the medians of the recorded samples, the same numbers twice."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from conftest import REPO, shared_path
 
 def test_two_repeats_write_the_three_files(tmp_path):
     data = shared_path("msmarco-passage")
-    subprocess.run([sys.executable, str(REPO / "pipelines" / "bench_commands.py"), "--before", str(REPO),
+    subprocess.run([sys.executable, str(REPO / "studies" / "command_speed" / "run.py"), "--before", str(REPO),
                     "--data", str(data), "--repeats", "2", "--warmup", "0", "--out", str(tmp_path)], check=True,
                    capture_output=True, env={**os.environ, "PYTHONPATH": str(REPO)})
     results = json.loads((tmp_path / "results.json").read_text())
@@ -30,7 +30,7 @@ def test_two_repeats_write_the_three_files(tmp_path):
         assert row["meets_target"] == (row["median_s"]["after"] < row["target_s"])
     manifest = json.loads((tmp_path / "manifest.json").read_text())
     assert manifest["experiment"]["repeats"] == 2 and manifest["stage"] == "bench-commands" and manifest["commit"]
-    from lsr_eval.report.command_speed import summaries
+    from studies.command_speed.summary import summaries
 
     assert summaries(tmp_path) == {"summary.md": (tmp_path / "summary.md").read_text()}
     summary = (tmp_path / "summary.md").read_text()

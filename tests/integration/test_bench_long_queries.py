@@ -1,4 +1,4 @@
-"""lsr_eval.experiments.long_queries (pipelines/bench_long_queries.py) on tiny hand-made corpora: lsr-eval's runs equal Anserini's own SearchCollection's
+"""studies.long_queries.measure (studies/long_queries/run.py) on tiny hand-made corpora: lsr-eval's runs equal Anserini's own SearchCollection's
 (BM25 and impact, self-hits removed), the counts add up, and the comparison catches what differs."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import json
 import pytest
 
 from lsr_eval.evaluation.agreement import ranked_hits_agreement
-from lsr_eval.experiments import long_queries as bench
+from studies.long_queries import measure as bench
 from lsr_eval.anserini.collections import write_json_collection
 from lsr_eval.anserini.indexer import build_index
 from lsr_eval.anserini.search_collection import (

@@ -12,9 +12,16 @@ from pathlib import Path
 
 import pytest
 
-from lsr_eval.experiments import (bf16_fidelity, encode_speed, gpu_check, long_queries, pyserini_parity,
-                                  query_encoder_speed, query_path, train_step)
+from studies.bf16_fidelity import measure as bf16_fidelity
+from studies.encode_speed import measure as encode_speed
+from studies.gpu_check import measure as gpu_check
+from studies.long_queries import measure as long_queries
+from studies.pyserini_parity import measure as pyserini_parity
+from studies.query_encoder import measure as query_encoder_speed
+from studies.query_path import measure as query_path
+from studies.train_step import measure as train_step
 from lsr_eval.models.options import DEFAULT_PRECISION
+from lsr_eval.reproduce.pipeline import script_path
 from tiny_models import sample_texts, tiny_model
 
 REPO = Path(__file__).resolve().parents[2]
@@ -35,8 +42,9 @@ SCRIPTS = {
 
 
 def _script(name: str, argv: list[str]) -> subprocess.CompletedProcess:
-    """pipelines/NAME.py on ``argv`` in a process of its own (output captured)."""
-    return subprocess.run([sys.executable, str(REPO / "pipelines" / f"{name}.py"), *argv], capture_output=True,
+    """The script once at pipelines/NAME.py (now under studies/: the replay's alias map) on ``argv`` in a process of
+    its own (output captured)."""
+    return subprocess.run([sys.executable, str(REPO / script_path(f"pipelines/{name}.py")), *argv], capture_output=True,
                           text=True, check=False)
 
 
@@ -78,7 +86,7 @@ def _bf16_result(flags: list[str], device: str = "cpu") -> dict:
 
 
 def test_bench_encode_says_whether_bf16_is_native_from_the_recorded_flags():
-    from lsr_eval.report import encode_speed
+    from studies.encode_speed import summary as encode_speed
 
     emulated = "\n".join(encode_speed.precision_lines(_bf16_result(["avx2", "fma"])))
     assert "| m | bf16 (bf16: requested) | cpu | 8.0 | 0.20x |" in emulated
@@ -126,14 +134,14 @@ def test_bench_encode_measures_precisions_side_by_side(tmp_path):
     assert r["machine"] == manifest["machine"] and "cpu_flags" in r["machine"]
     assert manifest["figures"][model]["docs_per_s_by_precision"] == {"fp32": fp32["docs_per_s"],
                                                                     "bf16": bf16["docs_per_s"]}
-    from lsr_eval.report.encode_speed import summaries
+    from studies.encode_speed.summary import summaries
 
     assert summaries(out) == {"summary.md": (out / "summary.md").read_text()}
 
 
 def test_train_step_runs_in_the_precision_asked(tmp_path):
     from conftest import write_beir
-    from lsr_eval.report.train_step import summaries
+    from studies.train_step.summary import summaries
 
     texts = sample_texts(6)
     beir = write_beir(tmp_path / "beir", [{"_id": f"d{i}", "title": "", "text": t} for i, t in enumerate(texts)],
@@ -160,7 +168,7 @@ def test_train_step_runs_in_the_precision_asked(tmp_path):
 def test_long_query_key_keeps_the_fp32_identity_and_separates_bf16(tmp_path):
     """The cached weight maps of the long queries are keyed by the resolved precision: fp32 adds nothing to the
     key made before precisions were resolved (model, query encoder settings, scale, texts), bf16 adds bf16."""
-    from lsr_eval.experiments import long_queries as bench
+    from studies.long_queries import measure as bench
 
     from lsr_eval.data.types import Query
     from lsr_eval.experiments.splade import SpladeSettings, load_model, model_fingerprint
@@ -188,7 +196,7 @@ def test_long_query_key_keeps_the_fp32_identity_and_separates_bf16(tmp_path):
 @pytest.mark.precision_sensitive
 def test_long_query_key_of_auto_follows_the_cpu(tmp_path, cpu_kind):
     """... and to bf16 where the CPU has native bf16 (simulated): the key names what ran, not the alias."""
-    from lsr_eval.experiments import long_queries as bench
+    from studies.long_queries import measure as bench
 
     from lsr_eval.data.types import Query
     from lsr_eval.experiments.splade import SpladeSettings, load_model

@@ -1,4 +1,4 @@
-"""pipelines/bench_query_filter_bounds.py on a tiny model: every bound keeps every truly positive id."""
+"""studies/query_filter_bounds/run.py on a tiny model: every bound keeps every truly positive id."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from tiny_models import tiny_model  # noqa: E402
 
 def test_every_bound_is_exact_and_counts_what_it_keeps(tiny_beir, tmp_path):
     out = tmp_path / "out"
-    assert run_script("bench_query_filter_bounds.py", ["--dataset", str(tiny_beir), "--model", str(tiny_model("bert")), "--max-length-q", "32",
+    assert run_script("studies/query_filter_bounds/run.py", ["--dataset", str(tiny_beir), "--model", str(tiny_model("bert")), "--max-length-q", "32",
                        "--clusters", "4", "--groups", "2", "--out", str(out),
                        "--work-dir", str(tmp_path / "work")]) == 0
     result = json.loads((out / "bounds.json").read_text())

@@ -1,4 +1,4 @@
-"""pipelines/bench_scale.py: the synthetic generator, the fits, the budget, and the whole pipeline on a tiny
+"""studies/scale_curve/run.py: the synthetic generator, the fits, the budget, and the whole pipeline on a tiny
 collection (Anserini, plus PISA and Seismic where their packages are installed)."""
 
 from __future__ import annotations
@@ -14,23 +14,23 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lsr_eval.data.synthetic import DataSpec, ZipfSampler, doc_id, draw_vectors, query_id
-from lsr_eval.efficiency.scale_run import GENERATED, ensure_collection
-from lsr_eval.efficiency.scaling import (MSMARCO_PASSAGES, STAGES, budget_decision, close_result, compare_exact,
+from studies.scale_curve.synthetic import DataSpec, ZipfSampler, doc_id, draw_vectors, query_id
+from studies.scale_curve.child import GENERATED, ensure_collection
+from studies.scale_curve.scaling import (MSMARCO_PASSAGES, STAGES, budget_decision, close_result, compare_exact,
                                          fit_stage, predict)
 from lsr_eval.evaluation.agreement import run_digests
 from lsr_eval.export.queries import read_query_jsonl
-from lsr_eval.export.synthetic import write_synthetic
+from studies.scale_curve.synthetic_export import write_synthetic
 
-from lsr_eval.efficiency.scale_curve import run_child
+from studies.scale_curve.curve import run_child
 
 REPO = Path(__file__).resolve().parents[2]
 #: The script's own command line: the pipeline runs as a command, its children as the script with ``--one``.
-SCRIPT = [sys.executable, str(REPO / "pipelines" / "bench_scale.py")]
+SCRIPT = [sys.executable, str(REPO / "studies" / "scale_curve" / "run.py")]
 
 
 def _main(argv: list[str]) -> int:
-    """pipelines/bench_scale.py on ``argv``, in a process of its own; its status."""
+    """studies/scale_curve/run.py on ``argv``, in a process of its own; its status."""
     return subprocess.run([*SCRIPT, *argv], check=False).returncode
 
 SPEC = DataSpec(queries=20, chunk=200, file_docs=300, seed=5)

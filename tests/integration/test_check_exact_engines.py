@@ -1,4 +1,4 @@
-"""pipelines/check_exact_engines.py: its comparisons (lsr_eval.evaluation.agreement, lsr_eval.experiments.exactness)
+"""studies/exact_engines/run.py: its comparisons (lsr_eval.evaluation.agreement, studies.exact_engines.measure)
 on hand-made runs, and the whole script on a tiny model."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from lsr_eval.evaluation.agreement import differing_queries
-from lsr_eval.experiments.exactness import integer_scores, residue, residue_runs
+from studies.exact_engines.measure import integer_scores, residue, residue_runs
 
 
 from conftest import run_script  # noqa: E402
@@ -38,7 +38,7 @@ def test_residue_lists_the_scores_off_their_integer_and_their_tied_runs():
                     reason="pyterrier-pisa or bmp is not installed")
 def test_script_on_a_tiny_model(tiny_beir, tmp_path, capfd):
     out = tmp_path / "out"
-    rc = run_script("check_exact_engines.py", ["--datasets", str(tiny_beir), "--model", str(tiny_model("bert")), "--out", str(out),
+    rc = run_script("studies/exact_engines/run.py", ["--datasets", str(tiny_beir), "--model", str(tiny_model("bert")), "--out", str(out),
                      "--work-dir", str(tmp_path / "work"), "--threads", "1", "--k", "4", "--max-length-d", "64", "--max-length-q", "32"])
     assert rc == 0
     result = json.loads((out / "engines.json").read_text())["tiny/test"]

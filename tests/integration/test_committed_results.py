@@ -15,9 +15,19 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from lsr_eval.efficiency import scale_curve
-from lsr_eval.report import (bf16_fidelity, command_speed, encode_speed, exact_engines, gpu_check, long_queries,
-                             pyserini_parity, query_encoder_speed, query_filter_bounds, query_path, scale, train_step)
+from studies.bf16_fidelity import summary as bf16_fidelity
+from studies.command_speed import summary as command_speed
+from studies.encode_speed import summary as encode_speed
+from studies.exact_engines import summary as exact_engines
+from studies.gpu_check import summary as gpu_check
+from studies.long_queries import summary as long_queries
+from studies.pyserini_parity import summary as pyserini_parity
+from studies.query_encoder import summary as query_encoder_speed
+from studies.query_filter_bounds import summary as query_filter_bounds
+from studies.query_path import summary as query_path
+from studies.scale_curve import curve as scale_curve
+from studies.scale_curve import summary as scale
+from studies.train_step import summary as train_step
 
 RESULTS = Path(__file__).resolve().parents[2] / "results"
 BENCHMARKS = sorted(p.parent for p in (RESULTS / "benchmarks").glob("*/table.csv"))

@@ -401,7 +401,7 @@ def test_exact_against_anserini_on_scifact(scifact_impact, tmp_path):
 
 
 #: NFCorpus test queries whose top-1000 lists differed between PISA and Anserini before the tie contract, and the documents of every tied run that holds a float32 residue in those lists (splade-tiny, fp32,
-#: documents top-1,024 terms, queries top-256: ``residue.runs`` of pipelines/check_exact_engines.py's engines.json).
+#: documents top-1,024 terms, queries top-256: ``residue.runs`` of studies/exact_engines/run.py's engines.json).
 #: A run's adjusted scores depend only on its own members, so these 55 documents alone meet every such case.
 NFCORPUS_QUERIES = ("PLAIN-1130", "PLAIN-1183", "PLAIN-1441", "PLAIN-1496", "PLAIN-1794")
 NFCORPUS_TIED = (
@@ -431,7 +431,7 @@ def nfcorpus_subset(folder: Path, docids: set[str], qids: set[str]) -> Path:
 def test_nfcorpus_tied_runs_are_anserinis_bit_for_bit(tmp_path):
     """The case that broke on NFCorpus, on real vectors: PISA returns Anserini's lists (order and float32 scores,
     ``50.999996`` beside ``51.0`` included), which are Anserini's own SimpleImpactSearcher's. The whole of NFCorpus
-    and SciFact is checked by pipelines/check_exact_engines.py (results/exact-engines)."""
+    and SciFact is checked by studies/exact_engines/run.py (results/exact-engines)."""
     from dataclasses import replace
 
     from lsr_eval.anserini.searcher import ImpactSearcher
@@ -455,4 +455,4 @@ def test_nfcorpus_tied_runs_are_anserinis_bit_for_bit(tmp_path):
     assert differing(prun, arun) == [] and differing(prun, java) == [] and counts.hits > 5 * 20
     residue = {qid for qid, hits in arun.items() for score in hits.values() if score != round(score)}
     assert residue == set(NFCORPUS_QUERIES), "these documents no longer meet a tied run with a float32 residue " \
-        "in every query (vectors changed?): pick them again from pipelines/check_exact_engines.py's engines.json"
+        "in every query (vectors changed?): pick them again from studies/exact_engines/run.py's engines.json"

@@ -11,7 +11,7 @@ from lsr_eval.data.datasets import load_dataset
 from lsr_eval.encode.corpus import encode_corpus
 from lsr_eval.encode.hashing import HashingEncoder
 from lsr_eval.encode.queries import encode_queries
-from lsr_eval.experiments.exactness import check_exactness
+from studies.exact_engines.measure import check_exactness
 from lsr_eval.export.documents import COLLECTION_DIR, export_documents
 from lsr_eval.export.queries import query_weight_maps
 

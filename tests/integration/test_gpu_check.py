@@ -1,4 +1,4 @@
-"""pipelines/gpu_check.py and gpu_check.sh: the comparison run on the CPU against itself (a tiny model, a few
+"""studies/gpu_check/run.py and gpu_check.sh: the comparison run on the CPU against itself (a tiny model, a few
 documents), the agreement measures by hand, and the shell script's refusal without a GPU."""
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ def test_check_on_the_cpu_against_itself(tmp_path, capfd):
         for i, text in enumerate(sample_texts(12)):
             f.write(json.dumps({"_id": f"d{i}", "title": "", "text": text}) + "\n")
     out = tmp_path / "out"
-    rc = run_script("gpu_check.py", ["--device", "cpu", "--docs", "10", "--batch-size", "4", "--data", str(data),
+    rc = run_script("studies/gpu_check/run.py", ["--device", "cpu", "--docs", "10", "--batch-size", "4", "--data", str(data),
                          "--model", str(tiny_model("bert")), "--max-length", "64", "--out", str(out)])
     assert rc == 0
     r = json.loads((out / "gpu_check.json").read_text())
@@ -70,7 +70,7 @@ def test_check_on_the_cpu_against_itself(tmp_path, capfd):
     assert r["agreement"]["bf16_vs_fp32"] == bf16           # fp32 on the device is the reference itself here
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["stage"] == "gpu-check" and manifest["machine"] == r["machine"]
-    from lsr_eval.report.gpu_check import summaries
+    from studies.gpu_check.summary import summaries
 
     assert summaries(out) == {"summary.md": (out / "summary.md").read_text()}
     assert "agrees with the reference" in capfd.readouterr().out

@@ -1,4 +1,4 @@
-"""lsr_eval.experiments.pyserini_parity (pipelines/parity_pyserini.py): Pyserini's quantisation reproduced on
+"""studies.pyserini_parity.measure (studies/pyserini_parity/run.py): Pyserini's quantisation reproduced on
 lsr-eval's vectors."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from lsr_eval.experiments import pyserini_parity as parity
+from studies.pyserini_parity import measure as parity
 
 
 def test_quantize_by_hand():

@@ -1,5 +1,5 @@
 """Side-by-side query-path harness (lsr_eval.efficiency.latency: query_path, part_breakdown; measure.run_interleaved) and
-the per-part table of the query-path benchmark (lsr_eval.report.query_path), on hand-made paths and results."""
+the per-part table of the query-path benchmark (studies.query_path.summary), on hand-made paths and results."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from lsr_eval.data.types import Query
 from lsr_eval.efficiency.latency import PARTS, part_breakdown, query_path, summarise_path
 from lsr_eval.efficiency.measure import run_interleaved
 from lsr_eval.errors import InputError
-from lsr_eval.report.query_path import breakdown_md, write_per_query
+from studies.query_path.summary import breakdown_md, write_per_query
 
 QUERIES = [Query(f"q{i}", f"text {i}") for i in range(3)]
 

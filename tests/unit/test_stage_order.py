@@ -91,3 +91,38 @@ def test_checker_sees_a_backwards_import(tmp_path):
         "def f():\n    from lsr_eval.engines.base import MARKER\n    from ..data import types\n")
     assert backwards_imports(tmp_path) == [
         "lsr_eval/export/probe.py:2: export imports the later stage lsr_eval.engines.base"]
+
+
+#: What library code must not contain: a study's import, or a path of this checkout worked out from the module's own
+#: file (an installed wheel has no checkout). The manifest's source root (``SOURCE_ROOT``: where the code that ran
+#: lives, for provenance) and the evaluation's provenance are the documented uses of ``__file__``.
+CHECKOUT_PATHS = ("parents[2]", "parents[3]", ".parent.parent.parent")
+
+
+def study_imports_and_checkout_paths(root: Path = PACKAGE) -> list[str]:
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root)
+        source = path.read_text(encoding="utf-8")
+        for node in ast.walk(ast.parse(source)):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
+            found += [f"lsr_eval/{rel}:{node.lineno}: imports {n}" for n in names if n.split(".")[0] == "studies"]
+        for i, line in enumerate(source.splitlines(), 1):
+            if "__file__" in line and any(p in line for p in CHECKOUT_PATHS):
+                found.append(f"lsr_eval/{rel}:{i}: a checkout path from the module's own file")
+    return found
+
+
+def test_library_imports_no_study_and_knows_no_checkout_path():
+    found = study_imports_and_checkout_paths()
+    assert found == [], "library code that reaches the checkout:\n" + "\n".join(found)
+
+
+def test_checker_sees_a_study_import_and_a_checkout_path(tmp_path):
+    (tmp_path / "report").mkdir()
+    (tmp_path / "report" / "probe.py").write_text(
+        "from pathlib import Path\nimport studies.query_path.measure\nREPO = Path(__file__).resolve().parents[2]\n")
+    assert study_imports_and_checkout_paths(tmp_path) == [
+        "lsr_eval/report/probe.py:2: imports studies.query_path.measure",
+        "lsr_eval/report/probe.py:3: a checkout path from the module's own file"]
