@@ -135,6 +135,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--model", required=True, help="scale.json of the memory model run (its rows and its model), or "
                    "the work folder of one still running")
     p.add_argument("--only", nargs="+", choices=["generate", *ENGINES], help="run these steps only (then stop)")
+    p.add_argument("--stages", nargs="+", choices=["generate", "index", "search"],
+                   default=["generate", "index", "search"], help="of those steps, these stages only (a stage left "
+                   "out is listed as not run yet; e.g. index now, search when the machine is quiet)")
     p.add_argument("--out", required=True)
     p.add_argument("--work", default=str(REPO / "work" / "msmarco-scale-full"))
     p.add_argument("--engines", nargs="+", default=list(ENGINES), choices=list(ENGINES))
@@ -174,8 +177,8 @@ def main(argv: list[str] | None = None) -> int:
     for stage, engine, queries in steps(args.engines):
         tag = "" if queries in (0, QUERIES) else f"-q{queries}"
         result = work / f"result-{stage}-{engine or 'shared'}-{args.size}{tag}.json"
-        if args.only and (engine or "generate") not in args.only and not result.is_file():
-            continue
+        skipped = not result.is_file() and ((args.only and (engine or "generate") not in args.only)
+                                            or stage not in args.stages)
         if engine:
             rows_model, model = read_model(Path(args.model))  # a model run still going has more sizes now
         row: dict[str, Any] = {"size": args.size, "engine": engine or "shared", "stage": stage}
@@ -187,8 +190,10 @@ def main(argv: list[str] | None = None) -> int:
         failed = [r for r in rows if r["status"] != "ok" and r["engine"] in ("shared", engine) and r["stage"] != "search"]
         if result.is_file():
             row.update(status="ok", **json.loads(result.read_text()))
+        elif skipped:
+            row["status"] = "not run yet"
         elif failed:
-            row["status"] = f"not run: {failed[0]['engine']} {failed[0]['stage']} did not finish"
+            row["status"] = f"not run: {failed[0]['engine']} {failed[0]['stage']} did not run to the end"
         elif engine and (why := memory_refusal(model, rows_model, engine, stage, args.size)):
             print(why, flush=True)
             row["status"] = "refused: " + why
@@ -208,7 +213,7 @@ def main(argv: list[str] | None = None) -> int:
                                       "size": args.size, "engines": args.engines, "k": K, "queries": QUERIES,
                                       "all_queries_engine": ALL_QUERIES_ENGINE},
                        outputs=["full.json", "summary.md"], timings={"seconds": doc["seconds"]})
-    if not args.keep_work and not args.only:
+    if not args.keep_work and not args.only and len(args.stages) == 3:
         for name in [f"collection-{args.size}", *(f"index-{e}-{args.size}" for e in args.engines)]:
             shutil.rmtree(work / name, ignore_errors=True)
     print((out / "summary.md").read_text())
