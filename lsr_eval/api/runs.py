@@ -129,14 +129,15 @@ def evaluate(data: QrelsLike, runs: RunLike | Sequence[RunLike] | Mapping[str, R
 
 
 def fuse(runs: Sequence[RunLike] | Mapping[str, RunLike], method: str = "rrf", norm: str | None = None,
-         depth: int | None = 1000, **params: Any) -> Run:
-    """The fused run of ``runs`` (two or more) with ranx's ``method`` (:data:`lsr_eval.fusion.METHODS`), as
-    ``lsr-eval fuse``: ``norm`` None is the method's default, ``depth`` keeps the first 1,000 documents of each
-    query (None: all), ``params`` are the method's (``k=60`` for RRF, ``weights=[0.3, 0.7]`` for wsum)."""
-    from lsr_eval.fusion import fuse as fuse_runs
+         depth: int | None = 1000, *, tune: Any = None, qrels: QrelsLike | None = None, **params: Any) -> Run:
+    """The fused run of ``runs`` (two or more) with ranx's ``method`` (:data:`lsr_eval.fusion.METHODS`): ``norm``
+    None is the method's default, ``depth`` keeps the first 1,000 documents of each query (None: all), ``params``
+    are the method's (``k=60`` for RRF, ``weights=[0.3, 0.7]`` for wsum), or ``tune`` chooses them
+    (:class:`~lsr_eval.api.fusion.TuneOn`, or :class:`~lsr_eval.api.fusion.CrossValidate` over ``qrels``). The
+    metrics, the chosen parameters and files: :func:`lsr_eval.api.fusion.run_fusion`, of which this is the run."""
+    from lsr_eval.api.fusion import run_fusion
 
-    named = _named(runs)
-    return fuse_runs([as_run(r) for r in named.values()], method, norm, params or None, depth, names=list(named)).run
+    return run_fusion(runs, method, norm, depth, params, qrels=qrels, tune=tune).run
 
 
 def bm25(dataset: Dataset | str, out: str | os.PathLike | None = None, work: str | os.PathLike | None = None,
