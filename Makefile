@@ -9,10 +9,13 @@ install:
 	@# a single-node SLURM for tests/integration/test_train_grid_slurm.py (Debian's packages, as root; skipped when installed)
 	@if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && ! dpkg -s slurm-wlm munge >/dev/null 2>&1; then \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq slurm-wlm munge >/dev/null; fi
-	@# pip is skipped when this checkout is installed already from an unchanged setup.cfg (.ci/installed.py)
-	@if $(PYTHON) .ci/installed.py test; then echo "lsr-eval and its test extras are installed (setup.cfg unchanged)"; \
-	else $(PIP) install --quiet --disable-pip-version-check torch==2.13.0 && \
-		$(PIP) install --quiet --disable-pip-version-check -e '.[test]' && $(PYTHON) .ci/installed.py --record; fi
+	@# pip is skipped when this checkout is installed already from unchanged pyproject.toml and constraints.txt, every
+	@# pin met (.ci/installed.py); both installs take the exact versions of constraints.txt (torch first, at its pin)
+	@if $(PYTHON) .ci/installed.py test; then \
+		echo "lsr-eval and its test extras are installed (pyproject.toml and constraints.txt unchanged)"; \
+	else $(PIP) install --quiet --disable-pip-version-check -c constraints.txt torch && \
+		$(PIP) install --quiet --disable-pip-version-check -c constraints.txt -e '.[test]' && \
+		$(PYTHON) .ci/installed.py --record; fi
 
 quickstart: install
 	OUT=$(OUT) bash pipelines/quickstart.sh

@@ -26,9 +26,8 @@ from lsr_eval.models.options import check_choice
 if TYPE_CHECKING:    # torch, transformers, onnx and onnxruntime are imported when first needed
     from lsr_eval.models.sparsify import Sparsify
 
-ORT_VERSION = "1.31.1"
-ORT_PIP = f"pip install onnxruntime=={ORT_VERSION}"
-ONNX_PIP = "pip install onnx==1.23.2"
+ORT_PIP = "pip install 'lsr-eval[onnx]'"  # the extra; constraints.txt pins the tested versions
+ONNX_PIP = ORT_PIP
 #: ``pruned``: int8 filter + exact float32 logits of the candidates; ``dense``: every logit (see module doc).
 MODES: tuple[str, ...] = ("pruned", "dense")
 FORMAT_VERSION = 3
