@@ -16,8 +16,9 @@ __version__ = "0.1.0"
 from lsr_eval._lazy import lazy_getattr  # noqa: E402
 
 #: The Python API at the package root (:mod:`lsr_eval.api`), imported on first use: ``import lsr_eval`` stays light.
-#: (``run_benchmark`` and ``run_fusion``, not ``benchmark`` and ``fusion``: those names are the packages.)
-_API = ("load_dataset", "Splade", "Index", "bm25", "evaluate", "fuse", "run_fusion", "TuneOn", "CrossValidate",
+#: (``run_benchmark``, ``run_evaluation`` and ``run_fusion`` return the whole result; ``benchmark``, ``evaluation`` and
+#: ``fusion`` are the names of packages.)
+_API = ("load_dataset", "Splade", "Index", "bm25", "evaluate", "run_evaluation", "fuse", "run_fusion", "TuneOn", "CrossValidate",
         "run_benchmark")
 __all__ = ["__version__", *_API]
 __getattr__ = lazy_getattr(__name__, {name: "api" for name in _API})

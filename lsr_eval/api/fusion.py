@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence, Union
 
-from lsr_eval.api.runs import QrelsLike, RunLike, _named, as_run, read_qrels_spec
+from lsr_eval.api.runs import QrelsLike, RunLike, _named, as_run, judgments
 from lsr_eval.data.types import Qrels, Run
 from lsr_eval.errors import ConfigError, OutputExistsError
 
@@ -112,18 +112,6 @@ class _Output:
         return [self.run_path.name] if self.is_file else list(names)
 
 
-def _qrels(data: QrelsLike, split: str | None) -> tuple[Qrels, dict[str, Any] | None, tuple[str, ...] | None]:
-    """(qrels, their description for the manifest, the dataset's official measures) of any judgments argument."""
-    from lsr_eval.data.datasets import Dataset
-
-    if isinstance(data, Dataset):
-        return data.qrels(), {"dataset": data.describe()}, tuple(data.measures)
-    if isinstance(data, (str, os.PathLike)):
-        qrels, measures, described = read_qrels_spec(data, split)
-        return qrels, described, measures
-    return {q: dict(j) for q, j in data.items()}, None, None
-
-
 def _source(run: RunLike, name: str) -> str:
     """How the manifest names an input: a file's absolute path, a run in memory by its name."""
     return str(Path(run).resolve()) if isinstance(run, (str, os.PathLike)) else name
@@ -204,7 +192,7 @@ def run_fusion(runs: Sequence[RunLike] | Mapping[str, RunLike], method: str = "r
                 raise ConfigError(f"{what} applies with qrels (without qrels the fused run is not evaluated)")
         judged, described, parsed = None, None, []
     else:
-        judged, described, official = _qrels(qrels, split)
+        judged, described, official = judgments(qrels, split)
         parsed = parse_measures(list(measures) if measures else (official or DEFAULT_MEASURES))
     experiment = {"method": m.name, "norm": used_norm, "params": given, "depth": depth,
                   "inputs": [_source(r, n) for n, r in named.items()], "qrels": described, "tune": _tune_record(tune)}
@@ -213,7 +201,7 @@ def run_fusion(runs: Sequence[RunLike] | Mapping[str, RunLike], method: str = "r
     reported = judged if judged is not None else {q for r in loaded for q in r}
     tune_qrels = None
     if isinstance(tune, TuneOn):
-        tune_qrels, _, _ = _qrels(tune.qrels, tune.split)
+        tune_qrels, _, _ = judgments(tune.qrels, tune.split)
         check_disjoint(tune_qrels, reported)  # before anything is written
     output = _Output(out, experiment, overwrite) if out is not None else None
 

@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence, Union
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence, Union
 
 from lsr_eval.data.datasets import Dataset, load_dataset
 from lsr_eval.data.types import Qrels, Run
 from lsr_eval.errors import ConfigError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: What a run argument may be: a run in memory, or the path of a TREC run file.
 RunLike = Union[Mapping[str, Mapping[str, float]], str, os.PathLike]
@@ -37,14 +40,16 @@ def read_qrels_spec(spec: str | os.PathLike, split: str | None = None
     return dataset.qrels(), tuple(dataset.measures), {"dataset": dataset.describe()}
 
 
-def _judgments(data: QrelsLike) -> tuple[Qrels, tuple[str, ...] | None]:
-    """(qrels, the dataset's official measures or None) of any :data:`QrelsLike`."""
+def judgments(data: QrelsLike, split: str | None = None
+              ) -> tuple[Qrels, dict[str, Any] | None, tuple[str, ...] | None]:
+    """(qrels, their description for a manifest or None in memory, the dataset's official measures or None) of any
+    :data:`QrelsLike`; ``split`` for a dataset spec."""
     if isinstance(data, Dataset):
-        return data.qrels(), tuple(data.measures)
+        return data.qrels(), {"dataset": data.describe()}, tuple(data.measures)
     if isinstance(data, (str, os.PathLike)):
-        qrels, measures, _ = read_qrels_spec(data)
-        return qrels, measures
-    return {q: dict(j) for q, j in data.items()}, None
+        qrels, measures, described = read_qrels_spec(data, split)
+        return qrels, described, measures
+    return {q: dict(j) for q, j in data.items()}, None, None
 
 
 def as_run(run: RunLike) -> Run:
@@ -89,43 +94,19 @@ def per_query_scores(qrels: Qrels, runs: Mapping[str, RunLike], measures: Iterab
 
 def evaluate(data: QrelsLike, runs: RunLike | Sequence[RunLike] | Mapping[str, RunLike],
              measures: Iterable[str] | None = None, baseline: str | None = None, test: str = "t-test",
-             alpha: float = 0.05, correction: str = "bonferroni") -> Any:
+             alpha: float = 0.05, correction: str = "bonferroni") -> "pd.DataFrame":
     """A DataFrame with one row per run (index: its name) and one column per measure, as ``lsr-eval evaluate``.
 
     ``data``: a dataset, qrels, a qrels file or a dataset spec; ``measures``: default the dataset's official
     ones (else nDCG@10, RR@10, R@100, R@1000, MAP). With ``baseline`` (a run name), each other run is tested against
     it as ``evaluate --baseline`` does: columns ``<measure>_p`` (p-value corrected by ``correction``: bonferroni,
     holm or bh, over the compared runs x measures) and
-    ``<measure>_sig`` (``†`` better, ``↓`` worse, empty otherwise); the test settings are in ``df.attrs``.
+    ``<measure>_sig`` (``†`` better, ``↓`` worse, empty otherwise); the test settings are in ``df.attrs``. Per-query
+    values and query counts: :func:`lsr_eval.api.evaluation.run_evaluation`, of which this is the table.
     """
-    import pandas as pd
+    from lsr_eval.api.evaluation import run_evaluation
 
-    from lsr_eval.evaluation import mean_scores, parse_measures
-    from lsr_eval.evaluation.measures import DEFAULT_MEASURES
-
-    qrels, official = _judgments(data)
-    names = [m.name for m in parse_measures(measures or official or DEFAULT_MEASURES)]
-    named = _named(runs)
-    if baseline is not None and baseline not in named:
-        raise ConfigError(f"baseline {baseline!r} is not one of the runs: {', '.join(named)}")
-    scores = per_query_scores(qrels, named, names)
-    table = pd.DataFrame([mean_scores(scores[n]) for n in named], index=list(named), columns=names)
-    table.index.name = "run"
-    if baseline is None:
-        return table
-    from lsr_eval.significance.compare import compare, direction_marker
-
-    if len(named) < 2:
-        raise ConfigError("a baseline needs at least one other run to compare with it")
-    tests = compare(scores, baseline, test=test, alpha=alpha, correction=correction)
-    for n in names:
-        rows = tests[tests["measure"] == n].set_index("system")
-        table[f"{n}_p"] = [None if r == baseline else rows.at[r, "p_corrected"] for r in table.index]
-        table[f"{n}_sig"] = ["" if r == baseline else direction_marker(rows.at[r, "significant"],
-                                                                        rows.at[r, "difference"])
-                             for r in table.index]
-    table.attrs.update(tests.attrs, baseline=baseline)
-    return table
+    return run_evaluation(data, runs, measures, baseline, test, alpha, correction).table()
 
 
 def fuse(runs: Sequence[RunLike] | Mapping[str, RunLike], method: str = "rrf", norm: str | None = None,

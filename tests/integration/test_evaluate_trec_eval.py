@@ -135,9 +135,28 @@ def test_baseline_with_holm_or_bh_corrects_the_raw_p_values(capsys, qrels_file, 
 
 def test_baseline_refusals(capsys, qrels_file):
     assert main(["evaluate", qrels_file, _run("tas-b"), "--baseline", _run("tas-b")]) == 2
-    assert "--baseline needs at least one other run" in capsys.readouterr().err
+    assert "a baseline needs at least one other run" in capsys.readouterr().err
     assert main(["evaluate", qrels_file, _run("tas-b"), "--baseline", _run("bm25-flat"), "--test", "wilcoxon"]) == 2
     assert "expected one of t-test, randomisation" in capsys.readouterr().err
     assert main(["evaluate", qrels_file, _run("tas-b"), "--baseline", _run("bm25-flat"), "--format",
                  "trec_eval"]) == 2
     assert "--format trec_eval prints trec_eval's measures only" in capsys.readouterr().err
+
+
+def test_the_command_line_prints_what_python_returns(capsys, qrels_file):
+    """One implementation: ``lsr-eval evaluate --format json`` and :func:`lsr_eval.run_evaluation` (and its table,
+    :func:`lsr_eval.evaluate`) give the same means, counts and corrected p-values for the same inputs."""
+    import lsr_eval
+
+    runs = [_run(n) for n in RUNS]
+    assert main(["evaluate", qrels_file, *runs[1:], "--baseline", runs[0], "--format", "json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    ev = lsr_eval.run_evaluation(qrels_file, runs, baseline=f"dl19.{RUNS[0]}.top100.trec")
+    table = lsr_eval.evaluate(qrels_file, runs, baseline=f"dl19.{RUNS[0]}.top100.trec")
+    for got, r in zip(printed["runs"], ev.runs):
+        assert got["measures"] == r.means == table.loc[r.name, ev.names].to_dict()
+        assert got["counts"]["judged_without_results"] == r.counts.judged_without_results
+    assert printed["significance"]["rows"] == ev.significance()["rows"]
+    for rec in ev.significance()["rows"]:
+        if rec["system"] != ev.baseline:
+            assert table.loc[rec["system"], f"{rec['measure']}_p"] == rec["p_corrected"]
