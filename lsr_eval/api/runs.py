@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence, Union
 from lsr_eval.data.datasets import Dataset, load_dataset
 from lsr_eval.data.types import Qrels, Run
 from lsr_eval.errors import ConfigError
+from lsr_eval.engines.registry import DEFAULT_ENGINE
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -123,7 +124,7 @@ def fuse(runs: Sequence[RunLike] | Mapping[str, RunLike], method: str = "rrf", n
 
 def bm25(dataset: Dataset | str, out: str | os.PathLike | None = None, work: str | os.PathLike | None = None,
          k1: float = 0.9, b: float = 0.4, hits: int = 1000, fields: Sequence[str] | None = None, threads: int = 2,
-         overwrite: bool = False, engine: str = "anserini", engine_options: dict | None = None) -> Run:
+         overwrite: bool = False, engine: str = DEFAULT_ENGINE, engine_options: dict | None = None) -> Run:
     """BM25 (Pyserini's BEIR regression settings by default) on every query of ``dataset``; the run in memory.
 
     The Anserini index is built (or reused) in the work folder (``work``, default ``$LSR_EVAL_WORK`` or ./work):

@@ -18,6 +18,7 @@ from lsr_eval.data.types import Document, Query, Run
 from lsr_eval.defaults import DEFAULT_SCALE
 from lsr_eval.encode.protocol import SparseVectors
 from lsr_eval.errors import ConfigError
+from lsr_eval.engines.registry import DEFAULT_ENGINE
 
 if TYPE_CHECKING:
     from lsr_eval.encode.corpus import EncodeSummary
@@ -169,7 +170,7 @@ class Index:
         self.closed = False
 
     @classmethod
-    def build(cls, vectors: SparseVectors, engine: str = "pisa", scale: float = DEFAULT_SCALE,
+    def build(cls, vectors: SparseVectors, engine: str = DEFAULT_ENGINE, scale: float = DEFAULT_SCALE,
               work: str | os.PathLike | None = None, threads: int = 2, out: str | os.PathLike | None = None,
               **options: Any) -> "Index":
         """Quantise ``vectors`` (weights x ``scale``, rounded) and index them with ``engine`` (anserini, pisa,

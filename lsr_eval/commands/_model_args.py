@@ -5,9 +5,7 @@ from __future__ import annotations
 import argparse
 
 from lsr_eval.defaults import DEFAULT_SCALE, LUCENE_MAX_CLAUSES
-
-from lsr_eval.models.options import (DEFAULT_DEVICE, DEFAULT_PRECISION, DEVICE_CHOICES, PRECISIONS,
-                                     check_device)
+from lsr_eval.models.arguments import add_device, add_precision
 
 
 def add_model_arguments(p: argparse.ArgumentParser) -> None:
@@ -29,13 +27,9 @@ def add_model_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--query-top-k", type=int, help="keep the top-k terms per query")
     p.add_argument("--threshold", type=float, default=0.0, help="drop weights <= threshold")
     p.add_argument("--keep-special", action="store_true", help="keep special tokens ([CLS], [SEP], ...)")
-    p.add_argument("--precision", default=DEFAULT_PRECISION, choices=PRECISIONS,
-                   help="forward-pass precision (default %(default)s, the same numbers on every machine); bf16 or "
-                        "auto (bf16 on CUDA and on CPUs with avx512_bf16/AMX, fp32 elsewhere: emulated bf16 is "
-                        "3-40x slower) opt in for speed; the resolved precision is recorded in the manifests")
+    add_precision(p, note=" (fp32 elsewhere: emulated bf16 is 3-40x slower)")
     p.add_argument("--bf16", action="store_true", help="same as --precision bf16")
-    p.add_argument("--device", default=DEFAULT_DEVICE, type=check_device, metavar="DEVICE",
-                   help=f"{DEVICE_CHOICES}; auto (default) = cuda:LOCAL_RANK when CUDA is available, else cpu")
+    add_device(p, why="cuda:LOCAL_RANK when CUDA is available, else cpu")
     p.add_argument("--batch-size", type=int, default=32)
     p.add_argument("--scale", type=float, default=float(DEFAULT_SCALE), help="quantisation scale: impact = round(w * scale)")
     p.add_argument("--max-clauses", type=int, default=LUCENE_MAX_CLAUSES,

@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from lsr_eval.models.options import DEVICE_CHOICES, check_device
+from lsr_eval.models.arguments import add_device
+from lsr_eval.models.options import DEVICE_CHOICES
 
 NAME = "benchmark"
 HELP = "run (or resume) a benchmark YAML from pipelines/: BM25 and SPLADE runs, fusion, significance, efficiency"
@@ -16,9 +17,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--work-dir", help="cache for indexes, encodings, collections (default ./work)")
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--out", help="results folder (default: the YAML's 'out'), e.g. to keep a quickstart out of results/")
-    p.add_argument("--device", type=check_device, metavar="DEVICE",
-                   help=f"run every SPLADE system on this device ({DEVICE_CHOICES}; default: each system's "
-                        "'device:', else auto = CUDA when available)")
+    add_device(p, default=None, help=f"run every SPLADE system on this device ({DEVICE_CHOICES}; default: each "
+                                      "system's 'device:', else auto = CUDA when available)")
     p.add_argument("--map", action="append", default=[], metavar="ID=PATH",
                    help="run a hub id (model, query_model) or a dataset name (msmarco-dev, dl19, a BEIR-13 member) "
                         "on a local folder instead: a hub mirror, a dataset copy, a test stand-in (repeatable; "

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from lsr_eval.commands._common import add_dataset_arguments, add_output_arguments, print_metrics
+from lsr_eval.engines.registry import DEFAULT_ENGINE
 
 NAME = "bm25"
 HELP = "BM25 flat (or multifield) baseline: index (or reuse), retrieve, evaluate"
@@ -23,7 +24,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="multifield: index the document's fields separately and search these, each with weight 1.0 "
                         "(Pyserini's BEIR multifield: --fields title text). Default: flat, contents = title + ' ' + "
                         "text")
-    p.add_argument("--engine", default="anserini", choices=["anserini", "pisa"],
+    p.add_argument("--engine", default=DEFAULT_ENGINE, choices=["anserini", "pisa"],
                    help="anserini (Lucene BM25, the reference) or pisa (PISA's BM25 over Anserini's analysed terms: "
                         "the same-engine reference of a learned sparse model searched with PISA)")
     p.add_argument("--engine-option", action="append", default=[], metavar="KEY=VALUE",

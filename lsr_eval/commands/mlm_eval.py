@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import argparse
 
-from lsr_eval.models.options import DEFAULT_DEVICE, HEAD_INIT_RULES, check_device
+from lsr_eval.models.arguments import add_device
+from lsr_eval.models.options import HEAD_INIT_RULES
 
 NAME = "mlm-eval"
 HELP = "masked-token top-1 accuracy and perplexity of masked LMs on a middle-training config's held-out texts"
@@ -21,8 +22,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="head initialisation of checkpoints without an MLM head (%(default)s: identity)")
     p.add_argument("--seed", type=int, default=0, help="masking seed (%(default)s)")
     p.add_argument("--batch-size", type=int, default=32)
-    p.add_argument("--device", default="cpu", type=check_device, metavar="DEVICE",
-                   help=f"{DEFAULT_DEVICE}, cpu (default), cuda, cuda:N; models run in float32")
+    add_device(p, default="cpu", why="models run in float32")
     p.add_argument("--out", metavar="DIR", help="write metrics.json and manifest.json to DIR")
 
 

@@ -31,6 +31,7 @@ from lsr_eval.errors import ConfigError, LsrEvalError
 from lsr_eval.experiments.result import SystemResult
 from lsr_eval.workdir import cache_slot, cached
 from lsr_eval.manifest import completed, prepare_output, write_manifest
+from lsr_eval.engines.registry import DEFAULT_ENGINE
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +45,7 @@ class Bm25Settings:
     hits: int = 1000
     remove_query: bool | None = None  # None: the dataset's convention (on for BEIR)
     fields: tuple[str, ...] | None = None  # None: flat; else document fields searched separately (multifield)
-    engine: str = "anserini"  # or "pisa": the same analysed terms, k1 and b, scored by PISA's BM25
+    engine: str = DEFAULT_ENGINE  # or "pisa": the same analysed terms, k1 and b, scored by PISA's BM25
     engine_options: Mapping[str, Any] | None = None  # PISA's index_encoding, query_algorithm, block_size
 
     def __post_init__(self) -> None:

@@ -24,6 +24,7 @@ from lsr_eval.workdir import cache_slot, cached, folder_bytes, slot_lock
 from lsr_eval.defaults import DEFAULT_SCALE, LUCENE_MAX_CLAUSES
 from lsr_eval.manifest import completed, prepare_output, write_manifest
 from lsr_eval.models.options import DEFAULT_DEVICE, DEFAULT_PRECISION, PRECISIONS, check_choice, check_device
+from lsr_eval.engines.registry import DEFAULT_ENGINE
 
 if TYPE_CHECKING:
     from lsr_eval.encode.corpus import EncodeSummary
@@ -59,7 +60,7 @@ class SpladeSettings:
     prune_doc_top_k: int | None = None
     prune_doc_threshold: float = 0.0
     query_threshold: float | None = None  # the query encoder's own threshold (None: ``threshold``)
-    engine: str = "anserini"  # lsr_eval.engines.registry.ENGINES
+    engine: str = DEFAULT_ENGINE  # lsr_eval.engines.registry.ENGINES
     engine_options: Mapping[str, Any] | None = None  # the engine's build settings and search knobs, by name
 
     def __post_init__(self) -> None:
@@ -168,7 +169,7 @@ def impact_keys(dataset: Dataset, model, s: SpladeSettings) -> ImpactKeys:
     return encoding_keys(enc_key, label, s.scale, doc_prune(s), s.engine, build_options)
 
 
-def encoding_keys(enc_key: dict[str, Any], label: str, scale: float, prune, engine: str = "anserini",
+def encoding_keys(enc_key: dict[str, Any], label: str, scale: float, prune, engine: str = DEFAULT_ENGINE,
                   build_options: dict[str, Any] | None = None) -> ImpactKeys:
     """The export and index keys of the encoding ``enc_key`` (labelled ``label``), quantised by ``scale``, pruned
     by ``prune`` and indexed by ``engine`` with ``build_options``."""

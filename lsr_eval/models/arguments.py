@@ -1,5 +1,5 @@
-"""Command-line options of the model layer shared by the scripts in pipelines/: precision and device, and what an
-encoder records beside its figures."""
+"""Command-line options of the model layer, one definition each for the commands and the studies' scripts:
+precision and device, and what an encoder records beside its figures."""
 
 from __future__ import annotations
 
@@ -30,12 +30,13 @@ def add_precision(p: argparse.ArgumentParser, *, choices: tuple[str, ...] = PREC
                         f"and CPUs with avx512_bf16/AMX, opt in for speed){note}; the resolved precision is recorded")
 
 
-def add_device(p: argparse.ArgumentParser, default: str = DEFAULT_DEVICE, why: str = "") -> None:
+def add_device(p: argparse.ArgumentParser, default: str | None = DEFAULT_DEVICE, why: str = "",
+               help: str | None = None) -> None:
     """``--device`` (:data:`~lsr_eval.models.options.DEVICE_CHOICES`); ``why`` says why a script's default is not
-    ``auto``."""
+    ``auto``; ``help`` replaces the whole help (a command whose default comes from elsewhere)."""
     p.add_argument("--device", default=default, type=_device, metavar="DEVICE",
-                   help=f"{DEVICE_CHOICES} (default {default}" + (f": {why}" if why else
-                                                                  "; auto = CUDA when present, else cpu") + ")")
+                   help=help or (f"{DEVICE_CHOICES} (default {default}" + (f": {why}" if why else
+                                                                           "; auto = CUDA when present, else cpu") + ")"))
 
 
 def encoder_record(encoder) -> dict[str, Any]:
