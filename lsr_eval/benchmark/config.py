@@ -518,7 +518,8 @@ def _check_system_params(kind: str, params: dict[str, Any], where: str) -> None:
             raise ConfigError(f"{where}: a splade system needs 'model'")
     unknown = sorted(set(params) - allowed)
     if unknown:
-        raise ConfigError(f"{where}: unknown key {unknown[0]!r} for a {kind} system; allowed: {', '.join(sorted(allowed))}")
+        raise ConfigError(f"{where}: unknown key {unknown[0]!r} for a {kind} system; "
+                          f"allowed: {', '.join(sorted(allowed))}")
     if kind == "bm25":
         k1, b = params.get("k1", 0.9), params.get("b", 0.4)
         if not (_number(k1) and _number(b)) or k1 < 0 or not 0 <= b <= 1:

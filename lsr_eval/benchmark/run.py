@@ -15,8 +15,18 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from lsr_eval.benchmark.config import (DECLARED_COSTS, SWEEP_KEYS, BenchmarkConfig, CrossValidation, DatasetEntry,
-                                       FusionEntry, SignificanceEntry, SystemEntry, check_on_disk)
+from lsr_eval.benchmark.config import (
+    DECLARED_COSTS,
+    SWEEP_KEYS,
+    BenchmarkConfig,
+    CrossValidation,
+    DatasetEntry,
+    FusionEntry,
+    SignificanceEntry,
+    SystemEntry,
+    check_on_disk,
+)
+from lsr_eval.benchmark.status import OK, Status, failed, kind_of, not_run
 from lsr_eval.data.datasets import Dataset, load_dataset
 from lsr_eval.data.registry import GROUPS, expand
 from lsr_eval.errors import LsrEvalError
@@ -447,7 +457,7 @@ def _across_datasets(sig: SignificanceEntry, rows: list[dict[str, Any]]) -> list
     from lsr_eval.significance.ttest import paired_t_test
 
     names = list(dict.fromkeys(m for r in rows for (_, m) in r.get(RAW_P, {})))   # the measures tested
-    ok = {(r["dataset"], r["system"]): r for r in rows if r.get("status") == "ok"}
+    ok = {(r["dataset"], r["system"]): r for r in rows if kind_of(r.get("status")) is Status.OK}
     datasets = list(dict.fromkeys(r["dataset"] for r in rows))
 
     def has(d: str, system: str, m: str) -> bool:
@@ -459,7 +469,7 @@ def _across_datasets(sig: SignificanceEntry, rows: list[dict[str, Any]]) -> list
         for m in names:
             where = [d for d in datasets if has(d, system, m)]
             if len(where) >= 2:
-                row = pooled.setdefault(system, {"dataset": POOLED, "system": system, "status": "ok",
+                row = pooled.setdefault(system, {"dataset": POOLED, "system": system, "status": OK,
                                                  "kind": ok[(where[0], system)].get("kind", "")})
                 row[m] = math.fsum(float(ok[(d, system)][m]) for d in where) / len(where)
                 row[f"{m}_datasets"] = len(where)
@@ -589,7 +599,7 @@ def _unavailable_rows(entry: DatasetEntry, bench: _Bench, error: LsrEvalError) -
     label = entry.label or _slug(entry.spec.replace("/", "-"))
     log.error("dataset %s is not available: %s", label, error)
     bench.unavailable[label] = str(error)
-    return [{"dataset": label, "system": s.name, "status": f"failed: dataset not available: {error}"}
+    return [{"dataset": label, "system": s.name, "status": failed(f"dataset not available: {error}")}
             for s in [*bench.systems, *bench.cfg.fusion]]
 
 
@@ -617,18 +627,18 @@ def _costs_into(system: SystemEntry, row: dict[str, Any], run_dir: Path, ds: _Da
         ds.pending[system.name] = (system, run_dir)
     except (LsrEvalError, KeyError, OSError) as e:
         log.error("efficiency of %s on %s failed: %s", system.name, ds.label, e)
-        row["efficiency_status"] = f"failed: {e}"
+        row["efficiency_status"] = failed(e)
 
 
 def _system_row(system: SystemEntry, ds: _DatasetRuns, bench: _Bench) -> None:
     """One system's row on the dataset: its run (reused when done) and, with efficiency, its costs."""
     run_dir = bench.run_root / system.name / ds.label
-    row = {"dataset": ds.label, "system": system.name, **_system_columns(system), "status": "ok"}
+    row = {"dataset": ds.label, "system": system.name, **_system_columns(system), "status": OK}
     try:
         _run_into(system, row, run_dir, ds, bench)
     except LsrEvalError as e:
         log.error("%s on %s failed: %s", system.name, ds.label, e)
-        row["status"] = f"failed: {e}"
+        row["status"] = failed(e)
     if bench.cfg.efficiency and system.name in ds.runs and system.kind != "run":  # a run's costs are declared
         _costs_into(system, row, run_dir, ds)
     ds.add(system.name, row)
@@ -645,7 +655,7 @@ def _latency_rows(ds: _DatasetRuns, bench: _Bench) -> None:
             columns, record["latency"] = _latency_columns(latencies[name])
             ds.by_name[name].update(columns)
         else:
-            ds.by_name[name]["efficiency_status"] = "failed: latency (see the log)"
+            ds.by_name[name]["efficiency_status"] = failed("latency (see the log)")
         records[name] = (run_dir, record)
     ratios = _bm25_reference(ds.by_name, {name: system for name, (system, _) in ds.pending.items()})
     for name, (run_dir, record) in records.items():
@@ -672,7 +682,7 @@ def _tune_split(ds: _DatasetRuns, bench: _Bench) -> _TuneSplit:
             runs[system.name] = run_system(system, tune_ds, d, bench.work, bench.threads).run
     except LsrEvalError as e:
         log.error("tune split %s of %s failed: %s", entry.tune_split, ds.label, e)
-        return _TuneSplit(failed=f"failed: tune split {entry.tune_split}: {e}")
+        return _TuneSplit(failed=failed(f"tune split {entry.tune_split}: {e}"))
     return _TuneSplit(runs, qrels)
 
 
@@ -680,9 +690,9 @@ def _fusion_blocked(f: FusionEntry, ds: _DatasetRuns, tune: _TuneSplit) -> str:
     """Why fusion ``f`` is not run on the dataset (its status), or empty when it can run."""
     missing = [r for r in f.runs if r not in ds.runs]
     if missing:
-        return f"not run: inputs failed ({', '.join(missing)})"
+        return not_run(f"inputs failed ({', '.join(missing)})")
     if f.tune_on_split and not ds.entry.tune_split:
-        return f"not run: no tune_split on {ds.label} (no train or dev split to tune on)"
+        return not_run(f"no tune_split on {ds.label} (no train or dev split to tune on)")
     if f.tune_on_split and tune.failed:
         return tune.failed
     return ""
@@ -701,7 +711,7 @@ def _fuse_into(f: FusionEntry, row: dict[str, Any], ds: _DatasetRuns, tune: _Tun
 
 def _fusion_row(f: FusionEntry, ds: _DatasetRuns, tune: _TuneSplit, bench: _Bench) -> None:
     """One fusion's row on the dataset: its numbers, or why it has none."""
-    row = {"dataset": ds.label, "system": f.name, "kind": "fusion", "model": "", "status": "ok"}
+    row = {"dataset": ds.label, "system": f.name, "kind": "fusion", "model": "", "status": OK}
     blocked = _fusion_blocked(f, ds, tune)
     if blocked:
         row["status"] = blocked
@@ -709,7 +719,7 @@ def _fusion_row(f: FusionEntry, ds: _DatasetRuns, tune: _TuneSplit, bench: _Benc
         try:
             _fuse_into(f, row, ds, tune, bench)
         except LsrEvalError as e:
-            row["status"] = f"failed: {e}"
+            row["status"] = failed(e)
     ds.add(f.name, row)
 
 
@@ -747,7 +757,7 @@ def _write_table(bench: _Bench, rows: list[dict[str, Any]]):
                                                 default=str)),
                    runs_dir=str(bench.run_root), data=bench.data, unavailable=bench.unavailable,
                    significance_markers={"†": "significantly better than the baseline", "↓": "significantly worse"},
-                   counts={"rows": len(table), "failed": int(table["status"].str.startswith("failed").sum())},
+                   counts={"rows": len(table), "failed": int((table["status"].map(kind_of) == Status.FAILED).sum())},
                    outputs=["table.csv", "table.json", "runs/"])
     return table
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from lsr_eval.benchmark.status import Status, kind_of
 from lsr_eval.models.arguments import add_device
 from lsr_eval.models.options import DEVICE_CHOICES
 
@@ -60,7 +61,7 @@ def console_tables(folder, name: str) -> str:
 
     bench = load_benchmark(folder, name)
     tables = benchmark_tables(bench.table, name=name)
-    ran = bench.table[bench.table["status"] == "ok"]
+    ran = bench.table[bench.table["status"].map(kind_of) == Status.OK]
     notes = table_settings_notes(folder, list(zip(ran["dataset"], ran["system"])))
     return "\n".join([*(t.to_text().replace(BEST_NOTE, "*: the best number of its column") for t in tables),
                       *notes])
@@ -73,9 +74,9 @@ def failed_rows(table) -> list[str]:
     for row in table.to_dict("records"):
         where = f"{row.get('dataset')} / {row.get('system')}"
         status = str(row.get("status") or "")
-        if status != "ok":
+        if kind_of(status) is not Status.OK:
             lines.append(f"{where}: {status or 'no status'}")
         efficiency = row.get("efficiency_status")
-        if isinstance(efficiency, str) and efficiency.startswith("failed"):
+        if kind_of(efficiency) is Status.FAILED:
             lines.append(f"{where}: efficiency {efficiency}")
     return lines

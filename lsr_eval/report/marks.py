@@ -9,6 +9,7 @@ import math
 
 import pandas as pd
 
+from lsr_eval.benchmark.status import Status, kind_of
 from lsr_eval.report.loading import P_SUFFIX, SIG_SUFFIX
 
 ABSENT = "absent"
@@ -30,9 +31,10 @@ TEST_NAMES = {"t-test": "paired t-test", "randomisation": "paired randomisation 
 
 def why_missing(status: str) -> str:
     """What a cell of a row with ``status`` shows when it has no number."""
-    if status == "ok":
+    kind = kind_of(status)
+    if kind is Status.OK:
         return MISSING
-    if status.startswith("failed"):
+    if kind is Status.FAILED:
         return "failed"
     return status
 

@@ -8,6 +8,7 @@ from typing import Iterable
 
 import pandas as pd
 
+from lsr_eval.benchmark.status import Status, kind_of
 from lsr_eval.report.loading import BenchmarkResults, TrainingRun
 from lsr_eval.report.table import Table
 
@@ -33,9 +34,8 @@ def benchmarks_table(benchmarks: Iterable[BenchmarkResults]) -> Table:
               "created": [str((b.manifest or {}).get("created", "no manifest")) for b in benchmarks]}
     values = {"rows": [len(b.table) for b in benchmarks], "datasets": [len(b.datasets) for b in benchmarks],
               "systems": [len(b.systems) for b in benchmarks],
-              "ok": [int((s == "ok").sum()) for s in status],
-              "not run": [int((s == "not run").sum()) for s in status],
-              "failed": [int(s.str.startswith("failed").sum()) for s in status]}
+              **{k.value: [int((s.map(kind_of) == k).sum()) for s in status]
+                 for k in (Status.OK, Status.NOT_RUN, Status.FAILED)}}
     values["other status"] = [r - o - n - f for r, o, n, f in
                               zip(values["rows"], values["ok"], values["not run"], values["failed"])]
     return _table("benchmarks", "Benchmark folders read", labels, values, {c: _int for c in values},
