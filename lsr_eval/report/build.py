@@ -16,20 +16,36 @@ from lsr_eval.report.best_k import head_norm_points
 from lsr_eval.report.formatting import NumberFormat
 from lsr_eval.report.html import FigureFiles, Section, render_html
 from lsr_eval.report.linking import link_training
-from lsr_eval.report.papers import (EFFICIENCY_BENCHMARK, RESCALING_BENCHMARK, efficiency_paper_table,
-                                    rescaling_paper_table)
-from lsr_eval.report.loading import Results, load_results
+from lsr_eval.report.loading import Results, load_results, measure_columns
+from lsr_eval.report.papers import PAPERS
+from lsr_eval.report.plots import (
+    COSTS,
+    has_tradeoff,
+    head_norm_figure,
+    read_tradeoff,
+    rescaling_figure,
+    save_figure,
+    tradeoff_figure,
+    training_figure,
+)
 from lsr_eval.report.rescaling_runs import candidates, diagnoses_table, runs_table
-from lsr_eval.report.plots import (COSTS, has_tradeoff, head_norm_figure, read_tradeoff, rescaling_figure,
-                                   save_figure, tradeoff_figure, training_figure)
-from lsr_eval.report.loading import measure_columns
 from lsr_eval.report.seeds import seeds_figure, seeds_table
+from lsr_eval.report.settings import table_settings_notes
 from lsr_eval.report.summary import benchmarks_table, training_table
 from lsr_eval.report.table import Table
-from lsr_eval.report.settings import table_settings_notes
-from lsr_eval.report.tables import (RESCALING_COLUMNS, benchmark_tables, check_measures, datasets_in_order,
-                                    dataset_measures, efficiency_datasets, efficiency_table, group_column,
-                                    main_measure, rescaling_table, _slug)
+from lsr_eval.report.tables import (
+    RESCALING_COLUMNS,
+    _slug,
+    benchmark_tables,
+    check_measures,
+    dataset_measures,
+    datasets_in_order,
+    efficiency_datasets,
+    efficiency_table,
+    group_column,
+    main_measure,
+    rescaling_table,
+)
 
 #: Logged quantities drawn against the training step, when some log has them.
 TRAINING_CURVES = ("loss", "active_dims_q", "active_dims_d")
@@ -124,15 +140,18 @@ def _seed_tables(rep: _Report, s: Section, name: str, rows, linked) -> None:
 
 
 def _paper_tables(rep: _Report, s: Section, name: str, rows, linked) -> None:
-    """A paper's own table (and, for the rescaling study, its FLOPs trade-off figure) when ``name`` is one of the
-    papers' benchmarks."""
-    if name == RESCALING_BENCHMARK:
-        s.tables.append(rep.table(rescaling_paper_table(linked, fmt=rep.fmt)))
-        for d in [d for d in datasets_in_order(linked) if has_tradeoff(linked, d, "flops", "nDCG@10")][:1]:
-            rep.figure(s, lambda: tradeoff_figure(linked, d, "flops", "nDCG@10"), f"{name}-flops-{d}",
-                       f"nDCG@10 against FLOPs on {d}, by backbone and k")
-    elif name == EFFICIENCY_BENCHMARK:
-        s.tables.append(rep.table(efficiency_paper_table(rows, fmt=rep.fmt)))
+    """The paper's own table (and trade-off figure) when benchmark ``name`` reproduces a paper
+    (:data:`lsr_eval.report.papers.PAPERS`)."""
+    paper = PAPERS.get(name)
+    if paper is None:
+        return
+    s.tables.append(rep.table(paper.make_table(rows, linked, rep.fmt)))
+    if paper.tradeoff is not None:
+        cost, measure = paper.tradeoff
+        frame = linked if paper.frame == "linked" else rows
+        for d in [d for d in datasets_in_order(frame) if has_tradeoff(frame, d, cost, measure)][:1]:
+            rep.figure(s, lambda: tradeoff_figure(frame, d, cost, measure), f"{name}-{cost}-{d}",
+                       paper.caption.format(measure=measure, cost=cost, dataset=d))
 
 
 def _benchmark_section(rep: _Report, name: str, bench) -> Section:
