@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence, Union
 
 from lsr_eval.data.datasets import Dataset, load_dataset
 from lsr_eval.data.types import Qrels, Run
-from lsr_eval.errors import ConfigError
 from lsr_eval.engines.registry import DEFAULT_ENGINE
+from lsr_eval.errors import ConfigError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -95,7 +95,7 @@ def per_query_scores(qrels: Qrels, runs: Mapping[str, RunLike], measures: Iterab
 
 def evaluate(data: QrelsLike, runs: RunLike | Sequence[RunLike] | Mapping[str, RunLike],
              measures: Iterable[str] | None = None, baseline: str | None = None, test: str = "t-test",
-             alpha: float = 0.05, correction: str = "bonferroni") -> "pd.DataFrame":
+             alpha: float = 0.05, correction: str = "bonferroni") -> pd.DataFrame:
     """A DataFrame with one row per run (index: its name) and one column per measure, as ``lsr-eval evaluate``.
 
     ``data``: a dataset, qrels, a qrels file or a dataset spec; ``measures``: default the dataset's official
@@ -145,7 +145,7 @@ def bm25(dataset: Dataset | str, out: str | os.PathLike | None = None, work: str
 
 
 def run_benchmark(config: str | os.PathLike, out: str | os.PathLike | None = None,
-              work: str | os.PathLike | None = None, threads: int = 2, device: str | None = None) -> Any:
+              work: str | os.PathLike | None = None, threads: int = 2, device: str | None = None) -> "pd.DataFrame":
     """Run (or resume) the benchmark of a YAML file as ``lsr-eval benchmark`` does, and return its table (pandas).
     A benchmark always writes its folder (the config's ``out``, or ``out``): runs, table.csv and a manifest.
     (Named ``run_benchmark`` at the package root: ``lsr_eval.benchmark`` is the benchmark package.)"""

@@ -11,3 +11,13 @@ def test_dir_lists_the_verbs_without_importing_them():
             "print(all(v in names for v in lsr_eval.__all__), 'torch' in sys.modules, 'lsr_eval.api' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out == ["True", "False", "False"]
+
+
+def test_dir_is_the_verbs_and_types_only():
+    import lsr_eval
+
+    shown = [n for n in dir(lsr_eval) if not n.startswith("__")]
+    assert {"evaluate", "run_evaluation", "fuse", "run_fusion", "TuneOn", "CrossValidate", "Run", "Qrels",
+            "SparseVectors"} <= set(shown)
+    assert all(n in lsr_eval.__all__ for n in shown), [n for n in shown if n not in lsr_eval.__all__]
+    assert lsr_eval.Run == dict[str, dict[str, float]]
