@@ -17,7 +17,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("config", metavar="CONFIG", help="benchmark YAML (see pipelines/)")
     p.add_argument("--work-dir", help="cache for indexes, encodings, collections (default ./work)")
     p.add_argument("--threads", type=int, default=2)
-    p.add_argument("--out", help="results folder (default: the YAML's 'out'), e.g. to keep a quickstart out of results/")
+    p.add_argument("--out",
+                   help="results folder (default: the YAML's 'out'), e.g. to keep a quickstart out of results/")
     add_device(p, default=None, help=f"run every SPLADE system on this device ({DEVICE_CHOICES}; default: each "
                                       "system's 'device:', else auto = CUDA when available)")
     p.add_argument("--map", action="append", default=[], metavar="ID=PATH",
@@ -30,19 +31,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from lsr_eval.benchmark.config import apply_stand_ins, load_config, read_stand_ins
-    from lsr_eval.benchmark.run import run_benchmark
-    from lsr_eval.workdir import work_dir
+    """Parse the options into :func:`lsr_eval.api.runs.run_benchmark`'s arguments, and print its tables."""
+    from lsr_eval.api.runs import run_benchmark
+    from lsr_eval.benchmark.config import load_config
 
-    explicit = read_stand_ins(args.map)   # each must name something of the config; a map file may hold more
-    cfg = apply_stand_ins(load_config(args.config), {**read_stand_ins((), args.map_file), **explicit}, list(explicit))
-    if args.out:
-        import dataclasses
-
-        cfg = dataclasses.replace(cfg, out=args.out)
-    table = run_benchmark(cfg, work_dir(args.work_dir), threads=args.threads, device=args.device)
-    print(console_tables(cfg.out, cfg.name))
-    print(f"full table: {cfg.out}/table.csv")
+    table = run_benchmark(args.config, args.out, args.work_dir, threads=args.threads, device=args.device,
+                          stand_ins=args.map, map_file=args.map_file)
+    cfg = load_config(args.config)
+    out = args.out or cfg.out
+    print(console_tables(out, cfg.name))
+    print(f"full table: {out}/table.csv")
     problems = failed_rows(table)
     if problems:
         print(f"lsr-eval benchmark: {len(problems)} of {len(table)} rows did not complete:", file=sys.stderr)

@@ -32,16 +32,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Parse the options into :func:`lsr_eval.api.runs.bm25`'s arguments, and print the metrics it wrote."""
+    from lsr_eval.api.runs import bm25
     from lsr_eval.commands._engine_args import engine_options
     from lsr_eval.data.datasets import load_dataset
-    from lsr_eval.experiments.bm25 import Bm25Settings, run_bm25
-    from lsr_eval.workdir import work_dir
+    from lsr_eval.manifest import read_manifest
 
-    settings = Bm25Settings(k1=args.k1, b=args.b, hits=args.hits, remove_query=args.remove_query, fields=args.fields,
-                            engine=args.engine, engine_options=engine_options(args))
     dataset = load_dataset(args.dataset, args.split, args.topics, args.qrels)
-    result = run_bm25(dataset, args.out, work_dir(args.work_dir), settings, threads=args.threads,
-                       overwrite=args.overwrite)
-    engine = "" if settings.engine == "anserini" else f" ({settings.engine})"
-    print_metrics(f"{settings.method}{engine} {dataset.name}", result.metrics)
+    bm25(dataset, args.out, args.work_dir, k1=args.k1, b=args.b, hits=args.hits, fields=args.fields,
+         threads=args.threads, overwrite=args.overwrite, engine=args.engine, engine_options=engine_options(args),
+         remove_query=args.remove_query)
+    manifest = read_manifest(args.out)   # what the verb wrote: its method's name and its metrics
+    engine = "" if args.engine == DEFAULT_ENGINE else f" ({args.engine})"
+    print_metrics(f"{manifest['experiment']['method']}{engine} {dataset.name}", manifest["metrics"])
     return 0

@@ -1,0 +1,45 @@
+"""The command line is a thin caller of the Python API: a command whose verb the API has parses its options, calls
+the verb and prints; it imports the verb's module and none of the modules the verb's logic lives in (an AST check,
+imports inside functions included)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from test_stage_order import PACKAGE, imported
+
+#: command -> (the API module it calls, module prefixes of the verb's own logic it must not import)
+THIN = {
+    "evaluate": ("lsr_eval.api.evaluation", ("lsr_eval.evaluation.evaluate", "lsr_eval.significance.compare",
+                                              "lsr_eval.runs", "lsr_eval.report")),
+    "fuse": ("lsr_eval.api.fusion", ("lsr_eval.fusion.fuse", "lsr_eval.fusion.tune", "lsr_eval.fusion.cross_validation",
+                                      "lsr_eval.runs", "lsr_eval.manifest", "lsr_eval.evaluation.evaluate")),
+    "bm25": ("lsr_eval.api.runs", ("lsr_eval.experiments", "lsr_eval.anserini", "lsr_eval.workdir")),
+    "benchmark": ("lsr_eval.api.runs", ("lsr_eval.benchmark.run", "lsr_eval.workdir")),
+}
+
+
+def thick_commands(root: Path = PACKAGE, thin: dict = THIN) -> list[str]:
+    found = []
+    for command, (api, logic) in thin.items():
+        path = root / "commands" / f"{command}.py"
+        modules = [m for m, _ in imported(path, root)]
+        if api not in modules:
+            found.append(f"commands/{command}.py does not call {api}")
+        found += [f"commands/{command}.py:{line}: imports {m}, where the verb's logic lives"
+                  for m, line in imported(path, root) if m.startswith(logic)]
+    return found
+
+
+def test_commands_with_an_api_verb_only_parse_call_and_print():
+    found = thick_commands()
+    assert found == [], "\n".join(found)
+
+
+def test_checker_sees_a_command_doing_the_work_itself(tmp_path):
+    (tmp_path / "commands").mkdir()
+    (tmp_path / "commands" / "fuse.py").write_text(
+        "def run(args):\n    from lsr_eval.fusion.fuse import fuse\n    return fuse(args.runs)\n")
+    assert thick_commands(tmp_path, {"fuse": THIN["fuse"]}) == [
+        "commands/fuse.py does not call lsr_eval.api.fusion",
+        "commands/fuse.py:2: imports lsr_eval.fusion.fuse, where the verb's logic lives"]
