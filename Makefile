@@ -3,7 +3,7 @@ PYTHON ?= python3
 PIP ?= $(PYTHON) -m pip
 OUT ?= work/quickstart
 
-.PHONY: install quickstart test test-fast test-reproduce reproduce
+.PHONY: install quickstart lint test test-fast test-reproduce reproduce
 
 install:
 	@# a single-node SLURM for tests/integration/test_train_grid_slurm.py (Debian's packages, as root; skipped when installed)
@@ -32,7 +32,10 @@ quickstart: install
 # otherwise every worker and subprocess compiles lsr_eval again, and pytest rewrites every test module's asserts
 # again (half of a worker's 19 CPU-s of collection).
 PYTEST = env -u PYTHONDONTWRITEBYTECODE $(PYTHON) -m pytest
-test: install
+# ruff (pyproject.toml's [tool.ruff]: pyflakes, pycodestyle, import order, pyupgrade) before any test
+lint: install
+	$(PYTHON) -m ruff check --quiet
+test: install lint
 	$(PYTEST) -q --durations=25 -n 3 --dist loadfile --no-loadscope-reorder
 
 # The fast tier (under a minute, on both cores): tests/unit/, which starts no JVM, reads nothing of ../shared and

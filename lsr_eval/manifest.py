@@ -425,7 +425,7 @@ def write_manifest(folder: str | os.PathLike, stage: str, experiment: Mapping[st
         "commit": git_commit(),
         "machine": machine(),
         "command": sys.argv,
-        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
     }
     path = Path(folder) / manifest_name
     write_json(path, _canonical(recorded(doc, folder)))

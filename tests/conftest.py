@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 import scheduling
 
 REPO = Path(__file__).resolve().parents[1]

@@ -33,7 +33,7 @@ UNSUPPORTED_OPTIONS = ("--add-modules=jdk.incubator.vector",)
 DEFAULT_HEAP = "4g"
 
 _lock = threading.Lock()
-_started: "JvmInfo | None" = None
+_started: JvmInfo | None = None
 
 
 @dataclass(frozen=True)
@@ -168,7 +168,7 @@ def start() -> JvmInfo:
         return _started
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def autoclass(name: str) -> Any:
     """A Java class by name (starting the JVM on first use)."""
     start()

@@ -259,7 +259,7 @@ class HeapSampler:
 
             jnius.detach()
 
-    def __enter__(self) -> "HeapSampler":
+    def __enter__(self) -> HeapSampler:
         self._thread = threading.Thread(target=self._loop, name="lsr-heap-sampler", daemon=True)
         self._thread.start()
         return self

@@ -73,7 +73,7 @@ class TermStats:
     def close(self) -> None:
         self._reader.close()
 
-    def __enter__(self) -> "TermStats":
+    def __enter__(self) -> TermStats:
         return self
 
     def __exit__(self, *exc) -> None:

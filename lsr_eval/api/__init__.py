@@ -13,7 +13,8 @@ from lsr_eval._lazy import lazy_getattr
 EXPORTS = {
     "load_dataset": "runs", "bm25": "runs", "evaluate": "runs", "fuse": "runs", "run_benchmark": "runs",
     "as_run": "runs", "read_qrels_spec": "runs", "per_query_scores": "runs", "Splade": "vectors", "Index": "vectors",
-    "run_evaluation": "evaluation", "Evaluation": "evaluation", "run_fusion": "fusion", "TuneOn": "fusion", "CrossValidate": "fusion", "Fused": "fusion",
+    "run_evaluation": "evaluation", "Evaluation": "evaluation", "run_fusion": "fusion", "TuneOn": "fusion",
+    "CrossValidate": "fusion", "Fused": "fusion",
 }
 __all__ = sorted(EXPORTS)
 __getattr__ = lazy_getattr(__name__, {name: f"{module}" for name, module in EXPORTS.items()})

@@ -17,8 +17,8 @@ from lsr_eval.data.datasets import Dataset
 from lsr_eval.data.types import Document, Query, Run
 from lsr_eval.defaults import DEFAULT_SCALE
 from lsr_eval.encode.protocol import SparseVectors
-from lsr_eval.errors import ConfigError
 from lsr_eval.engines.registry import DEFAULT_ENGINE
+from lsr_eval.errors import ConfigError
 
 if TYPE_CHECKING:
     from lsr_eval.encode.corpus import EncodeSummary
@@ -172,7 +172,7 @@ class Index:
     @classmethod
     def build(cls, vectors: SparseVectors, engine: str = DEFAULT_ENGINE, scale: float = DEFAULT_SCALE,
               work: str | os.PathLike | None = None, threads: int = 2, out: str | os.PathLike | None = None,
-              **options: Any) -> "Index":
+              **options: Any) -> Index:
         """Quantise ``vectors`` (weights x ``scale``, rounded) and index them with ``engine`` (anserini, pisa,
         seismic; ``options`` are its build settings and search knobs, as ``--engine-option``).
 
@@ -234,7 +234,7 @@ class Index:
     @classmethod
     def _of_encoding(cls, encoding: Path, enc_key: dict[str, Any], eng: Any, engine: str,
                      build_options: dict[str, Any], search_options: dict[str, Any], scale: float, threads: int
-                     ) -> "Index":
+                     ) -> Index:
         """The index of the work folder's encoding slot ``encoding`` (made from ``enc_key``), exported and indexed
         into that work folder's caches under the keys the pipelines use (reused when there)."""
         from lsr_eval.experiments.splade import encoding_keys, ensure_encoding_index
@@ -266,7 +266,7 @@ class Index:
         if self._cleanup is not None:
             self._cleanup()
 
-    def __enter__(self) -> "Index":
+    def __enter__(self) -> Index:
         return self
 
     def __exit__(self, *exc: Any) -> None:

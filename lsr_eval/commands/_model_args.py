@@ -31,7 +31,8 @@ def add_model_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--bf16", action="store_true", help="same as --precision bf16")
     add_device(p, why="cuda:LOCAL_RANK when CUDA is available, else cpu")
     p.add_argument("--batch-size", type=int, default=32)
-    p.add_argument("--scale", type=float, default=float(DEFAULT_SCALE), help="quantisation scale: impact = round(w * scale)")
+    p.add_argument("--scale", type=float, default=float(DEFAULT_SCALE),
+                   help="quantisation scale: impact = round(w * scale)")
     p.add_argument("--max-clauses", type=int, default=LUCENE_MAX_CLAUSES,
                    help="terms allowed per query (Lucene's limit is %(default)s; more raises it)")
 

@@ -19,7 +19,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--queries", help="query weight maps: the queries.jsonl written by `lsr-eval splade` "
                                      "(OUT/queries/queries.jsonl, lines {\"id\": ..., \"vector\": {term: impact}})")
     p.add_argument("--index", help="the Lucene index folder, for its size on disk")
-    p.add_argument("--scale", type=float, default=float(DEFAULT_SCALE), help="the export's quantisation scale (default: %(default)s)")
+    p.add_argument("--scale", type=float, default=float(DEFAULT_SCALE),
+                   help="the export's quantisation scale (default: %(default)s)")
     p.add_argument("--json", action="store_true", help="print JSON")
 
 

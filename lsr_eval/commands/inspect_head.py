@@ -12,7 +12,8 @@ from lsr_eval.models.options import HEAD_INIT_RULES
 NAME = "inspect-head"
 HELP = "MLM-head norms and initial SPLADE activation statistics per rescaling factor k, with a suggested k"
 
-# Mirror lsr_eval.models.diagnostics (which imports torch); tests/integration/test_models_diagnostics.py checks they agree.
+# Mirror lsr_eval.models.diagnostics (which imports torch);
+# tests/integration/test_models_diagnostics.py checks they agree.
 DEFAULT_KS = [1, 2, 4, 8, 16]
 DEFAULT_MAX_LENGTH = 256
 

@@ -29,8 +29,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from lsr_eval.engines.registry import get_engine, split_options
     from lsr_eval.commands.evaluate import _load_qrels
+    from lsr_eval.engines.registry import get_engine, split_options
     from lsr_eval.evaluation import count_queries, evaluate, write_metrics
     from lsr_eval.evaluation.measures import DEFAULT_MEASURES
     from lsr_eval.export.queries import read_query_jsonl

@@ -195,7 +195,7 @@ class Dataset(ABC):
             self._qrels = self._load_qrels()
         return self._qrels
 
-    def override(self, topics: str | None = None, qrels: str | None = None) -> "Dataset":
+    def override(self, topics: str | None = None, qrels: str | None = None) -> Dataset:
         """Replace queries and/or qrels with TREC files (topics TSV ``qid<TAB>text``; qrels TREC or BEIR TSV)."""
         from lsr_eval.data.trec_files import read_qrels, read_topics_tsv
 
@@ -340,8 +340,10 @@ class IrdsDataset(Dataset):
                     f"../shared/data/{self.local.folder})")
         if self.irds_id.startswith("beir/"):
             zip_path = irds_home() / "beir" / self.irds_id.split("/")[1] / "source.zip"
-            return f"offline, put the dataset's BEIR zip at {zip_path} (lsr-eval seed-irds, see docs/guide.md, Offline ir_datasets)"
-        return f"offline, seed {irds_home()} with the files ir_datasets downloads (see docs/guide.md, Offline ir_datasets)"
+            return (f"offline, put the dataset's BEIR zip at {zip_path} "
+                    "(lsr-eval seed-irds, see docs/guide.md, Offline ir_datasets)")
+        return (f"offline, seed {irds_home()} with the files ir_datasets downloads "
+                "(see docs/guide.md, Offline ir_datasets)")
 
     def _raw_docs(self) -> Iterator[tuple[Document, str]]:
         if not self._ds.has_docs():

@@ -10,8 +10,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Sequence
 
-import numpy as np
-
 from lsr_eval.data.types import Query
 from lsr_eval.efficiency.stats import percentile
 from lsr_eval.errors import ConfigError, InputError
@@ -31,7 +29,7 @@ class LatencySummary:
     max_ms: float
 
     @classmethod
-    def from_ms(cls, samples: Sequence[float]) -> "LatencySummary":
+    def from_ms(cls, samples: Sequence[float]) -> LatencySummary:
         if not samples:
             raise InputError("no latency samples to summarise")
         return cls(len(samples), sum(samples) / len(samples), percentile(samples, 50), percentile(samples, 99),

@@ -36,13 +36,13 @@ class EncodedBatch:
                                f"{len(self.truncated)} truncated flags")
 
     @classmethod
-    def from_dense(cls, weights: np.ndarray, n_tokens: Sequence[int], truncated: Sequence[bool]) -> "EncodedBatch":
+    def from_dense(cls, weights: np.ndarray, n_tokens: Sequence[int], truncated: Sequence[bool]) -> EncodedBatch:
         """From a dense ``n x V`` array (zeros are not stored)."""
         return cls(sp.csr_matrix(np.asarray(weights, dtype=np.float32)), n_tokens, truncated)
 
     @classmethod
     def from_rows(cls, rows: Sequence[tuple[np.ndarray, np.ndarray]], vocab_size: int, n_tokens: Sequence[int],
-                  truncated: Sequence[bool]) -> "EncodedBatch":
+                  truncated: Sequence[bool]) -> EncodedBatch:
         """From one ``(vocab ids, weights)`` pair of arrays per text."""
         lengths = [len(ids) for ids, _ in rows]
         indptr = np.zeros(len(rows) + 1, dtype=np.int64)

@@ -144,7 +144,7 @@ class _ShardFile:
             return InputError(f"{self.path}: {e.strerror}")
         return InputError(f"{self.path}: fails its check ({type(e).__name__}: {e}); {damaged(self.path.parent)}")
 
-    def __enter__(self) -> "_ShardFile":
+    def __enter__(self) -> _ShardFile:
         return self
 
     def __exit__(self, *exc: Any) -> None:

@@ -20,12 +20,19 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from lsr_eval.data.types import Run
-from lsr_eval.engines.base import (BuildCounts, ClosingSearcher, QueryWeights, check_index_engine, iter_vectors,
-                                   rust_panics, write_marker)
-from lsr_eval.engines.registry import require
-from lsr_eval.errors import ConfigError, InputError
+from lsr_eval.engines.base import (
+    BuildCounts,
+    ClosingSearcher,
+    QueryWeights,
+    check_index_engine,
+    iter_vectors,
+    rust_panics,
+    write_marker,
+)
 from lsr_eval.engines.counts import SearchCounts, check_k
+from lsr_eval.engines.registry import require
 from lsr_eval.engines.ties import adjusted_hits
+from lsr_eval.errors import ConfigError, InputError
 
 NAME = "bmp"
 PACKAGE = "bmp"
@@ -225,7 +232,7 @@ class BmpEngine:
     def check_search(self, alpha: float = 1.0, beta: float = 1.0) -> dict[str, Any]:
         return check_search_knobs(alpha, beta)
 
-    def open(self, index: Path, alpha: float = 1.0, beta: float = 1.0) -> "BmpSearcher":
+    def open(self, index: Path, alpha: float = 1.0, beta: float = 1.0) -> BmpSearcher:
         """A searcher over an index this engine built, with the knobs of :class:`BmpSearcher`."""
         return BmpSearcher(index, alpha=alpha, beta=beta)
 

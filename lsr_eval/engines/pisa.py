@@ -11,12 +11,18 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from lsr_eval.data.types import Run
-from lsr_eval.engines.base import (BuildCounts, ClosingSearcher, QueryWeights, check_index_engine, iter_vectors,
-                                   write_marker)
+from lsr_eval.engines.base import (
+    BuildCounts,
+    ClosingSearcher,
+    QueryWeights,
+    check_index_engine,
+    iter_vectors,
+    write_marker,
+)
+from lsr_eval.engines.counts import SearchCounts, check_k, chunks
 from lsr_eval.engines.registry import require
 from lsr_eval.engines.ties import ranked_hits
 from lsr_eval.errors import ConfigError, InputError
-from lsr_eval.engines.counts import SearchCounts, check_k, chunks
 
 NAME = "pisa"
 PACKAGE = "pyterrier-pisa"
@@ -157,7 +163,7 @@ class PisaEngine:
     def check_search(self, **knobs: Any) -> dict[str, Any]:
         return _check_settings(knobs, SEARCH_KEYS)
 
-    def open(self, index: Path, **knobs: Any) -> "PisaSearcher":
+    def open(self, index: Path, **knobs: Any) -> PisaSearcher:
         """A searcher over a PISA index (an unmarked pyterrier-pisa one too). Knobs: ``query_algorithm`` (default:
         this engine's), ``index_encoding`` and ``block_size`` (default: the ones built; others are written into the
         index). The scorer is the one the index was built for (its marker)."""

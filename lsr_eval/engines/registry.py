@@ -59,7 +59,8 @@ def require(module: str, engine: str) -> Any:
         return importlib.import_module(module)
     except ImportError as e:
         raise ConfigError(f"engine {engine!r} needs the package {ENGINES[engine].package} "
-                          f"(`pip install 'lsr-eval[engines]'`, or `pip install {ENGINES[engine].package}`): {e}") from e
+                          "(`pip install 'lsr-eval[engines]'`, "
+                          f"or `pip install {ENGINES[engine].package}`): {e}") from e
 
 
 def split_options(name: str, options: dict[str, Any] | None) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -22,10 +22,17 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 from lsr_eval.data.types import Run
-from lsr_eval.engines.base import (BuildCounts, ClosingSearcher, QueryWeights, check_index_engine, iter_vectors,
-                                   rust_panics, write_marker)
-from lsr_eval.errors import ConfigError, InputError
+from lsr_eval.engines.base import (
+    BuildCounts,
+    ClosingSearcher,
+    QueryWeights,
+    check_index_engine,
+    iter_vectors,
+    rust_panics,
+    write_marker,
+)
 from lsr_eval.engines.counts import SearchCounts, check_k, chunks
+from lsr_eval.errors import ConfigError, InputError
 
 log = logging.getLogger(__name__)
 
@@ -250,7 +257,7 @@ class SeismicEngine:
     def check_search(self, query_cut: int = QUERY_CUT, heap_factor: float = HEAP_FACTOR) -> dict[str, Any]:
         return check_search_knobs(query_cut, heap_factor)
 
-    def open(self, index: Path, query_cut: int = QUERY_CUT, heap_factor: float = HEAP_FACTOR) -> "SeismicSearcher":
+    def open(self, index: Path, query_cut: int = QUERY_CUT, heap_factor: float = HEAP_FACTOR) -> SeismicSearcher:
         """A searcher over ``index`` (built by this engine) with the search knobs of :class:`SeismicSearcher`."""
         return SeismicSearcher(index, query_cut=query_cut, heap_factor=heap_factor)
 

@@ -11,9 +11,9 @@ import json
 import logging
 import math
 import os
+from dataclasses import dataclass
 from itertools import repeat
 from pathlib import Path
-from dataclasses import dataclass
 from typing import Callable, Iterable, Literal, Mapping, overload
 
 import numpy as np

@@ -27,11 +27,11 @@ from typing import Any, Mapping
 from lsr_eval.data.datasets import Dataset
 from lsr_eval.data.types import Run
 from lsr_eval.engines.pisa import BUILD_KEYS
+from lsr_eval.engines.registry import DEFAULT_ENGINE
 from lsr_eval.errors import ConfigError, LsrEvalError
 from lsr_eval.experiments.result import SystemResult
-from lsr_eval.workdir import cache_slot, cached
 from lsr_eval.manifest import completed, prepare_output, write_manifest
-from lsr_eval.engines.registry import DEFAULT_ENGINE
+from lsr_eval.workdir import cache_slot, cached
 
 log = logging.getLogger(__name__)
 

@@ -51,7 +51,7 @@ def reevaluate(folder: str | Path, qrels: Qrels, measures, done: Mapping[str, An
     counts = {**(done.get("counts") or {}), "evaluation": asdict(count_queries(qrels, run))}
     update_manifest(folder, metrics=metrics, counts=counts,
                     evaluation={**evaluation_code(), "reused_run": True,
-                                "evaluated": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")},
+                                "evaluated": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")},
                     previous_metrics=old if changed else done.get("previous_metrics"))
     return SystemResult(metrics, run, folder, reused=True,
                         columns=dict((done.get("approximation") or {}).get("columns") or {}))

@@ -17,14 +17,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
 from lsr_eval.data.datasets import Dataset
+from lsr_eval.defaults import DEFAULT_SCALE, LUCENE_MAX_CLAUSES
+from lsr_eval.engines.registry import DEFAULT_ENGINE
 from lsr_eval.errors import LsrEvalError
 from lsr_eval.experiments.result import SystemResult
 from lsr_eval.experiments.reuse import RUN_FILE
-from lsr_eval.workdir import cache_slot, cached, folder_bytes, slot_lock
-from lsr_eval.defaults import DEFAULT_SCALE, LUCENE_MAX_CLAUSES
 from lsr_eval.manifest import completed, prepare_output, write_manifest
 from lsr_eval.models.options import DEFAULT_DEVICE, DEFAULT_PRECISION, PRECISIONS, check_choice, check_device
-from lsr_eval.engines.registry import DEFAULT_ENGINE
+from lsr_eval.workdir import cache_slot, cached, folder_bytes, slot_lock
 
 if TYPE_CHECKING:
     from lsr_eval.encode.corpus import EncodeSummary

@@ -97,8 +97,9 @@ def export_documents(vectors_folder: str | os.PathLike, out_folder: str | os.Pat
                      prune: Prune | None = None) -> dict[str, Any]:
     """Write the JsonVectorCollection of the finalised encoding in ``vectors_folder``; returns the manifest
     sections. ``prune`` (:mod:`lsr_eval.export.prune`) drops weights of the stored vectors before quantisation
-    (a sparsity sweep over one encoding); the manifest records it and counts the weights it dropped. Refuses non-finite or negative weights (naming the document) and tokens with whitespace (naming
-    token and vocabulary id); on any error no ``docs-*`` file is left."""
+    (a sparsity sweep over one encoding); the manifest records it and counts the weights it dropped. Refuses non-finite
+    or negative weights (naming the document) and tokens with whitespace (naming token and vocabulary id); on any error
+    no ``docs-*`` file is left."""
     scale = check_scale(scale)
     if workers < 1:
         raise ConfigError(f"workers must be >= 1, got {workers}")

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Mapping, get_args
 
-from lsr_eval.encode.protocol import SparseVectors
 from lsr_eval.defaults import LUCENE_MAX_CLAUSES
+from lsr_eval.encode.protocol import SparseVectors
 from lsr_eval.encode.store import atomic_write
 from lsr_eval.errors import ConfigError, InputError
 from lsr_eval.export.jsonl import json_dumper

@@ -240,7 +240,7 @@ class Settings:
     params: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def make(cls, method: str, norm: str | None, params: Mapping[str, Any] | None, n_runs: int) -> "Settings":
+    def make(cls, method: str, norm: str | None, params: Mapping[str, Any] | None, n_runs: int) -> Settings:
         m = get_method(method)
         if n_runs < 2:
             raise ConfigError(f"fusion needs at least two runs, got {n_runs}")

@@ -8,7 +8,8 @@ Public names are imported lazily (torch and transformers load on first use, not 
 * :func:`load_mlm`, :func:`apply_head_init`, :func:`init_identity_head`, :class:`HeadInitReport`,
   :class:`IdentityHead`
 * :func:`inspect_head`, :func:`suggest_k`
-* :func:`resolve_model`, :data:`OFFLINE_MODELS`, :func:`splade_tiny_path`, :func:`minilm_path` (offline checkpoints by alias)
+* :func:`resolve_model`, :data:`OFFLINE_MODELS`, :func:`splade_tiny_path`, :func:`minilm_path` (offline checkpoints by
+  alias)
 """
 
 from __future__ import annotations

@@ -35,8 +35,8 @@ def add_device(p: argparse.ArgumentParser, default: str | None = DEFAULT_DEVICE,
     """``--device`` (:data:`~lsr_eval.models.options.DEVICE_CHOICES`); ``why`` says why a script's default is not
     ``auto``; ``help`` replaces the whole help (a command whose default comes from elsewhere)."""
     p.add_argument("--device", default=default, type=_device, metavar="DEVICE",
-                   help=help or (f"{DEVICE_CHOICES} (default {default}" + (f": {why}" if why else
-                                                                           "; auto = CUDA when present, else cpu") + ")"))
+                   help=help or (f"{DEVICE_CHOICES} (default {default}"
+                                 + (f": {why}" if why else "; auto = CUDA when present, else cpu") + ")"))
 
 
 def encoder_record(encoder) -> dict[str, Any]:

@@ -125,7 +125,7 @@ class SpladeEncoder(VocabularyTerms, nn.Module):
                         identity: IdentityHead = IdentityHead(), rescale_k: float | None = None,
                         scale_bias: bool = False, tied_input: TiedInput = "divided",
                         sparsify: Sparsify = Sparsify(), bf16: bool = False, precision: str = DEFAULT_PRECISION,
-                        trust_remote_code: bool = False) -> "SpladeEncoder":
+                        trust_remote_code: bool = False) -> SpladeEncoder:
         """Load ``path`` (folder or hub id) with :func:`~lsr_eval.models.loading.load_mlm`, then divide the
         head by ``rescale_k`` if given (:func:`~lsr_eval.models.rescale.rescale_head`)."""
         from lsr_eval.models.loading import load_mlm

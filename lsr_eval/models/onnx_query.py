@@ -20,8 +20,7 @@ from typing import TYPE_CHECKING, Sequence
 import numpy as np
 
 from lsr_eval.errors import ConfigError, InputError, LsrEvalError
-from lsr_eval.models.options import QUERY_RUNTIMES
-from lsr_eval.models.options import check_choice
+from lsr_eval.models.options import QUERY_RUNTIMES, check_choice
 
 if TYPE_CHECKING:    # torch, transformers, onnx and onnxruntime are imported when first needed
     from lsr_eval.models.sparsify import Sparsify
@@ -351,7 +350,7 @@ def export_query_model(encoder, folder: str | os.PathLike, mode: str = "pruned")
     return folder
 
 
-def part_sessions(enc: "OnnxQueryEncoder") -> dict[str, object]:
+def part_sessions(enc: OnnxQueryEncoder) -> dict[str, object]:
     """The two expensive parts of the ``pruned`` design as sessions of their own, for timing them alone:
     ``transformer`` (input_ids -> h, the model up to the decoder's input) and ``int8_product`` (``MatMulInteger`` of a
     uint8 L x E input by the quantised decoder, ``acc`` L x V). Exported once into ``enc.folder / "parts"``."""

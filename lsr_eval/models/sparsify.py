@@ -45,7 +45,7 @@ class Sparsify:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any] | None) -> "Sparsify":
+    def from_dict(cls, data: Mapping[str, Any] | None) -> Sparsify:
         if data is None:
             return cls()
         unknown = set(data) - {f.name for f in fields(cls)}

@@ -66,7 +66,7 @@ class SpladeModel(nn.Module):
                         sparsify_q: Sparsify | None = None, sparsify_d: Sparsify | None = None,
                         bf16: bool = False, quantization_scale: float | None = None,
                         trust_remote_code: bool = False, precision: str = DEFAULT_PRECISION,
-                        idf_corpus=None, work_dir: str | os.PathLike | None = None) -> "SpladeModel":
+                        idf_corpus=None, work_dir: str | os.PathLike | None = None) -> SpladeModel:
         """Build from a checkpoint (folder or hub id) or from a folder written by :meth:`save_pretrained`.
 
         ``path`` is the document encoder, and the query encoder too unless ``query_model`` names another: a

@@ -140,11 +140,12 @@ class StaticQueryEncoder(VocabularyTerms, nn.Module):
     @classmethod
     def from_idf(cls, dataset, tokenizer, *, work_dir: str | os.PathLike | None = None,
                  vocab_size: int | None = None, max_length: int = 64,
-                 sparsify: Sparsify = Sparsify()) -> "StaticQueryEncoder":
+                 sparsify: Sparsify = Sparsify()) -> StaticQueryEncoder:
         """The corpus IDF of ``dataset`` (a :class:`~lsr_eval.data.datasets.Dataset`) on ``tokenizer``: a
         tokenizer, an encoder holding one (its ``vocab_size`` is taken too), or a model folder / hub id / offline
         alias. Counted once per (corpus, tokenizer) and cached under ``work_dir`` (default: the work folder)."""
-        from lsr_eval.workdir import cache_slot, cached, work_dir as default_work
+        from lsr_eval.workdir import cache_slot, cached
+        from lsr_eval.workdir import work_dir as default_work
 
         tokenizer, size = _tokenizer_and_size(tokenizer, vocab_size)
         key = {"stage": "idf", "corpus": dataset.corpus_key(), "tokenizer_sha256": tokenizer_fingerprint(tokenizer),
@@ -182,7 +183,7 @@ class StaticQueryEncoder(VocabularyTerms, nn.Module):
 
     @classmethod
     def binary(cls, tokenizer, *, vocab_size: int | None = None, max_length: int = 64,
-               sparsify: Sparsify = Sparsify()) -> "StaticQueryEncoder":
+               sparsify: Sparsify = Sparsify()) -> StaticQueryEncoder:
         """Weight 1 for every vocabulary id (special tokens 0): a query is the binary bag of its tokens, as
         naver/splade's ``SpladeDoc`` builds it (``generate_bow``, then pad, CLS and SEP zeroed). ``tokenizer``: a
         tokenizer or an encoder holding one (its ``vocab_size`` is taken too)."""
@@ -193,7 +194,7 @@ class StaticQueryEncoder(VocabularyTerms, nn.Module):
 
     @classmethod
     def from_pretrained(cls, path: str | os.PathLike, max_length: int | None = None, *,
-                        sparsify: Sparsify | None = None) -> "StaticQueryEncoder":
+                        sparsify: Sparsify | None = None) -> StaticQueryEncoder:
         """A learned table from a folder or hub id in one of the layouts of docs/design.md. ``max_length`` and
         ``sparsify`` left None take the saved values, else 64 and Sparsify()."""
         folder = _local_folder(str(path))

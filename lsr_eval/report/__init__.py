@@ -12,8 +12,15 @@ matplotlib is imported only when a figure is drawn.
 """
 
 from lsr_eval.report.formatting import NumberFormat
-from lsr_eval.report.loading import (BenchmarkResults, Results, TrainingRun, combine, load_benchmark, load_results,
-                                     load_training_run)
+from lsr_eval.report.loading import (
+    BenchmarkResults,
+    Results,
+    TrainingRun,
+    combine,
+    load_benchmark,
+    load_results,
+    load_training_run,
+)
 from lsr_eval.report.table import Table
 
 __all__ = ["BenchmarkResults", "NumberFormat", "Results", "Table", "TrainingRun", "combine", "load_benchmark",

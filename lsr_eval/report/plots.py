@@ -17,7 +17,7 @@ import pandas as pd
 from lsr_eval.errors import ConfigError
 from lsr_eval.report.loading import HeadDiagnosis, TrainingRun
 from lsr_eval.report.marks import why_missing
-from lsr_eval.report.tables import group_column, main_measure, model_order
+from lsr_eval.report.tables import group_column, main_measure
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -71,13 +71,13 @@ LOG_Y_ABOVE = 100.0
 FIG_SIZE = (8.0, 5.0)
 
 
-def _figure(size: tuple[float, float] = FIG_SIZE) -> "Figure":
+def _figure(size: tuple[float, float] = FIG_SIZE) -> Figure:
     from matplotlib.figure import Figure
 
     return Figure(figsize=size, layout="constrained")
 
 
-def _note(fig: "Figure", lines: Sequence[str]) -> None:
+def _note(fig: Figure, lines: Sequence[str]) -> None:
     """Lines under the axes (what was not drawn, and why)."""
     if lines:
         text = "\n".join(textwrap.fill(line, NOTE_WRAP) for line in lines)
@@ -114,7 +114,7 @@ DECLARED_HATCH = "////"
 
 
 def tradeoff_figure(frame: pd.DataFrame, dataset: str, cost: str = "flops", measure: str | None = None,
-                    title: str | None = None) -> "Figure":
+                    title: str | None = None) -> Figure:
     """``measure`` (default: the dataset's main measure) of each system on ``dataset`` against ``cost`` (a key of
     :data:`COSTS`), as decided by :func:`lsr_eval.report.tradeoff.tradeoff_points`: colour per family, marker per
     kind (learned sparse model, BM25, fusion, run file), a short label next to each point, each sweep joined by a
@@ -282,7 +282,7 @@ def _tradeoff_legend(ax, pts: pd.DataFrame, colours: dict) -> None:
     ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
 
 
-def read_tradeoff(fig: "Figure") -> dict:
+def read_tradeoff(fig: Figure) -> dict:
     """The data a trade-off figure shows, read back from its artists: points ``{system: [x, y]}``, labels
     ``{system: text}``, parallel points, the Pareto front's vertices, sweep lines, axis scale and the note."""
     ax = fig.axes[0]
@@ -310,7 +310,7 @@ def read_tradeoff(fig: "Figure") -> dict:
 
 
 def rescaling_figure(frame: pd.DataFrame, dataset: str, measure: str | None = None,
-                     title: str | None = None) -> "Figure":
+                     title: str | None = None) -> Figure:
     """``measure`` (default: the dataset's main measure) of each model with a rescaling k on ``dataset`` against
     k (log2 axis): colour per family (the trade-off figures' colours), a line through each backbone's models when
     they have distinct k, every model labelled with its system name."""
@@ -409,7 +409,7 @@ def _panel_label(key: str, runs: Sequence[TrainingRun]) -> str:
 
 def training_figure(runs: Iterable[TrainingRun], key: str = "loss", smooth: int | None = None,
                     title: str | None = None,
-                    chance: Callable[[TrainingRun], int | None] | None = None) -> "Figure":
+                    chance: Callable[[TrainingRun], int | None] | None = None) -> Figure:
     """``key`` of each run's log against the step: one panel per backbone, colour by log2 k (viridis), the raw
     values faint and their moving average over ``smooth`` logged steps solid (``smooth=1``: raw only; None:
     :func:`auto_smooth`). ``chance(run)``: the number of candidates a query's loss is over; each panel then draws
@@ -477,7 +477,7 @@ def training_figure(runs: Iterable[TrainingRun], key: str = "loss", smooth: int 
 
 
 def head_norm_figure(points: pd.DataFrame, title: str | None = None,
-                     groups: Sequence[str] | None = None, diagnoses: Sequence[HeadDiagnosis] = ()) -> "Figure":
+                     groups: Sequence[str] | None = None, diagnoses: Sequence[HeadDiagnosis] = ()) -> Figure:
     """Each backbone's head norm (x, log scale) against its best k (y, log2 scale): the best k as a large marker,
     the other k values tried as small grey dots, the k its run took from inspect-head's rule (``suggested_k``) as
     a hollow star; each of ``diagnoses`` (inspect-head on a head as loaded) as a black cross at its norm and
@@ -563,14 +563,14 @@ def head_norm_figure(points: pd.DataFrame, title: str | None = None,
     return fig
 
 
-def figure_png(fig: "Figure", dpi: int = 150) -> bytes:
+def figure_png(fig: Figure, dpi: int = 150) -> bytes:
     """The figure as PNG bytes (for HTML embedding and notebooks)."""
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=dpi)
     return buf.getvalue()
 
 
-def save_figure(fig: "Figure", folder: str | Path, stem: str, dpi: int = 150) -> list[Path]:
+def save_figure(fig: Figure, folder: str | Path, stem: str, dpi: int = 150) -> list[Path]:
     """Write ``folder/stem.png`` (``dpi``) and ``folder/stem.pdf``; returns both paths. The figure is laid out once,
     for the PNG: the PDF keeps that layout instead of computing it again (30% of its time), and so does the figure
     afterwards."""

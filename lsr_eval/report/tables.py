@@ -15,8 +15,18 @@ from lsr_eval.data.registry import BENCHMARKS, GROUPS
 from lsr_eval.errors import ConfigError
 from lsr_eval.report.formatting import MIB, NumberFormat
 from lsr_eval.report.loading import EFFICIENCY_COLUMNS, measure_columns
-from lsr_eval.report.marks import (ABSENT, BETTER_MARKER, DECLARED, MISSING, NOT_FUSION, CellNotes, best_cells,
-                                   declared, tested_pairs, why_missing)
+from lsr_eval.report.marks import (
+    ABSENT,
+    BETTER_MARKER,
+    DECLARED,
+    MISSING,
+    NOT_FUSION,
+    CellNotes,
+    best_cells,
+    declared,
+    tested_pairs,
+    why_missing,
+)
 from lsr_eval.report.table import Table
 
 #: Re-exported: what a cell says beyond its number lives in :mod:`lsr_eval.report.marks`.
@@ -195,7 +205,8 @@ def datasets_table(frame: pd.DataFrame, measure: str, *, datasets: Sequence[str]
                           f"{', '.join(measure_columns(frame.columns)) or 'none'}")
     left_aside: list[str] = []
     if datasets is None:
-        datasets = [d for d in dict.fromkeys(frame["dataset"]) if frame.loc[frame["dataset"] == d, measure].notna().any()]
+        datasets = [d for d in dict.fromkeys(frame["dataset"])
+                    if frame.loc[frame["dataset"] == d, measure].notna().any()]
         left_aside = [d for d in dict.fromkeys(frame["dataset"]) if d not in datasets]
     datasets = list(datasets)
     rows_frame = frame[frame["dataset"].isin(datasets)]

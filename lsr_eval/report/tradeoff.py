@@ -11,8 +11,8 @@ from pathlib import PurePath
 
 import pandas as pd
 
-from lsr_eval.report.pareto import pareto_front
 from lsr_eval.report.marks import DECLARED, MISSING, declared, precision_mark, why_missing
+from lsr_eval.report.pareto import pareto_front
 
 
 @dataclass(frozen=True)
@@ -93,7 +93,8 @@ class Tradeoff:
     log_x: bool
 
 
-def tradeoff_points(frame: pd.DataFrame, dataset: str, cost_column: str, measure: str, can_log: bool = True) -> Tradeoff:
+def tradeoff_points(frame: pd.DataFrame, dataset: str, cost_column: str, measure: str,
+                    can_log: bool = True) -> Tradeoff:
     """The drawn points of ``measure`` against ``cost_column`` on ``dataset``; families are ordered over the whole
     ``frame`` (a family keeps its colour in every figure)."""
     rows = frame[frame["dataset"] == dataset]

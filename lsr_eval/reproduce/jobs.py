@@ -20,7 +20,7 @@ from typing import Any, Callable
 
 from lsr_eval.errors import LsrEvalError
 from lsr_eval.reproduce.checks import Blocker
-from lsr_eval.reproduce.compare import (COULD_NOT_RUN, DIFFERS, FAILED, REPRODUCED, RowOutcome, compare)
+from lsr_eval.reproduce.compare import COULD_NOT_RUN, DIFFERS, FAILED, REPRODUCED, RowOutcome, compare
 from lsr_eval.reproduce.paths import PathMap
 from lsr_eval.reproduce.results import Result
 from lsr_eval.reproduce.tolerance import Tolerances
@@ -63,7 +63,8 @@ class Job:
 
 
 #: Planner module of each manifest ``stage`` (each has ``plan(result, options) -> Job``); a ``stage`` that is not
-#: here and whose command is a study's script (or an old ``pipelines/`` one) is planned by :mod:`lsr_eval.reproduce.pipeline`.
+#: here and whose command is a study's script (or an old ``pipelines/`` one) is planned by
+#: :mod:`lsr_eval.reproduce.pipeline`.
 PLANNERS = {
     "benchmark": "lsr_eval.reproduce.benchmark",
     "bm25": "lsr_eval.reproduce.stage",

@@ -21,7 +21,7 @@ class PathMap:
     pairs: tuple[tuple[str, str], ...] = ()
 
     @classmethod
-    def parse(cls, items: list[str] | None) -> "PathMap":
+    def parse(cls, items: list[str] | None) -> PathMap:
         pairs = []
         for item in items or []:
             old, sep, new = item.partition("=")

@@ -1,7 +1,8 @@
 """A result made by a study's script (``studies/<name>/*.py``, or a script that was under ``pipelines/`` before the
-studies moved out of it: :data:`MOVED_SCRIPTS`), rerun with the command line its manifest recorded: ``--out`` and ``--work-dir`` point to fresh folders, ``--reuse`` (a cache of another
-run) is dropped, other recorded paths are mapped (``--path-map``) and must exist here. The script runs in a child
-process from this checkout, stopped at ``--max-minutes`` when that is set.
+studies moved out of it: :data:`MOVED_SCRIPTS`), rerun with the command line its manifest recorded: ``--out`` and
+``--work-dir`` point to fresh folders, ``--reuse`` (a cache of another run) is dropped, other recorded paths are mapped
+(``--path-map``) and must exist here. The script runs in a child process from this checkout, stopped at
+``--max-minutes`` when that is set.
 
 One row: the manifest's sections (experiment identity, counts, figures; timings skipped by kind) and every JSON file
 it lists in ``outputs``. Most of these scripts measure speed: what remains to compare is their counts and any

@@ -16,7 +16,7 @@ from lsr_eval.errors import LsrEvalError
 from lsr_eval.reproduce.checks import Blocker, check_dataset, check_model, needs_gpu
 from lsr_eval.reproduce.compare import COULD_NOT_RUN
 from lsr_eval.reproduce.estimate import runs_seconds
-from lsr_eval.reproduce.jobs import Job, Options, Rows
+from lsr_eval.reproduce.jobs import Job, Options
 from lsr_eval.reproduce.paths import locate, search_bases
 from lsr_eval.reproduce.records import run_record
 from lsr_eval.reproduce.results import Result
@@ -62,7 +62,8 @@ def _rerun(manifest: Mapping[str, Any], dataset, model: str | None, options: Opt
         if manifest.get("stage") == "bm25":
             from lsr_eval.experiments.bm25 import Bm25Settings, run_bm25
 
-            settings = Bm25Settings(**{k: experiment[k] for k in ("k1", "b", "hits", "remove_query") if k in experiment})
+            settings = Bm25Settings(**{k: experiment[k] for k in ("k1", "b", "hits", "remove_query")
+                                       if k in experiment})
             run_bm25(dataset, out, work, settings, threads=options.threads)
         else:
             from lsr_eval.experiments.splade import SpladeSettings, run_splade

@@ -82,7 +82,7 @@ class Tolerances:
     rules: dict[str, float | None] = field(default_factory=lambda: dict(DEFAULT_TOLERANCES))
 
     @classmethod
-    def parse(cls, items: list[str] | None) -> "Tolerances":
+    def parse(cls, items: list[str] | None) -> Tolerances:
         """``["metric=1e-3", "count=2", "timing=none"]`` over the defaults; a bad item is a ConfigError."""
         rules = dict(DEFAULT_TOLERANCES)
         for item in items or []:

@@ -12,8 +12,13 @@ import numpy as np
 
 from lsr_eval.errors import InputError
 from lsr_eval.significance._paired import TestResult
-from lsr_eval.significance.randomisation import (DEFAULT_PERMUTATIONS, DEFAULT_SEED, MAX_EXACT_QUERIES,
-                                                exact_randomisation_test, randomisation_test)
+from lsr_eval.significance.randomisation import (
+    DEFAULT_PERMUTATIONS,
+    DEFAULT_SEED,
+    MAX_EXACT_QUERIES,
+    exact_randomisation_test,
+    randomisation_test,
+)
 
 
 def seed_block_randomisation_test(baseline: Mapping[int, Sequence[float]], treatment: Mapping[int, Sequence[float]],

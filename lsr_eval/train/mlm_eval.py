@@ -31,7 +31,7 @@ class MaskedLmScore:
     correct: int = 0
     nll: float = 0.0
 
-    def __add__(self, other: "MaskedLmScore") -> "MaskedLmScore":
+    def __add__(self, other: MaskedLmScore) -> MaskedLmScore:
         return MaskedLmScore(self.n + other.n, self.correct + other.correct, self.nll + other.nll)
 
     @property

@@ -28,12 +28,11 @@ import json
 import logging
 import os
 import sys
+import sys as _sys
 import time
 from pathlib import Path
-from typing import Any
-
-import sys as _sys
 from pathlib import Path as _Path
+from typing import Any
 
 _sys.path.insert(0, str(_Path(__file__).resolve().parents[2]))  # the checkout: lsr_eval and studies importable
 
@@ -52,17 +51,17 @@ def _label(name: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv, __doc__.split("\n\n")[0])
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    from lsr_eval import hardware
     from lsr_eval.data.datasets import load_dataset
     from lsr_eval.encode.queries import encode_queries
     from lsr_eval.encode.splade import SpladeTextEncoder
     from lsr_eval.experiments.splade import SpladeSettings, run_splade
-    from lsr_eval.workdir import work_dir
     from lsr_eval.export.queries import query_weight_maps
-    from lsr_eval import hardware
     from lsr_eval.manifest import machine, prepare_output, write_manifest
     from lsr_eval.models.device import resolve_device
     from lsr_eval.models.offline import resolve_model
     from lsr_eval.models.precision import resolve_precision
+    from lsr_eval.workdir import work_dir
 
     dataset = load_dataset(args.dataset, args.split)
     base = dict(model=resolve_model(args.model), doc_top_k=args.doc_top_k, query_top_k=args.query_top_k,

@@ -1,5 +1,5 @@
-"""The bf16 fidelity benchmark's summary (studies/bf16_fidelity/run.py), which tests/integration/test_committed_results.py
-makes again from a committed ``fidelity.json`` and its manifest."""
+"""The bf16 fidelity benchmark's summary (studies/bf16_fidelity/run.py), which
+tests/integration/test_committed_results.py makes again from a committed ``fidelity.json`` and its manifest."""
 
 from __future__ import annotations
 
@@ -37,15 +37,16 @@ def summary_text(fid: dict[str, Any], dataset: str, model: str) -> str:
                   f"({100 * top['share_set']:.1f}%).",
               f"Identical integer query vectors: {vec['identical']}/{vec['queries']} "
               f"({100 * vec['share']:.1f}%).",
-              f"Wall time of each chain (encode, export, index, search): "
+              "Wall time of each chain (encode, export, index, search): "
               + ", ".join(f"{p} {s} s" for p, s in fid["seconds"].items()) + speed_note(fid) + ".",
               ""]
     return "\n".join(lines)
 
 
 def summaries(folder: Path) -> dict[str, str]:
-    """The summary of a results folder of studies/bf16_fidelity/run.py, made again from its raw files (``fidelity.json``, the
-    manifest): what tests/integration/test_committed_results.py compares with the committed one."""
+    """The summary of a results folder of studies/bf16_fidelity/run.py, made again from its raw files
+    (``fidelity.json``, the manifest): what tests/integration/test_committed_results.py compares with the committed
+    one."""
     fid = json.loads((folder / "fidelity.json").read_text(encoding="utf-8"))
     manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
     model = fid.get("model") or parse_args(manifest["command"][1:]).model   # older files: the command's --model

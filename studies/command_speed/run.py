@@ -18,11 +18,10 @@ import os
 import statistics
 import subprocess
 import sys
+import sys as _sys
 import tempfile
 import time
 from pathlib import Path
-
-import sys as _sys
 from pathlib import Path as _Path
 
 _sys.path.insert(0, str(_Path(__file__).resolve().parents[2]))  # the checkout: lsr_eval and studies importable

@@ -1,5 +1,5 @@
-"""The command wall-time benchmark's summary (studies/command_speed/run.py), which tests/integration/test_committed_results.py
-makes again from a committed ``results.json``."""
+"""The command wall-time benchmark's summary (studies/command_speed/run.py), which
+tests/integration/test_committed_results.py makes again from a committed ``results.json``."""
 
 from __future__ import annotations
 
@@ -17,7 +17,8 @@ def markdown(rows: dict, repeats: int, load: tuple[float, float, float]) -> str:
         med = r["median_s"]
         lines.append(f"| `lsr-eval {name if name != 'help' else '--help'}` | {med.get('before', float('nan')):.3f} | "
                      f"{med.get('after', float('nan')):.3f} | {r['speedup']} | {r['target_s']} | "
-                     f"{'yes' if r['meets_target'] else 'no'} | { {True: 'yes', False: 'no', None: 'n/a'}[r['same_output']]} |")
+                     f"{'yes' if r['meets_target'] else 'no'} | "
+                     f"{ {True: 'yes', False: 'no', None: 'n/a'}[r['same_output']]} |")
     return "\n".join(lines) + "\n"
 
 

@@ -13,7 +13,8 @@ Documents: the first ``--docs`` of SciFact's corpus (``title + " " + text``, 256
   fp32, :data:`lsr_eval.models.options.DEFAULT_PRECISION`), the same weights, one after the other in every part. The
   first precision listed is the one compared with Pyserini and the roofline; each other one is compared with it:
   docs/s side by side and the agreement of the vectors (:func:`lsr_eval.evaluation.agreement.vector_agreement`).
-  Whether bf16 is native here is read from the recorded machine (:func:`lsr_eval.hardware.describe`: CPU flags, GPUs), not assumed.
+  Whether bf16 is native here is read from the recorded machine (:func:`lsr_eval.hardware.describe`: CPU flags, GPUs),
+  not assumed.
 * Device (``--device``, default cpu): documents, Pyserini and the roofline run on it; the default is the CPU because
   that is where Pyserini's encoder and the roofline are compared (GPU encoding: ``pipelines/gpu_check.sh``). Query
   latency is a one-thread CPU figure whatever the device.
@@ -42,17 +43,22 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
-from typing import Any
-
 import sys as _sys
+from pathlib import Path
 from pathlib import Path as _Path
+from typing import Any
 
 _sys.path.insert(0, str(_Path(__file__).resolve().parents[2]))  # the checkout: lsr_eval and studies importable
 
-from studies.encode_speed.measure import (STAGE, bench_documents, bench_queries, parse_args, pyserini_classes,
-                                              read_docs, read_queries)
-
+from studies.encode_speed.measure import (
+    STAGE,
+    bench_documents,
+    bench_queries,
+    parse_args,
+    pyserini_classes,
+    read_docs,
+    read_queries,
+)
 from studies.encode_speed.summary import summary_md
 
 

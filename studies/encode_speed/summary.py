@@ -79,7 +79,8 @@ def summary_md(result: dict[str, Any]) -> str:
              "|---|---|---|---|---|---|---|---|---|"]
     for d in result["documents"]:
         lines.append(
-            f"| {d['model']} | {d['precision']['name']} ({d['precision']['reason']}) | {d['lsr_eval']['docs_per_s']:.1f} "
+            f"| {d['model']} | {d['precision']['name']} ({d['precision']['reason']}) "
+            f"| {d['lsr_eval']['docs_per_s']:.1f} "
             f"| {d['pyserini']['docs_per_s']:.1f} | {d['ratio_vs_pyserini']:.2f}x "
             f"{'(met)' if d['met']['ratio_vs_pyserini'] else '(**missed**)'} | {d['roofline']['gflops']:.0f} "
             f"| {d['roofline']['head_bound_docs_per_s']:.1f} | {100 * d['fraction_of_roofline']:.0f}% "
@@ -116,7 +117,7 @@ def summary_md(result: dict[str, Any]) -> str:
 
 
 def summaries(folder: Path) -> dict[str, str]:
-    """The summary of a results folder of studies/encode_speed/run.py, made again from its raw file (``bench_encode.json``): what
-    tests/integration/test_committed_results.py compares with the committed one."""
+    """The summary of a results folder of studies/encode_speed/run.py, made again from its raw file
+    (``bench_encode.json``): what tests/integration/test_committed_results.py compares with the committed one."""
     return {"summary.md": summary_md(json.loads((folder / "bench_encode.json").read_text(encoding="utf-8")))}
 

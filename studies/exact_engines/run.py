@@ -30,13 +30,12 @@ import argparse
 import json
 import logging
 import sys
+import sys as _sys
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Mapping
-
-import sys as _sys
 from pathlib import Path as _Path
+from typing import Any, Mapping
 
 _sys.path.insert(0, str(_Path(__file__).resolve().parents[2]))  # the checkout: lsr_eval and studies importable
 
@@ -150,8 +149,8 @@ def _without(qid: str, hits: list[tuple[str, float]], remove: bool) -> dict[str,
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    from lsr_eval.workdir import work_dir
     from lsr_eval.manifest import prepare_output, write_manifest
+    from lsr_eval.workdir import work_dir
 
     experiment = {"check": STAGE, "datasets": args.datasets, "split": args.split, "model": args.model,
                   "precision": args.precision, "doc_top_k": args.doc_top_k, "query_top_k": args.query_top_k,

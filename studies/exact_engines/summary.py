@@ -1,5 +1,5 @@
-"""The exact-engines check's summary (studies/exact_engines/run.py), which tests/integration/test_committed_results.py makes
-again from a committed ``engines.json``."""
+"""The exact-engines check's summary (studies/exact_engines/run.py), which tests/integration/test_committed_results.py
+makes again from a committed ``engines.json``."""
 
 from __future__ import annotations
 

@@ -8,7 +8,8 @@ encoder of ``--model`` the way ``lsr-eval encode`` does (:func:`lsr_eval.encode.
 ``--batch-size``, length-sorted): first on ``--reference-device`` (the CPU) in fp32, the reference; then on
 ``--device`` in each of ``--precisions`` (fp32 and bf16, one model on the device, the same weights: a warm-up batch
 first, not timed). Each is compared with the reference (:func:`lsr_eval.evaluation.agreement.vector_agreement`:
-identical integer impacts at scale 100, largest weight difference, top-10 term overlap), and bf16 with fp32 on the device.
+identical integer impacts at scale 100, largest weight difference, top-10 term overlap), and bf16 with fp32 on the
+device.
 
 fp32 on the device must agree with the CPU within :data:`FP32_TOLERANCE` (largest absolute weight difference): the
 device is not part of an encoding's cache identity (lsr_eval/models/device.py) only while that holds; the script
@@ -22,19 +23,17 @@ from __future__ import annotations
 
 import json
 import sys
+import sys as _sys
 import time
 from pathlib import Path
-from typing import Any
-
-import sys as _sys
 from pathlib import Path as _Path
+from typing import Any
 
 _sys.path.insert(0, str(_Path(__file__).resolve().parents[2]))  # the checkout: lsr_eval and studies importable
 
-from studies.gpu_check.measure import parse_args
 from lsr_eval.models.arguments import encoder_record, in_precision
+from studies.gpu_check.measure import parse_args
 from studies.gpu_check.summary import summary_md
-
 
 STAGE = "gpu-check"
 #: largest absolute weight difference allowed between fp32 on the device and fp32 on the CPU (summation order only;
@@ -59,12 +58,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv, __doc__.split("\n\n")[0])
     import torch
 
-    from studies.encode_speed.measure import read_docs
+    from lsr_eval.evaluation.agreement import vector_agreement as agreement
     from lsr_eval.manifest import machine, prepare_output, write_manifest
     from lsr_eval.models.device import resolve_device
     from lsr_eval.models.offline import resolve_model
     from lsr_eval.models.splade import SpladeModel
-    from lsr_eval.evaluation.agreement import vector_agreement as agreement
+    from studies.encode_speed.measure import read_docs
 
     device, reference_device = resolve_device(args.device), resolve_device(args.reference_device)
     path = resolve_model(args.model)

@@ -1,5 +1,5 @@
-"""The GPU check's summary (studies/gpu_check/run.py), which tests/integration/test_committed_results.py makes again from a
-committed ``gpu_check.json``."""
+"""The GPU check's summary (studies/gpu_check/run.py), which tests/integration/test_committed_results.py makes again
+from a committed ``gpu_check.json``."""
 
 from __future__ import annotations
 
@@ -32,5 +32,6 @@ def summary_md(r: dict[str, Any]) -> str:
 
 
 def summaries(folder: Path) -> dict[str, str]:
-    """The summary of a results folder of studies/gpu_check/run.py, made again from its raw file (``gpu_check.json``)."""
+    """The summary of a results folder of studies/gpu_check/run.py, made again from its raw file
+    (``gpu_check.json``)."""
     return {"summary.md": summary_md(json.loads((folder / "gpu_check.json").read_text(encoding="utf-8")))}

@@ -248,7 +248,8 @@ def sweep_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     grow = last["after_gc_mb"] - first["after_gc_mb"]
     return {"queries": [first["queries"], last["queries"]], "after_gc_growth_mb": round(grow, 1),
             "after_gc_growth_mb_per_1000_queries": round(grow * per_k, 2),
-            "old_gen_peak_growth_mb_per_1000_queries": round((old_gen_peak_mb(last) - old_gen_peak_mb(first)) * per_k, 2),
+            "old_gen_peak_growth_mb_per_1000_queries": round((old_gen_peak_mb(last) - old_gen_peak_mb(first))
+                                                             * per_k, 2),
             "peak_sampled_growth_mb_per_1000_queries": round((last["peak_sampled_mb"] - first["peak_sampled_mb"])
                                                              * per_k, 2),
             "after_gc_range_mb": [min(r["after_gc_mb"] for r in rows), max(r["after_gc_mb"] for r in rows)],
@@ -350,8 +351,13 @@ def impact_weight_maps(model, s, queries: list[Query], bench: Path) -> tuple[dic
 def run_impact(dataset, queries: list[Query], args, bench: Path, memory) -> dict[str, Any]:
     from lsr_eval.anserini.search_collection import pretokenized
     from lsr_eval.anserini.searcher import ImpactSearcher
-    from lsr_eval.experiments.splade import (SpladeSettings, ensure_impact_index, inference_record, load_model,
-                                             model_fingerprint)
+    from lsr_eval.experiments.splade import (
+        SpladeSettings,
+        ensure_impact_index,
+        inference_record,
+        load_model,
+        model_fingerprint,
+    )
     from lsr_eval.models.offline import resolve_model
 
     s = SpladeSettings(model=resolve_model(args.model), doc_top_k=args.doc_top_k, query_top_k=args.query_top_k,

@@ -38,19 +38,24 @@ import json
 import logging
 import os
 import sys
-import time
-from typing import Any
-
 import sys as _sys
+import time
 from pathlib import Path as _Path
+from typing import Any
 
 _sys.path.insert(0, str(_Path(__file__).resolve().parents[2]))  # the checkout: lsr_eval and studies importable
 
-from studies.long_queries.measure import (SCORE_TOLERANCE, STAGE, long_topics, parse_args, run_bm25, run_impact,
-                                              topic_stats)
 from lsr_eval.models.options import DEFAULT_PRECISION
+from studies.long_queries.measure import (
+    SCORE_TOLERANCE,
+    STAGE,
+    long_topics,
+    parse_args,
+    run_bm25,
+    run_impact,
+    topic_stats,
+)
 from studies.long_queries.summary import summary_text, tables
-
 
 log = logging.getLogger("bench_long_queries")
 

@@ -7,9 +7,8 @@ import json
 from pathlib import Path
 from typing import Any, Mapping
 
-from studies.long_queries.measure import ANSERINI, OURS, old_gen_peak_mb
 from lsr_eval.report.formatting import csv_text
-
+from studies.long_queries.measure import ANSERINI, OURS, old_gen_peak_mb
 
 TABLE_FIELDS = ["engine", "path", "queries", "seconds", "cpu_seconds", "ratio_vs_searchcollection",
                 "identical_queries", "same_docids_queries", "hits", "heap_peak_sampled_mb", "heap_after_gc_mb",
@@ -52,8 +51,8 @@ def tables(engines: Mapping[str, dict[str, Any]]) -> dict[str, str]:
 
 
 def summaries(folder: Path) -> dict[str, str]:
-    """The tables of a results folder of studies/long_queries/run.py, made again from its raw file (``results.json``): what
-    tests/integration/test_committed_results.py compares with the committed ones."""
+    """The tables of a results folder of studies/long_queries/run.py, made again from its raw file (``results.json``):
+    what tests/integration/test_committed_results.py compares with the committed ones."""
     return tables(json.loads((folder / "results.json").read_text(encoding="utf-8"))["engines"])
 
 
@@ -69,8 +68,8 @@ def summary_text(engines: Mapping[str, dict[str, Any]]) -> str:
         for path in (OURS, ANSERINI):
             sweep = [x for x in r["heap_sweep"] if x["path"] == path]
             if sweep:
-                cells = ", ".join(f"{x['queries']}: {x['after_gc_mb']:.0f}/{old_gen_peak_mb(x):.0f}/{x['peak_sampled_mb']:.0f}"
-                                  for x in sweep)
+                cells = ", ".join(f"{x['queries']}: {x['after_gc_mb']:.0f}/{old_gen_peak_mb(x):.0f}/"
+                                  f"{x['peak_sampled_mb']:.0f}" for x in sweep)
                 lines.append(f"{engine} {path} heap MB by queries (after gc/old-gen peak/sampled peak): {cells}")
     return "\n".join(lines)
 

@@ -179,7 +179,8 @@ def summary_md(check: dict[str, Any]) -> str:
     rows.append(("postings in the query's lists, Spearman over queries",
                  lambda c: f"{c['postings_in_lists']['spearman']:.3f}"))
     for e in ENGINES:
-        rows.append((f"{e} search latency, mean generated / real", lambda c, e=e: f"{c['engines'][e]['search_mean_ratio']:.2f}"))
+        rows.append((f"{e} search latency, mean generated / real",
+                     lambda c, e=e: f"{c['engines'][e]['search_mean_ratio']:.2f}"))
         for k in ("10", "1000"):
             rows.append((f"{e} k-th score, k = {k}: median abs / mean relative error",
                          lambda c, e=e, k=k: f"{100 * c['engines'][e]['thresholds'][k]['median_abs_relative']:.1f}% / "

@@ -19,7 +19,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from check import KEEP, SEED, SIGMA, read_tsv_queries  # noqa: E402
-from scale import ENGINES, K, QUERIES, WARMUP, memory_model, run_stage  # noqa: E402
+from scale import ENGINES, QUERIES, WARMUP, K, memory_model, run_stage  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 SIZE, BUDGET_BYTES, ALL_QUERIES = 8_841_823, 16 * 2**30, 6_980
@@ -104,13 +104,14 @@ def summary_md(doc: dict[str, Any]) -> str:
              "", f"Disk before the run: {doc['disk']['free_bytes'] / 2**30:,.1f} GiB free; predicted need "
              + ", ".join(f"{k} {v / 2**30:,.1f} GiB" for k, v in doc["disk"]["needed_bytes"].items()) + ".", "",
              "| stage | engine | queries | status | seconds | CPU seconds | peak RSS (GiB) | predicted peak RSS (GiB) "
-             "| on disk (GiB) | search mean / p50 / p99 (ms) | load at start |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| on disk (GiB) | search mean / p50 / p99 (ms) | load at start |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in doc["rows"]:
         pred = r.get("predicted_peak_rss_bytes")
         pred_s = "" if pred is None else f"{pred / 2**30:.2f}"
         if r["status"] != "ok":
-            lines.append(f"| {r['stage']} | {r['engine']} | {r.get('queries_asked') or ''} | {r['status']} | | | | {pred_s} "
-                         "| | | |")
+            lines.append(f"| {r['stage']} | {r['engine']} | {r.get('queries_asked') or ''} | {r['status']} | | | "
+                         f"| {pred_s} | | | |")
             continue
         disk = r.get("index_bytes", r.get("collection_bytes"))
         lat = r.get("search_ms")
@@ -187,7 +188,8 @@ def main(argv: list[str] | None = None) -> int:
         entry = model.get(f"{engine}/{stage}") if engine else None
         if entry is not None and postings is not None:
             row["predicted_peak_rss_bytes"] = entry["fixed_mb"] * 2**20 + entry["bytes_per_posting"] * postings
-        failed = [r for r in rows if r["status"] != "ok" and r["engine"] in ("shared", engine) and r["stage"] != "search"]
+        failed = [r for r in rows
+                  if r["status"] != "ok" and r["engine"] in ("shared", engine) and r["stage"] != "search"]
         if result.is_file():
             row.update(status="ok", **json.loads(result.read_text()))
         elif skipped:

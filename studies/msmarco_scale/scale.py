@@ -151,7 +151,7 @@ def _latency(lat: dict[str, float] | None) -> str:
 
 def summary_md(doc: dict[str, Any]) -> str:
     m = doc["machine"]
-    lines = [f"# Memory per engine and stage on generated MS MARCO-like collections (real dev queries)", "",
+    lines = ["# Memory per engine and stage on generated MS MARCO-like collections (real dev queries)", "",
              f"Machine: {m.get('cpu')}, {m.get('cores')} cores, {m.get('memory_bytes', 0) / 2**30:.0f} GiB, flags "
              f"{', '.join(m.get('cpu_flags', []))}. Generator fitted on splade-tiny's encodings of the 5,000 "
              "msmarco-dl19-5k passages (studies/msmarco_scale/README.md); real queries, generated documents.", "",

@@ -518,9 +518,9 @@ def _lsr_path(study: _Study) -> _LsrPath:
     from lsr_eval.anserini.searcher import ImpactSearcher
     from lsr_eval.encode.queries import encode_queries
     from lsr_eval.encode.splade import SpladeTextEncoder
-    from studies.query_path.measure import impact_artefacts
     from lsr_eval.experiments.splade import load_model
     from lsr_eval.export.queries import query_weight_maps
+    from studies.query_path.measure import impact_artefacts
 
     args, s = study.args, study.s
     model = load_model(s).eval()

@@ -35,16 +35,14 @@ from __future__ import annotations
 import json
 import logging
 import sys
-import time
-
 import sys as _sys
+import time
 from pathlib import Path as _Path
 
 _sys.path.insert(0, str(_Path(__file__).resolve().parents[2]))  # the checkout: lsr_eval and studies importable
 
 from studies.pyserini_parity.measure import STAGE, parse_args, run_parity
 from studies.pyserini_parity.summary import summary_md, write_per_query
-
 
 
 def main(argv: list[str] | None = None) -> int:

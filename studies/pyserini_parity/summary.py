@@ -26,7 +26,7 @@ def summary_md(r: dict) -> str:
     n, e, v = r["queries"], r["end_to_end_top10"], r["vectors"]
     lines = [f"# Parity with Pyserini on the same weights ({r['system']}, {r['dataset']['name']}, {n} queries, "
              f"k={r['k']})", "",
-             f"| path | nDCG@10 | same top-10 set as Pyserini |", "|---|---|---|",
+             "| path | nDCG@10 | same top-10 set as Pyserini |", "|---|---|---|",
              f"| Pyserini {r['pyserini']['version']} | {r['nDCG@10']['pyserini']:.4f} | |",
              f"| lsr-eval | {r['nDCG@10']['lsr_eval']:.4f} | {e['same_top10_set']}/{n} |", "",
              f"nDCG@10 difference {r['nDCG@10']['difference']:+.4f} (target within 0.002: "
@@ -105,7 +105,7 @@ def summary_md(r: dict) -> str:
 
 
 def summaries(folder: Path) -> dict[str, str]:
-    """The summary of a results folder of studies/pyserini_parity/run.py, made again from its raw file (``parity.json``): what
-    tests/integration/test_committed_results.py compares with the committed one (``per_query.csv`` comes from the runs, which
-    are not kept)."""
+    """The summary of a results folder of studies/pyserini_parity/run.py, made again from its raw file
+    (``parity.json``): what tests/integration/test_committed_results.py compares with the committed one
+    (``per_query.csv`` comes from the runs, which are not kept)."""
     return {"summary.md": summary_md(json.loads((folder / "parity.json").read_text(encoding="utf-8")))}

@@ -24,14 +24,12 @@ from __future__ import annotations
 import json
 import logging
 import sys
-
 import sys as _sys
 from pathlib import Path as _Path
 
 _sys.path.insert(0, str(_Path(__file__).resolve().parents[2]))  # the checkout: lsr_eval and studies importable
 
-from studies.query_encoder.measure import (STAGE, check_paths, measure_query_encoders, parse_args,
-                                                      write_per_query)
+from studies.query_encoder.measure import STAGE, check_paths, measure_query_encoders, parse_args, write_per_query
 from studies.query_encoder.summary import summary_md
 
 

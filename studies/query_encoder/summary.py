@@ -45,7 +45,7 @@ def summary_md(b: dict) -> str:
 
 def summaries(folder: Path) -> dict[str, str]:
     """The summary of a results folder of studies/query_encoder/run.py, made again from its raw file
-    (``bench.json``): what tests/integration/test_committed_results.py compares with the committed one (``per_query.csv`` holds
-    the raw timings)."""
+    (``bench.json``): what tests/integration/test_committed_results.py compares with the committed one
+    (``per_query.csv`` holds the raw timings)."""
     return {"summary.md": summary_md(json.loads((folder / "bench.json").read_text(encoding="utf-8")))}
 

@@ -12,7 +12,8 @@ bound is > 0. The cheaper the bound, the looser: this script measures, on real q
   rounding errors. Cost: L x E x V int8 multiply-adds. It runs in ONNX Runtime's float32, so its misses are counted
   against the ids whose exact logit exceeds :data:`CLEAR` (clear of float32 rounding between the runtimes).
 * ``clusters-K``: the rows of W (with the bias) in K k-means clusters (fitted on W only, not on queries), bound
-  ``h_t . mu_k + ||h_t|| rho_k + max c`` per cluster, every member of a cluster whose bound is > 0 kept. Cost: L x E x K.
+  ``h_t . mu_k + ||h_t|| rho_k + max c`` per cluster, every member of a cluster whose bound is > 0 kept.
+  Cost: L x E x K.
 * ``box-G``: tokens in groups of G, per group and dimension the min and max of h, bound
   ``W_v+ . hi + W_v- . lo + c_v``. Cost: 2 x (L / G) x E x V.
 
@@ -27,11 +28,10 @@ from __future__ import annotations
 
 import json
 import sys
-import time
-from typing import Any
-
 import sys as _sys
+import time
 from pathlib import Path as _Path
+from typing import Any
 
 _sys.path.insert(0, str(_Path(__file__).resolve().parents[2]))  # the checkout: lsr_eval and studies importable
 

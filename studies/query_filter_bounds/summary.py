@@ -23,9 +23,9 @@ def summary_md(result: dict[str, Any], model: str, split: str) -> str:
 
 
 def summaries(folder: Path) -> dict[str, str]:
-    """The summary of a results folder of studies/query_filter_bounds/run.py, made again from its raw file (``bounds.json``; older ones
-    name the model and split only in the manifest's experiment and command): what tests/integration/test_committed_results.py
-    compares with the committed one."""
+    """The summary of a results folder of studies/query_filter_bounds/run.py, made again from its raw file
+    (``bounds.json``; older ones name the model and split only in the manifest's experiment and command): what
+    tests/integration/test_committed_results.py compares with the committed one."""
     result = json.loads((folder / "bounds.json").read_text(encoding="utf-8"))
     manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
     split = result.get("split") or parse_args(manifest["command"][1:]).split

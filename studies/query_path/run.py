@@ -37,7 +37,6 @@ from __future__ import annotations
 import json
 import logging
 import sys
-
 import sys as _sys
 from pathlib import Path as _Path
 
@@ -45,7 +44,6 @@ _sys.path.insert(0, str(_Path(__file__).resolve().parents[2]))  # the checkout: 
 
 from studies.query_path.measure import STAGE, parse_args, run_query_path
 from studies.query_path.summary import summary_md, write_per_query
-
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -109,5 +109,6 @@ def breakdown_md(breakdown: dict) -> list[str]:
 
 def summaries(folder: Path) -> dict[str, str]:
     """The summary of a results folder of the benchmark, made again from its raw file (``bench.json``): what
-    tests/integration/test_committed_results.py compares with the committed one (``per_query.csv`` holds the raw timings)."""
+    tests/integration/test_committed_results.py compares with the committed one (``per_query.csv`` holds the raw
+    timings)."""
     return {"summary.md": summary_md(json.loads((folder / "bench.json").read_text(encoding="utf-8")))}

@@ -12,14 +12,14 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
-from studies.scale_curve.synthetic import DataSpec
 from lsr_eval.efficiency.measure import MB, Monitor
-from studies.scale_curve.scaling import SHARED, STAGES
 from lsr_eval.evaluation.agreement import run_digests
 from lsr_eval.export.queries import WeightMaps, read_query_jsonl
-from studies.scale_curve.synthetic_export import write_synthetic
 from lsr_eval.manifest import write_json
 from lsr_eval.workdir import folder_bytes
+from studies.scale_curve.scaling import SHARED, STAGES
+from studies.scale_curve.synthetic import DataSpec
+from studies.scale_curve.synthetic_export import write_synthetic
 
 if TYPE_CHECKING:
     from lsr_eval.data.types import Run

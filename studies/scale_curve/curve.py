@@ -15,10 +15,21 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, NoReturn, Sequence
 
-from studies.scale_curve.synthetic import DataSpec
 from studies.scale_curve.child import engine_stages, export_stage
-from studies.scale_curve.scaling import (MSMARCO_PASSAGES, SHARED, STAGES, available_memory_mb, budget_decision,
-                                         close_result, compare_exact, fits, predict, skipped_result, table_rows)
+from studies.scale_curve.scaling import (
+    MSMARCO_PASSAGES,
+    SHARED,
+    STAGES,
+    available_memory_mb,
+    budget_decision,
+    close_result,
+    compare_exact,
+    fits,
+    predict,
+    skipped_result,
+    table_rows,
+)
+from studies.scale_curve.synthetic import DataSpec
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -31,13 +31,14 @@ the process, so this includes it), and for Anserini the JVM heap in use (``Runti
 ``MemoryMXBean``'s used heap, sampled), its committed peak and its maximum (``-Xmx``).
 
 Budget: before a size, each engine's seconds and peak memory are predicted linearly from its smaller sizes (the line
-through the two largest; from a single size, scaled by the size ratio: see :func:`studies.scale_curve.scaling.predict`); a run predicted over ``--budget-minutes`` or over ``--mem-fraction`` of the available memory is
-skipped and recorded as such (``--force`` runs it anyway); a run over ``--timeout-minutes`` is stopped and recorded
-as a timeout; with ``--session-budget-minutes``, a run predicted to overrun what is left of that budget for the whole
-invocation is skipped too. An engine that fails records the failure (rows with status ``failed``) and the others go
-on. ``--reuse-runs`` takes a finished (size, engine) run from ``--work-dir/runs`` made with the same data and
-settings instead of running it again (its rows say so), so a curve can be completed in several invocations; the
-record for ``results/scale`` is made in one invocation without it.
+through the two largest; from a single size, scaled by the size ratio: see :func:`studies.scale_curve.scaling.predict`);
+a run predicted over ``--budget-minutes`` or over ``--mem-fraction`` of the available memory is skipped and recorded as
+such (``--force`` runs it anyway); a run over ``--timeout-minutes`` is stopped and recorded as a timeout; with
+``--session-budget-minutes``, a run predicted to overrun what is left of that budget for the whole invocation is skipped
+too. An engine that fails records the failure (rows with status ``failed``) and the others go on. ``--reuse-runs`` takes
+a finished (size, engine) run from ``--work-dir/runs`` made with the same data and settings instead of running it again
+(its rows say so), so a curve can be completed in several invocations; the record for ``results/scale`` is made in one
+invocation without it.
 
 Linearity: every stage's wall seconds and CPU seconds (the process's, all threads: JVM and native libraries
 included; less disturbed than wall time by other jobs on a shared machine, whose load is recorded per row) are
@@ -56,17 +57,16 @@ from __future__ import annotations
 import json
 import logging
 import sys
-from pathlib import Path
-
 import sys as _sys
+from pathlib import Path
 from pathlib import Path as _Path
 
 _sys.path.insert(0, str(_Path(__file__).resolve().parents[2]))  # the checkout: lsr_eval and studies importable
 
-from studies.scale_curve.curve import STAGE, child_exit, parse_args, run_curve
-from studies.scale_curve.child import error_text
-from studies.scale_curve.scaling import TABLE_FIELDS
 from lsr_eval.report.formatting import csv_text
+from studies.scale_curve.child import error_text
+from studies.scale_curve.curve import STAGE, child_exit, parse_args, run_curve
+from studies.scale_curve.scaling import TABLE_FIELDS
 from studies.scale_curve.summary import plot, summary_text
 
 log = logging.getLogger("bench_scale")

@@ -9,8 +9,8 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from studies.scale_curve.scaling import MSMARCO_PASSAGES, SHARED, STAGES, TABLE_FIELDS, table_rows
 from lsr_eval.report.formatting import csv_text
+from studies.scale_curve.scaling import MSMARCO_PASSAGES, SHARED, STAGES, TABLE_FIELDS, table_rows
 
 
 def plot(results: Sequence[Mapping[str, Any]], path: Path, target: int = MSMARCO_PASSAGES) -> None:
@@ -101,8 +101,8 @@ def summary_text(rows: Sequence[Mapping[str, Any]], fit: Mapping[str, Mapping[st
 
 def summaries(folder: Path) -> dict[str, str]:
     """``table.csv`` of a results folder of studies/scale_curve/run.py, made again from the per-run records in its
-    ``results.json`` (the query count from the manifest): what tests/integration/test_committed_results.py compares with the
-    committed one."""
+    ``results.json`` (the query count from the manifest): what tests/integration/test_committed_results.py compares with
+    the committed one."""
     results = json.loads((folder / "results.json").read_text(encoding="utf-8"))
     queries = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))["experiment"]["queries"]
     return {"table.csv": csv_text(TABLE_FIELDS, table_rows(results["runs"], queries))}

@@ -35,7 +35,7 @@ class DataSpec:
     chunk: int = 50_000
     file_docs: int = 500_000
 
-    def check(self) -> "DataSpec":
+    def check(self) -> DataSpec:
         if self.vocab < 2 or self.vocab > 10 ** 5:
             raise ConfigError(f"vocab must be in 2..100000 (5-digit term names), got {self.vocab}")
         if self.zipf <= 0 or self.doc_terms < 1 or self.query_terms < 1 or self.queries < 1:

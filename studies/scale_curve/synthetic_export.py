@@ -11,10 +11,17 @@ from typing import Any
 
 import numpy as np
 
-from studies.scale_curve.synthetic import (DataSpec, ZipfSampler, doc_id, draw_vectors, lognormal_lengths, make_queries,
-                                     term_names)
 from lsr_eval.export.jsonl import AtomicLines, json_dumper
 from lsr_eval.workdir import folder_bytes
+from studies.scale_curve.synthetic import (
+    DataSpec,
+    ZipfSampler,
+    doc_id,
+    draw_vectors,
+    lognormal_lengths,
+    make_queries,
+    term_names,
+)
 
 log = logging.getLogger(__name__)
 

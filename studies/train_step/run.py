@@ -17,17 +17,15 @@ import copy
 import json
 import os
 import statistics
+import sys as _sys
 import time
 from pathlib import Path
-
-import sys as _sys
 from pathlib import Path as _Path
 
 _sys.path.insert(0, str(_Path(__file__).resolve().parents[2]))  # the checkout: lsr_eval and studies importable
 
 from studies.train_step.measure import parse_args
 from studies.train_step.summary import summary_md
-
 
 
 def fixed_batch(data: Path, n_queries: int, negatives: int) -> tuple[list[str], list[str]]:

@@ -31,6 +31,6 @@ def summary_md(result: dict) -> str:
 
 
 def summaries(folder: Path) -> dict[str, str]:
-    """The summary of a results folder of studies/train_step/run.py, made again from its raw file (``bench_train_step.json``):
-    what tests/integration/test_committed_results.py compares with the committed one."""
+    """The summary of a results folder of studies/train_step/run.py, made again from its raw file
+    (``bench_train_step.json``): what tests/integration/test_committed_results.py compares with the committed one."""
     return {"summary.md": summary_md(json.loads((folder / "bench_train_step.json").read_text(encoding="utf-8")))}

@@ -12,7 +12,6 @@ from lsr_eval.anserini.collections import write_json_collection
 from lsr_eval.anserini.hits import parse_hits
 from lsr_eval.anserini.indexer import build_index
 from lsr_eval.anserini.searcher import Bm25Searcher, ImpactSearcher
-from lsr_eval.data.types import Document
 from lsr_eval.engines.base import MARKER, check_index_engine, iter_vectors
 from lsr_eval.engines.registry import ENGINES, get_engine, parse_option, split_options
 from lsr_eval.errors import ConfigError, InputError

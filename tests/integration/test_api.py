@@ -15,7 +15,6 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-
 from conftest import REPO, quickstart_config, shared_path, splade_tiny_dir
 
 HEAVY = ("torch", "jnius", "ranx", "pandas", "numba", "transformers")

@@ -58,7 +58,8 @@ def test_tuning_on_another_split_from_python_equals_the_command_line(files, tmp_
                  files["train"], "--tune-runs", files["ta"], files["tb"], "--tune-metric", "RR@10", "--out",
                  str(tmp_path / "cli")]) == 0
     py, cli = (json.loads((tmp_path / d / "manifest.json").read_text()) for d in ("py", "cli"))
-    assert py["tuning"] == cli["tuning"] == json.loads(json.dumps(fused.tuning)) and fused.settings["params"] == fused.tuning["params"]
+    assert (py["tuning"] == cli["tuning"] == json.loads(json.dumps(fused.tuning))
+            and fused.settings["params"] == fused.tuning["params"])
     assert py["metrics"] == cli["metrics"] == fused.metrics
     assert py["experiment"] == cli["experiment"]   # the same experiment, whichever door it came through
     assert read_run(tmp_path / "py" / "run.trec") == read_run(tmp_path / "cli" / "run.trec")

@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
-
-from lsr_eval.evaluation.agreement import top_agreement, top_docs, weight_map_agreement
-
-
 from conftest import run_script  # noqa: E402
 from tiny_models import tiny_model  # noqa: E402
+
+from lsr_eval.evaluation.agreement import top_agreement, top_docs, weight_map_agreement
 
 
 def test_top_docs_ranks_by_score_then_docid():
@@ -80,8 +77,8 @@ def test_script_runs_both_precisions(tmp_path, capfd):
     it wrote (not from the script's own functions)."""
     beir = _corpus(tmp_path)
     out = tmp_path / "out"
-    rc = run_script("studies/bf16_fidelity/run.py", ["--dataset", str(beir), "--model", str(tiny_model("bert")), "--out", str(out),
-                     "--work-dir", str(tmp_path / "work"), "--threads", "1", "--max-length-d", "64",
+    rc = run_script("studies/bf16_fidelity/run.py", ["--dataset", str(beir), "--model", str(tiny_model("bert")),
+                     "--out", str(out), "--work-dir", str(tmp_path / "work"), "--threads", "1", "--max-length-d", "64",
                      "--max-length-q", "32", "--device", "cpu"])
     assert rc == 0
     fid = json.loads((out / "fidelity.json").read_text())

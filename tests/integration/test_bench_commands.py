@@ -4,15 +4,12 @@ two repeats): its three files, medians that are the medians of the recorded samp
 from __future__ import annotations
 
 import json
-import sys
 import os
 import statistics
 import subprocess
 import sys
 
 from conftest import REPO, shared_path
-
-
 
 
 def test_two_repeats_write_the_three_files(tmp_path):

@@ -1,5 +1,6 @@
-"""studies.long_queries.measure (studies/long_queries/run.py) on tiny hand-made corpora: lsr-eval's runs equal Anserini's own SearchCollection's
-(BM25 and impact, self-hits removed), the counts add up, and the comparison catches what differs."""
+"""studies.long_queries.measure (studies/long_queries/run.py) on tiny hand-made corpora: lsr-eval's runs equal
+Anserini's own SearchCollection's (BM25 and impact, self-hits removed), the counts add up, and the comparison catches
+what differs."""
 
 from __future__ import annotations
 
@@ -7,16 +8,21 @@ import json
 
 import pytest
 
-from lsr_eval.evaluation.agreement import ranked_hits_agreement
-from studies.long_queries import measure as bench
 from lsr_eval.anserini.collections import write_json_collection
 from lsr_eval.anserini.indexer import build_index
 from lsr_eval.anserini.search_collection import (
-    JvmMemory, pretokenized, run_search_collection, search_collection_argv, write_tsv_topics)
+    JvmMemory,
+    pretokenized,
+    run_search_collection,
+    search_collection_argv,
+    write_tsv_topics,
+)
 from lsr_eval.data.types import Document
 from lsr_eval.engines.counts import SearchCounts
 from lsr_eval.errors import InputError
+from lsr_eval.evaluation.agreement import ranked_hits_agreement
 from lsr_eval.runs.trec import read_run
+from studies.long_queries import measure as bench
 
 DOCS = [
     Document("d1", "Sparse retrieval with learned term weights\nexpands documents.", title="Sparse"),

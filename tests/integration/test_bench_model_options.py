@@ -11,7 +11,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from tiny_models import sample_texts, tiny_model
 
+from lsr_eval.models.options import DEFAULT_PRECISION
+from lsr_eval.reproduce.pipeline import script_path
 from studies.bf16_fidelity import measure as bf16_fidelity
 from studies.encode_speed import measure as encode_speed
 from studies.gpu_check import measure as gpu_check
@@ -20,9 +23,6 @@ from studies.pyserini_parity import measure as pyserini_parity
 from studies.query_encoder import measure as query_encoder_speed
 from studies.query_path import measure as query_path
 from studies.train_step import measure as train_step
-from lsr_eval.models.options import DEFAULT_PRECISION
-from lsr_eval.reproduce.pipeline import script_path
-from tiny_models import sample_texts, tiny_model
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -141,6 +141,7 @@ def test_bench_encode_measures_precisions_side_by_side(tmp_path):
 
 def test_train_step_runs_in_the_precision_asked(tmp_path):
     from conftest import write_beir
+
     from studies.train_step.summary import summaries
 
     texts = sample_texts(6)
@@ -168,10 +169,9 @@ def test_train_step_runs_in_the_precision_asked(tmp_path):
 def test_long_query_key_keeps_the_fp32_identity_and_separates_bf16(tmp_path):
     """The cached weight maps of the long queries are keyed by the resolved precision: fp32 adds nothing to the
     key made before precisions were resolved (model, query encoder settings, scale, texts), bf16 adds bf16."""
-    from studies.long_queries import measure as bench
-
     from lsr_eval.data.types import Query
     from lsr_eval.experiments.splade import SpladeSettings, load_model, model_fingerprint
+    from studies.long_queries import measure as bench
 
     queries = [Query(f"q{i}", t) for i, t in enumerate(sample_texts(3))]
     keys = {}
@@ -196,10 +196,9 @@ def test_long_query_key_keeps_the_fp32_identity_and_separates_bf16(tmp_path):
 @pytest.mark.precision_sensitive
 def test_long_query_key_of_auto_follows_the_cpu(tmp_path, cpu_kind):
     """... and to bf16 where the CPU has native bf16 (simulated): the key names what ran, not the alias."""
-    from studies.long_queries import measure as bench
-
     from lsr_eval.data.types import Query
     from lsr_eval.experiments.splade import SpladeSettings, load_model
+    from studies.long_queries import measure as bench
 
     s = SpladeSettings(model=str(tiny_model("bert")), max_length_q=32, max_length_d=64, precision="auto", device="cpu")
     bench.impact_weight_maps(load_model(s), s, [Query("q0", "sparse retrieval")], tmp_path)

@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
-
 
 from conftest import run_script  # noqa: E402
 from tiny_models import tiny_model  # noqa: E402
@@ -13,7 +10,8 @@ from tiny_models import tiny_model  # noqa: E402
 
 def test_every_bound_is_exact_and_counts_what_it_keeps(tiny_beir, tmp_path):
     out = tmp_path / "out"
-    assert run_script("studies/query_filter_bounds/run.py", ["--dataset", str(tiny_beir), "--model", str(tiny_model("bert")), "--max-length-q", "32",
+    assert run_script("studies/query_filter_bounds/run.py", ["--dataset", str(tiny_beir),
+                       "--model", str(tiny_model("bert")), "--max-length-q", "32",
                        "--clusters", "4", "--groups", "2", "--out", str(out),
                        "--work-dir", str(tmp_path / "work")]) == 0
     result = json.loads((out / "bounds.json").read_text())

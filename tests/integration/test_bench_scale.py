@@ -14,15 +14,21 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from studies.scale_curve.synthetic import DataSpec, ZipfSampler, doc_id, draw_vectors, query_id
-from studies.scale_curve.child import GENERATED, ensure_collection
-from studies.scale_curve.scaling import (MSMARCO_PASSAGES, STAGES, budget_decision, close_result, compare_exact,
-                                         fit_stage, predict)
 from lsr_eval.evaluation.agreement import run_digests
 from lsr_eval.export.queries import read_query_jsonl
-from studies.scale_curve.synthetic_export import write_synthetic
-
+from studies.scale_curve.child import GENERATED, ensure_collection
 from studies.scale_curve.curve import run_child
+from studies.scale_curve.scaling import (
+    MSMARCO_PASSAGES,
+    STAGES,
+    budget_decision,
+    close_result,
+    compare_exact,
+    fit_stage,
+    predict,
+)
+from studies.scale_curve.synthetic import DataSpec, ZipfSampler, doc_id, draw_vectors, query_id
+from studies.scale_curve.synthetic_export import write_synthetic
 
 REPO = Path(__file__).resolve().parents[2]
 #: The script's own command line: the pipeline runs as a command, its children as the script with ``--one``.

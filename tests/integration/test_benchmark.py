@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 import dataclasses
-
 import json
 import os
 
 import pandas as pd
 import pytest
-
 from conftest import TINY_DOCS, TINY_QRELS, TINY_QUERIES, write_beir
+from tiny_models import tiny_bert
+
 from lsr_eval.benchmark.config import load_config
 from lsr_eval.cli import main
 from lsr_eval.errors import ConfigError
-from tiny_models import tiny_bert
 
 TRAIN_QUERIES = [{"_id": "t1", "text": "dogs chase"}, {"_id": "t2", "text": "dense vectors"},
                  {"_id": "t3", "text": "bird hand"}]

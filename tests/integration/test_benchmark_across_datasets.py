@@ -8,8 +8,8 @@ import json
 import random
 
 import pytest
-
 from conftest import write_beir
+
 from lsr_eval.benchmark.config import load_config
 from lsr_eval.benchmark.run import POOLED, run_benchmark
 from lsr_eval.evaluation import evaluate

@@ -10,8 +10,8 @@ import logging
 import pandas as pd
 import pytest
 import yaml
-
 from conftest import TINY_DOCS, TINY_QRELS, TINY_QUERIES, write_beir
+
 from lsr_eval.benchmark.config import load_config
 from lsr_eval.cli import main
 from lsr_eval.errors import ConfigError

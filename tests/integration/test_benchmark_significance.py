@@ -11,8 +11,8 @@ import math
 import pandas as pd
 import pytest
 import yaml
-
 from conftest import write_beir
+
 from lsr_eval.cli import main
 
 N_QUERIES = 16

@@ -8,8 +8,8 @@ import json
 import huggingface_hub
 import pytest
 import yaml
-
 from conftest import TINY_DOCS, TINY_QRELS, TINY_QUERIES, write_beir
+
 from lsr_eval.benchmark import run as bench_run
 from lsr_eval.benchmark.config import apply_stand_ins, load_config, read_stand_ins
 from lsr_eval.data.registry import BENCHMARKS, GROUPS

@@ -9,8 +9,8 @@ import json
 
 import pandas as pd
 import yaml
-
 from conftest import TINY_DOCS, TINY_QRELS, TINY_QUERIES, write_beir
+
 from lsr_eval.benchmark import run as bench_run
 from lsr_eval.benchmark.config import load_config
 from lsr_eval.errors import InputError

@@ -7,6 +7,7 @@ import json
 import shutil
 
 from conftest import TINY_DOCS, TINY_QRELS, TINY_QUERIES, write_beir
+
 from lsr_eval.cli import main
 
 

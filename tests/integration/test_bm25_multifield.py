@@ -19,8 +19,8 @@ import math
 
 import pandas as pd
 import pytest
-
 from conftest import shared_path, write_beir
+
 from lsr_eval.cli import main
 from lsr_eval.errors import ConfigError
 
@@ -142,8 +142,8 @@ def test_benchmark_multifield_system_and_its_costs(tmp_path):
     """``fields:`` on a ``kind: bm25`` system; its FLOPs count each field's postings (dimensions field:term), so
     they are the sum of the text-only and the title-only FLOPs over the same index."""
     import yaml
-
     from conftest import TINY_DOCS, TINY_QRELS, TINY_QUERIES
+
     from lsr_eval.anserini.term_stats import TermStats
     from lsr_eval.benchmark.config import load_config
     from lsr_eval.data.datasets import load_dataset

@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from conftest import shared_path
-from lsr_eval.cli import main
 from test_engine_pisa import requires_pisa
+
+from lsr_eval.cli import main
 
 
 @requires_pisa

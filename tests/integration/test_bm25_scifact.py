@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import json
-import shutil
 
 import pytest
-
 from conftest import shared_path
+
 from lsr_eval.cli import main
 
 REFERENCE = {"nDCG@10": 0.6789, "R@100": 0.9253, "R@1000": 0.9767}

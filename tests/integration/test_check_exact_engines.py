@@ -6,17 +6,13 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-import sys
-from pathlib import Path
 
 import pytest
+from conftest import run_script  # noqa: E402
+from tiny_models import tiny_model  # noqa: E402
 
 from lsr_eval.evaluation.agreement import differing_queries
 from studies.exact_engines.measure import integer_scores, residue, residue_runs
-
-
-from conftest import run_script  # noqa: E402
-from tiny_models import tiny_model  # noqa: E402
 
 
 def test_differing_compares_order_and_scores_bit_for_bit():
@@ -38,8 +34,9 @@ def test_residue_lists_the_scores_off_their_integer_and_their_tied_runs():
                     reason="pyterrier-pisa or bmp is not installed")
 def test_script_on_a_tiny_model(tiny_beir, tmp_path, capfd):
     out = tmp_path / "out"
-    rc = run_script("studies/exact_engines/run.py", ["--datasets", str(tiny_beir), "--model", str(tiny_model("bert")), "--out", str(out),
-                     "--work-dir", str(tmp_path / "work"), "--threads", "1", "--k", "4", "--max-length-d", "64", "--max-length-q", "32"])
+    rc = run_script("studies/exact_engines/run.py", ["--datasets", str(tiny_beir), "--model", str(tiny_model("bert")),
+                     "--out", str(out), "--work-dir", str(tmp_path / "work"), "--threads", "1", "--k", "4",
+                     "--max-length-d", "64", "--max-length-q", "32"])
     assert rc == 0
     result = json.loads((out / "engines.json").read_text())["tiny/test"]
     assert result["queries"] == 3 and result["k"] == 4 and result["documents"] == 5

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pandas as pd
 import yaml
-
 from conftest import TINY_DOCS, TINY_QRELS, TINY_QUERIES, write_beir
+
 from lsr_eval.cli import main
 from lsr_eval.errors import LsrEvalError
 from lsr_eval.manifest import prepare_output, remove_empty_outputs

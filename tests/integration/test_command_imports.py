@@ -9,7 +9,6 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import REPO, shared_path
 
 HEAVY = ("ranx", "numba", "scipy.stats", "matplotlib", "pandas", "torch", "jnius")

@@ -221,7 +221,8 @@ CHECKED_ABOVE = ("benchmarks/*", "benchmarks/*/runs/*/*", "report", "reproduce",
                  "train/*/inspect-head/*",  # the last two: also tests/unit/test_rescale_mlm_study.py
                  "studies/*/runs/*/dev", "studies/*/runs/*/test",
                  "studies/msmarco-scale-generator",  # tests/unit/test_msmarco_scale_generator.py
-                 "studies/msmarco-scale-memory", "studies/msmarco-scale-8.8m")  # tests/unit/test_msmarco_scale_memory.py
+                 "studies/msmarco-scale-memory",
+                 "studies/msmarco-scale-8.8m")  # the last two: tests/unit/test_msmarco_scale_memory.py
 #: folders named after their hardware: suffix -> (CPU flags the manifest must record, flags it must not)
 HARDWARE_NAMES = {"-cpu-avx2": ({"avx2"}, {"avx512_bf16", "amx_bf16"})}
 

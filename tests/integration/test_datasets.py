@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import logging
 
 import pytest
-
 from conftest import TINY_DOCS, TINY_QRELS, TINY_QUERIES, shared_path, write_beir
+
 from lsr_eval.data.datasets import BeirFolder, load_dataset
 from lsr_eval.data.registry import BENCHMARKS, GROUPS, expand
 from lsr_eval.errors import InputError

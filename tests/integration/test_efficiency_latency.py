@@ -6,6 +6,7 @@ import json
 
 import pytest
 import torch
+from tiny_models import BUILTIN_TEXT, tiny_bert
 
 from lsr_eval.anserini.collections import write_json_collection
 from lsr_eval.anserini.indexer import build_index
@@ -16,8 +17,7 @@ from lsr_eval.encode import encode_queries
 from lsr_eval.encode.splade import SpladeTextEncoder
 from lsr_eval.errors import ConfigError, InputError
 from lsr_eval.export import query_weight_maps
-from lsr_eval.models import SpladeEncoder, Sparsify
-from tiny_models import BUILTIN_TEXT, tiny_bert
+from lsr_eval.models import Sparsify, SpladeEncoder
 
 QUERIES = [Query(f"q{i}", t) for i, t in enumerate(["aspirin heart attack", "lung cancer smoking", "insulin diabetes",
                                                       "bone loss vitamin", "malaria mosquitoes", "sleep memory"])]

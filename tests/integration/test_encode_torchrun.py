@@ -9,9 +9,9 @@ import subprocess
 import sys
 
 import numpy as np
+from tiny_models import tiny_bert
 
 from lsr_eval.encode.reader import load_matrix
-from tiny_models import tiny_bert
 
 
 def test_two_process_encoding_equals_one(tiny_beir, tmp_path):

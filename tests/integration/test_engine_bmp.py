@@ -9,12 +9,11 @@ import random
 import sys
 
 import pytest
-
 from conftest import splade_tiny_dir
+from test_engine_pisa import NFCORPUS_QUERIES, NFCORPUS_TIED, VECTORS, differing, nfcorpus_subset, tie, write_collection
+
 from lsr_eval.engines.base import read_marker, write_marker
 from lsr_eval.errors import ConfigError, InputError
-from test_engine_pisa import NFCORPUS_QUERIES, NFCORPUS_TIED, VECTORS, differing, nfcorpus_subset, tie, \
-    write_collection
 
 needs_bmp = pytest.mark.skipif(importlib.util.find_spec("bmp") is None and not os.environ.get("CI"),
                                reason="bmp is not installed")

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from conftest import shared_path, splade_tiny_dir, write_beir
+
 from lsr_eval.engines import pisa
 from lsr_eval.engines.base import read_marker, write_marker
 from lsr_eval.engines.pisa import PisaEngine
@@ -400,8 +400,9 @@ def test_exact_against_anserini_on_scifact(scifact_impact, tmp_path):
     assert ties > 100  # tied scores were met (on SciFact none leaves a float32 residue: see the NFCorpus test)
 
 
-#: NFCorpus test queries whose top-1000 lists differed between PISA and Anserini before the tie contract, and the documents of every tied run that holds a float32 residue in those lists (splade-tiny, fp32,
-#: documents top-1,024 terms, queries top-256: ``residue.runs`` of studies/exact_engines/run.py's engines.json).
+#: NFCorpus test queries whose top-1000 lists differed between PISA and Anserini before the tie contract, and the
+#: documents of every tied run that holds a float32 residue in those lists (splade-tiny, fp32, documents top-1,024
+#: terms, queries top-256: ``residue.runs`` of studies/exact_engines/run.py's engines.json).
 #: A run's adjusted scores depend only on its own members, so these 55 documents alone meet every such case.
 NFCORPUS_QUERIES = ("PLAIN-1130", "PLAIN-1183", "PLAIN-1441", "PLAIN-1496", "PLAIN-1794")
 NFCORPUS_TIED = (

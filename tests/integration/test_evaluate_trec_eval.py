@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from conftest import shared_path
+
 from lsr_eval.cli import main
 from lsr_eval.data.trec_files import read_qrels
 from lsr_eval.evaluation import evaluate

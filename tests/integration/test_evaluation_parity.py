@@ -12,7 +12,6 @@ import functools
 import json
 import os
 import random
-from pathlib import Path
 
 import pytest
 
@@ -22,6 +21,7 @@ else:
     pytrec_eval = pytest.importorskip("pytrec_eval")
 
 from conftest import shared_path  # noqa: E402
+
 from lsr_eval.data.trec_files import read_qrels  # noqa: E402
 from lsr_eval.evaluation import evaluate  # noqa: E402
 

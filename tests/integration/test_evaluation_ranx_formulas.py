@@ -7,12 +7,12 @@ import random
 
 import numpy as np
 import pytest
-
 from conftest import shared_path
+
 from lsr_eval.data.trec_files import read_qrels
 from lsr_eval.evaluation import evaluate
 from lsr_eval.evaluation.measures import FAMILIES, parse_measures
-from lsr_eval.runs.trec import read_run, trec_order, hits_arrays
+from lsr_eval.runs.trec import hits_arrays, read_run, trec_order
 
 MEASURES = ["nDCG@10", "nDCG", "RR@10", "RR(rel=2)", "R@100", "R(rel=2)", "P@10", "P", "MAP", "MAP@100(rel=2)"]
 

@@ -5,15 +5,16 @@ export -> index -> search path, and this keeps the test fast)."""
 from __future__ import annotations
 
 from conftest import shared_path
+
 from lsr_eval.anserini.indexer import build_index
 from lsr_eval.anserini.searcher import ImpactSearcher
 from lsr_eval.data.datasets import load_dataset
 from lsr_eval.encode.corpus import encode_corpus
 from lsr_eval.encode.hashing import HashingEncoder
 from lsr_eval.encode.queries import encode_queries
-from studies.exact_engines.measure import check_exactness
 from lsr_eval.export.documents import COLLECTION_DIR, export_documents
 from lsr_eval.export.queries import query_weight_maps
+from studies.exact_engines.measure import check_exactness
 
 
 def test_anserini_top100_equals_brute_force_on_scifact(tmp_path):

@@ -58,8 +58,8 @@ def test_reading_a_damaged_shard_is_one_line_naming_the_folder_to_remove(tmp_pat
 
 @pytest.mark.parametrize("damage", ["truncated", "not a zip"])
 def test_a_truncated_or_foreign_shard_fails_its_check(tmp_path, damage):
-    from lsr_eval.encode import HashingEncoder, encode_corpus
     from lsr_eval.data.types import Document
+    from lsr_eval.encode import HashingEncoder, encode_corpus
 
     folder = tmp_path / "v"
     encode_corpus([Document(f"d{i}", f"w{i} w{i + 1}") for i in range(3)], HashingEncoder(vocab_size=16), folder,

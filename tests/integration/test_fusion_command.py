@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from conftest import write_beir
+
 from lsr_eval.cli import main
 from lsr_eval.evaluation import evaluate
 from lsr_eval.fusion import fuse
@@ -50,7 +50,8 @@ def test_rrf_outputs_and_manifest(files, tmp_path, capsys):
     assert metrics["RR@10"] == pytest.approx(0.75)
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["stage"] == "fuse"
-    assert manifest["fusion"] == {"method": "rrf", "norm": "none", "params": {"k": 60}, "depth": 1000}  # Pyserini's default output depth
+    assert manifest["fusion"] == {"method": "rrf", "norm": "none", "params": {"k": 60},
+                                  "depth": 1000}  # Pyserini's default output depth
     counts = manifest["counts"]["fusion"]
     assert (counts["queries_union"], counts["queries_in_some"], counts["queries_out"]) == (3, 1, 3)
     assert manifest["counts"]["evaluation"]["run_not_judged"] == 1 and manifest["counts"]["run_lines"] == 5

@@ -7,8 +7,8 @@ from __future__ import annotations
 import random
 
 import pytest
-
 from conftest import shared_path
+
 from lsr_eval.fusion.fuse import Prepared, fuse_prepared
 from lsr_eval.fusion.methods import Settings
 from lsr_eval.fusion.native import supports

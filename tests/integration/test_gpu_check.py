@@ -11,9 +11,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 from lsr_eval.evaluation.agreement import vector_agreement
-import scipy.sparse as sp
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -55,8 +55,9 @@ def test_check_on_the_cpu_against_itself(tmp_path, capfd):
         for i, text in enumerate(sample_texts(12)):
             f.write(json.dumps({"_id": f"d{i}", "title": "", "text": text}) + "\n")
     out = tmp_path / "out"
-    rc = run_script("studies/gpu_check/run.py", ["--device", "cpu", "--docs", "10", "--batch-size", "4", "--data", str(data),
-                         "--model", str(tiny_model("bert")), "--max-length", "64", "--out", str(out)])
+    rc = run_script("studies/gpu_check/run.py", ["--device", "cpu", "--docs", "10", "--batch-size", "4",
+                         "--data", str(data), "--model", str(tiny_model("bert")), "--max-length", "64",
+                         "--out", str(out)])
     assert rc == 0
     r = json.loads((out / "gpu_check.json").read_text())
     assert list(r["encodings"]) == ["reference", "fp32", "bf16"] and r["docs"] == 10

@@ -8,8 +8,8 @@ import json
 
 import pytest
 import torch
-
 from conftest import simulate_cuda
+
 from lsr_eval.errors import ConfigError
 from lsr_eval.models.device import resolve_device
 from lsr_eval.models.options import check_device
@@ -107,9 +107,10 @@ def test_train_device_resolves_through_the_same_rule(monkeypatch):
 
 
 def test_splade_run_records_device_and_precision(tiny_beir, tmp_path):
+    from tiny_models import tiny_model
+
     from lsr_eval.data.datasets import load_dataset
     from lsr_eval.experiments.splade import SpladeSettings, run_splade
-    from tiny_models import tiny_model
 
     s = SpladeSettings(model=tiny_model("bert"), device="cpu", max_length_d=32, max_length_q=16)
     run_splade(load_dataset(str(tiny_beir), "test"), tmp_path / "out", tmp_path / "work", s, threads=1)

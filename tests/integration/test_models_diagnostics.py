@@ -6,16 +6,27 @@ import json
 
 import pytest
 import torch
+from tiny_models import tiny_model
 
 from lsr_eval.cli import main
 from lsr_eval.errors import ConfigError
-from lsr_eval.models.diagnostics import (HEALTHY_MAX_LOGIT, HEALTHY_MEAN_SCORE, MAX_INPUT_TOKEN_COSINE, SAMPLE_TEXTS,
-                                        SUGGEST_KS, KStats, _mean_cross_text_score, activation_stats,
-                                        format_diagnosis, identity_warning, input_token_cosine, inspect_head,
-                                        suggest_k)
+from lsr_eval.models.diagnostics import (
+    HEALTHY_MAX_LOGIT,
+    HEALTHY_MEAN_SCORE,
+    MAX_INPUT_TOKEN_COSINE,
+    SAMPLE_TEXTS,
+    SUGGEST_KS,
+    KStats,
+    _mean_cross_text_score,
+    activation_stats,
+    format_diagnosis,
+    identity_warning,
+    input_token_cosine,
+    inspect_head,
+    suggest_k,
+)
 from lsr_eval.models.encoder import SpladeEncoder
 from lsr_eval.models.loading import load_mlm
-from tiny_models import tiny_model
 
 
 def _rows(logit_at_1: float, score_at_1: float) -> list[KStats]:

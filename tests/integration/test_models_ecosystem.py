@@ -11,10 +11,10 @@ import os
 import numpy as np
 import pytest
 import torch
+from tiny_models import tiny_model
 
 from lsr_eval.models.sparsify import Sparsify
 from lsr_eval.models.splade import SpladeModel
-from tiny_models import tiny_model
 
 TEXTS = ["Aspirin reduces the risk of heart attack.", "cells",
          " ".join(["Vitamin D deficiency is associated with bone loss and fractures"] * 8)]  # truncated

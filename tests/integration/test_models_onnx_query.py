@@ -10,15 +10,21 @@ import sys
 import numpy as np
 import pytest
 import torch
-
 from conftest import shared_path
+from tiny_models import BUILTIN_TEXT, tiny_model
+
 from lsr_eval.efficiency.latency import QueryWeights, torch_threads
 from lsr_eval.errors import ConfigError, InputError
 from lsr_eval.models.encoder import SpladeEncoder
-from lsr_eval.models.onnx_query import (MODES, ORT_PIP, MissingDependency, OnnxQueryEncoder, query_encoder,
-                                        weights_fingerprint)
+from lsr_eval.models.onnx_query import (
+    MODES,
+    ORT_PIP,
+    MissingDependency,
+    OnnxQueryEncoder,
+    query_encoder,
+    weights_fingerprint,
+)
 from lsr_eval.models.sparsify import Sparsify
-from tiny_models import BUILTIN_TEXT, tiny_model
 
 #: Run on this CPU and on one with native bf16 simulated (tests/conftest.py): the default must not depend on it.
 pytestmark = pytest.mark.precision_sensitive

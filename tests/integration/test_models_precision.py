@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 import torch
-
-from lsr_eval.errors import ConfigError
-from lsr_eval.models.encoder import SpladeEncoder
 from conftest import simulate_bf16_cpu
-from lsr_eval import hardware
-from lsr_eval.hardware import cpu_flags
-from lsr_eval.models.precision import resolve_precision
 from tiny_models import tiny_model
+
+from lsr_eval import hardware
+from lsr_eval.errors import ConfigError
+from lsr_eval.hardware import cpu_flags
+from lsr_eval.models.encoder import SpladeEncoder
+from lsr_eval.models.precision import resolve_precision
 
 
 @pytest.mark.parametrize("flags, expected", [

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import ir_datasets  # noqa: F401  imported with the session's home (conftest) before a test points lsr-eval elsewhere
 import pytest
-
 from conftest import shared_path
+
 from lsr_eval.cli import main
 from lsr_eval.data.datasets import load_dataset
 from lsr_eval.data.irds_cache import seed_cache

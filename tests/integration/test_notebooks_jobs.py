@@ -1,13 +1,12 @@
 """The notebooks of the three jobs (notebooks/reproduce_a_table.ipynb, fuse_with_bm25.ipynb; the sparsity plots are
-tables_and_tradeoffs.ipynb, tests/integration/test_report_notebooks.py) are committed with their outputs, and rerun here through
-the Python API to the same outputs."""
+tables_and_tradeoffs.ipynb, tests/integration/test_report_notebooks.py) are committed with their outputs, and rerun here
+through the Python API to the same outputs."""
 
 from __future__ import annotations
 
 import os
 
 import pytest
-
 from conftest import REPO, shared_path
 
 JOBS = ("reproduce_a_table.ipynb", "fuse_with_bm25.ipynb")
@@ -45,7 +44,8 @@ def test_job_notebook_reruns_to_its_committed_outputs(name, monkeypatch, scifact
     committed = nbformat.read(path, as_version=4)
     expected = _results(committed)
     assert expected, f"{name} is committed without its outputs"
-    assert not any(str(REPO) in text or "/work/" in text for text in expected), f"{name}: a machine's path in its outputs"
+    assert not any(str(REPO) in text or "/work/" in text for text in expected), (
+        f"{name}: a machine's path in its outputs")
     nb = nbformat.read(path, as_version=4)
     nbclient.NotebookClient(nb, timeout=900, kernel_name="python3",
                             resources={"metadata": {"path": str(REPO / "notebooks")}}).execute()

@@ -8,11 +8,11 @@ from importlib import metadata
 from pathlib import Path
 
 import pytest
+from tiny_models import tiny_model
 
 from lsr_eval.errors import InputError
 from lsr_eval.models import offline
 from lsr_eval.models.offline import OFFLINE_MODELS, OfflineModel, offline_path, provenance, resolve_model
-from tiny_models import tiny_model
 
 
 @pytest.mark.parametrize("alias", sorted(OFFLINE_MODELS))
@@ -98,8 +98,12 @@ def test_a_local_folder_without_tokenizer_or_weights_says_what_is_missing(tmp_pa
 def test_the_trained_splade_tiny_head_is_not_rescaled():
     """The suggested-k rule (calibrated on MiniLM's untrained head, where it gives 16) keeps a trained SPLADE head
     as it is: at k = 1 its mean max logit and mean score are far below the thresholds, and it is already sparse."""
-    from lsr_eval.models.diagnostics import (HEALTHY_MAX_LOGIT, HEALTHY_MEAN_SCORE, DEFAULT_MAX_LENGTH,
-                                             measure_suggested_k)
+    from lsr_eval.models.diagnostics import (
+        DEFAULT_MAX_LENGTH,
+        HEALTHY_MAX_LOGIT,
+        HEALTHY_MEAN_SCORE,
+        measure_suggested_k,
+    )
     from lsr_eval.models.loading import load_mlm
 
     model, tokenizer, _ = load_mlm(offline_path("splade-tiny"))

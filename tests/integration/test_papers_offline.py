@@ -12,15 +12,15 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from conftest import TINY_DOCS, TINY_QRELS, TINY_QUERIES, write_beir
+from train_helpers import model_copy, tiny_config
+
 from lsr_eval.benchmark import run as bench_run
 from lsr_eval.cli import main
 from lsr_eval.data.datasets import load_dataset
 from lsr_eval.data.registry import GROUPS
 from lsr_eval.evaluation import evaluate
 from lsr_eval.runs.trec import read_run
-from train_helpers import model_copy, tiny_config
 
 pytestmark = pytest.mark.slow
 
@@ -182,8 +182,9 @@ def test_efficiency_chain_offline_data_middle_train_benchmark(offline):
     import gzip
     import pickle
 
-    from lsr_eval.train.config import read_yaml
     from train_helpers import tiny_beir_train
+
+    from lsr_eval.train.config import read_yaml
 
     root, maps = offline
     beir, _ = tiny_beir_train(root)

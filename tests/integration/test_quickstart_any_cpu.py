@@ -9,7 +9,6 @@ import copy
 import json
 
 import pytest
-
 from conftest import REPO, quickstart_measures, simulate_bf16_cpu
 
 COMMITTED = REPO / "results" / "benchmarks" / "scifact-splade-tiny" / "runs" / "splade-tiny" / "scifact"

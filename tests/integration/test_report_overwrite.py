@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import shutil
 
-from lsr_eval.cli import main
 from test_report_content import write_benchmark
+
+from lsr_eval.cli import main
 
 
 def test_rewritten_report_drops_the_tables_of_a_removed_benchmark(tmp_path):

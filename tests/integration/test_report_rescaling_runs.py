@@ -31,7 +31,8 @@ def _run(root: Path, name: str, k: float, rank: list[float], *, dev: dict | None
                                 "active_dims_q": 10.0 * step, "active_dims_d": 100.0 * step}) + "\n")
     manifest = {"experiment": {"backbone": "mlm", "rescale_k": k if rule == "config" else "suggested",
                                "config": {"model": {"tied_input": tied}}},
-                "config": CONFIG, "head_norm_before": 190.0, "init": {"document": {"rescale_k": k, "rescale_rule": rule}}}
+                "config": CONFIG, "head_norm_before": 190.0,
+                "init": {"document": {"rescale_k": k, "rescale_rule": rule}}}
     (folder / "manifest.json").write_text(json.dumps(manifest))
     if dev is not None:
         (folder / "dev").mkdir()

@@ -9,8 +9,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from conftest import REPO, tiny_beir  # noqa: F401  (fixture)
+
 from lsr_eval.reproduce.compare import COULD_NOT_RUN, REFUSED, REPRODUCED
 from lsr_eval.reproduce.jobs import Options, plan, reproduce_result
 from lsr_eval.reproduce.results import find_results, load_result

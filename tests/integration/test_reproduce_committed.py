@@ -13,8 +13,8 @@ import shutil
 
 import ir_datasets  # noqa: F401  imported with the session's home (conftest) before a test points lsr-eval elsewhere
 import pytest
-
 from conftest import REPO, shared_path
+
 from lsr_eval.cli import main
 
 RESULTS = REPO / "results" / "benchmarks"

@@ -8,14 +8,14 @@ import json
 from pathlib import Path
 
 import pytest
-
 from conftest import tiny_beir  # noqa: F401  (fixture)
+from train_helpers import tiny_config
+
 from lsr_eval.reproduce.compare import COULD_NOT_RUN, DIFFERS, REPRODUCED
 from lsr_eval.reproduce.jobs import Options, plan, reproduce_result
 from lsr_eval.reproduce.paths import PathMap
 from lsr_eval.reproduce.pipeline import _arguments
 from lsr_eval.reproduce.results import load_result
-from train_helpers import tiny_config
 
 
 @pytest.fixture

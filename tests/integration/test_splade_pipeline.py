@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from conftest import TINY_DOCS, TINY_QRELS, TINY_QUERIES, write_beir
-from lsr_eval.cli import main
 from tiny_models import tiny_bert
+
+from lsr_eval.cli import main
 
 AWKWARD = [
     {"_id": "empty", "title": "", "text": ""},

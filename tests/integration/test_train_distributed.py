@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 import torch
 import yaml
+from train_helpers import read_log, tiny_config
 
 from lsr_eval.train.config import SpladeTrainConfig, from_dict
 from lsr_eval.train.data import Example
 from lsr_eval.train.ranking import objective
 from lsr_eval.train.regularizers import flops
-from train_helpers import read_log, tiny_config
 
 B, V, H = 3, 7, 5        # queries per process, vocabulary, input size of the toy encoder
 WORLD = 2

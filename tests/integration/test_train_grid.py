@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 import torch
 import yaml
+from train_helpers import read_log, tiny_config
 
 from lsr_eval.cli import main
 from lsr_eval.errors import ConfigError, InputError
 from lsr_eval.train import grid
 from lsr_eval.train.config import SpladeTrainConfig, from_dict
-from train_helpers import read_log, tiny_config
 
 REPO = Path(__file__).resolve().parents[2]
 PAPER_GRIDS = sorted(p for p in REPO.glob("pipelines/train/rescale-*-k*.yaml") if "mlm-minilm" not in p.name) + sorted(

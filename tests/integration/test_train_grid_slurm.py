@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 import torch
 import yaml
+from train_helpers import read_log, tiny_config
 
 from lsr_eval.cli import main
-from train_helpers import read_log, tiny_config
 
 REPO = Path(__file__).resolve().parents[2]
 SBIN = os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/sbin"])

@@ -7,8 +7,10 @@ import math
 
 import pytest
 import torch
-
 from conftest import write_beir
+from tiny_models import BUILTIN_TEXT
+from train_helpers import model_copy, read_log, tiny_beir_train
+
 from lsr_eval.cli import main
 from lsr_eval.errors import ConfigError, InputError
 from lsr_eval.models.loading import load_mlm
@@ -18,8 +20,6 @@ from lsr_eval.train.middle import mask_tokens, masked_logits
 from lsr_eval.train.mlm_eval import MaskedLmScore, evaluate_masked_lm, score_masked
 from lsr_eval.train.mlm_text import collect_texts, split_holdout
 from lsr_eval.train.run import middle_train
-from train_helpers import model_copy, read_log, tiny_beir_train
-from tiny_models import BUILTIN_TEXT
 
 
 # -- scores, by hand ---------------------------------------------------------------------------------------------

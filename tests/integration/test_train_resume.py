@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 import torch
+from train_helpers import read_log, tiny_config
 from transformers import AutoModelForMaskedLM
 
 from lsr_eval.errors import OutputExistsError
 from lsr_eval.train.config import SpladeTrainConfig, from_dict
 from lsr_eval.train.run import train
-from train_helpers import read_log, tiny_config
 
 NUMBERS = ("loss", "rank", "l1_q", "flops_d", "lambda_q", "lambda_d", "active_dims_q", "active_dims_d", "flops",
            "head_norm", "lr", "grad_norm")

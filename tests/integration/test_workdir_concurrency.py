@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from lsr_eval.workdir import cache_slot, cached, lock_path
 from lsr_eval.manifest import write_manifest
+from lsr_eval.workdir import cache_slot, cached, lock_path
 
 REPO = Path(__file__).resolve().parents[2]
 KEY = {"stage": "test", "corpus": "tiny"}

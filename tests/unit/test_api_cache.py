@@ -12,7 +12,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 import scipy.sparse as sp
-
 from conftest import TINY_DOCS, TINY_QRELS, TINY_QUERIES, write_beir
 from tiny_models import tiny_bert
 

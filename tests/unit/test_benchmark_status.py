@@ -17,7 +17,8 @@ def test_written_as_committed_tables_hold_it():
 def test_read_back_by_kind_and_reason():
     assert RowStatus.parse("failed: dataset not available: x: y") == RowStatus(Status.FAILED,
                                                                               "dataset not available: x: y")
-    assert RowStatus.parse("not run: no tune_split on nfcorpus") == RowStatus(Status.NOT_RUN, "no tune_split on nfcorpus")
+    assert RowStatus.parse("not run: no tune_split on nfcorpus") == RowStatus(Status.NOT_RUN,
+                                                                              "no tune_split on nfcorpus")
     assert RowStatus.parse(" ok ").ok and kind_of("failed") is Status.FAILED
     # prose that only starts like a status is not one
     assert kind_of("failed-over to BM25") is Status.UNKNOWN and kind_of("okay") is Status.UNKNOWN

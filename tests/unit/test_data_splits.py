@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from conftest import write_beir
+
 from lsr_eval.data.splits import carve_dev_split
 from lsr_eval.data.trec_files import read_qrels
 from lsr_eval.errors import InputError

@@ -8,8 +8,14 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from lsr_eval.efficiency.flops import (TermCounter, count_encoding, count_matrix, count_weight_maps, expected_flops,
-                                       flops_report)
+from lsr_eval.efficiency.flops import (
+    TermCounter,
+    count_encoding,
+    count_matrix,
+    count_weight_maps,
+    expected_flops,
+    flops_report,
+)
 from lsr_eval.efficiency.postings import folder_bytes, posting_stats
 from lsr_eval.efficiency.stats import percentile
 from lsr_eval.encode import SparseVectors, write_vectors

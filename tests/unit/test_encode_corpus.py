@@ -9,8 +9,16 @@ import pytest
 import scipy.sparse as sp
 
 from lsr_eval.data.types import Document
-from lsr_eval.encode import (EncodedBatch, HashingEncoder, encode_corpus, finalize_encoding, iter_vectors,
-                             load_matrix, read_vocab, resolve_rank)
+from lsr_eval.encode import (
+    EncodedBatch,
+    HashingEncoder,
+    encode_corpus,
+    finalize_encoding,
+    iter_vectors,
+    load_matrix,
+    read_vocab,
+    resolve_rank,
+)
 from lsr_eval.encode.store import read_shard_ids
 from lsr_eval.errors import ConfigError, InputError, LsrEvalError, OutputExistsError
 

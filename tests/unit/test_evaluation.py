@@ -11,7 +11,14 @@ import pytest
 
 from lsr_eval.errors import ConfigError, InputError
 from lsr_eval.evaluation import (
-    DEFAULT_MEASURES, FAMILIES, Measure, count_queries, evaluate, evaluate_graded, mean_scores, parse_measure,
+    DEFAULT_MEASURES,
+    FAMILIES,
+    Measure,
+    count_queries,
+    evaluate,
+    evaluate_graded,
+    mean_scores,
+    parse_measure,
     parse_measures,
 )
 

@@ -61,7 +61,7 @@ def test_scale_option_and_unicode(tmp_path):
     src = folder(tmp_path, [{3: 0.5}])
     sections = export_documents(src, tmp_path / "e", EXP, scale=10, progress=False)
     raw = (tmp_path / "e" / "docs" / "docs-00000.jsonl").read_bytes()
-    assert raw == '{"id":"d0","contents":"","vector":{"café":5}}\n'.encode("utf-8")
+    assert raw == '{"id":"d0","contents":"","vector":{"café":5}}\n'.encode()
     assert raw.rstrip(b"\n") == std_dumps({"id": "d0", "contents": "", "vector": {"café": 5}})
     assert sections["parameters"]["scale"] == 10
 

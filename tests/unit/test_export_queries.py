@@ -10,8 +10,15 @@ import scipy.sparse as sp
 
 from lsr_eval.encode import SparseVectors
 from lsr_eval.errors import ConfigError, InputError
-from lsr_eval.export import (LUCENE_MAX_CLAUSES, export_queries, queries_over_clause_limit, quantize_queries,
-                             query_weight_maps, tsv_line, write_query_tsv)
+from lsr_eval.export import (
+    LUCENE_MAX_CLAUSES,
+    export_queries,
+    quantize_queries,
+    queries_over_clause_limit,
+    query_weight_maps,
+    tsv_line,
+    write_query_tsv,
+)
 
 VOCAB = ["[CLS]", "dog", "##s", "bark", "x"]
 

@@ -8,13 +8,13 @@ import math
 import pytest
 import scipy.sparse as sp
 import torch
+from tiny_models import tiny_model
 from transformers import AutoModelForMaskedLM, AutoTokenizer
 
 from lsr_eval.errors import ConfigError, InputError
 from lsr_eval.models.encoder import SpladeEncoder, splade_pool
 from lsr_eval.models.sparsify import Sparsify
 from lsr_eval.models.splade import SPLADE_CONFIG, SpladeModel
-from tiny_models import tiny_model
 
 #: Run on this CPU and on one with native bf16 simulated (tests/conftest.py): the default must not depend on it.
 pytestmark = pytest.mark.precision_sensitive

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 from safetensors.torch import load_file
+from tiny_models import tiny_model
 from torch import nn
 from transformers import AutoModelForMaskedLM
 
@@ -12,7 +13,6 @@ from lsr_eval.errors import ConfigError, InputError
 from lsr_eval.models.heads import head_parts, tied
 from lsr_eval.models.loading import load_mlm
 from lsr_eval.models.options import IdentityHead
-from tiny_models import tiny_model
 
 
 def test_bert_without_head_gets_identity():

@@ -7,13 +7,20 @@ import math
 import numpy as np
 import pytest
 import torch
+from tiny_models import tiny_model
 
 from lsr_eval.models.encoder import SpladeEncoder, splade_pool
-from lsr_eval.models.kernels import (PAD_LOGIT, _max_batched, _max_per_document, chunk_size, chunked_max_logits,
-                                     l2_cache_bytes, splade_weights)
+from lsr_eval.models.kernels import (
+    PAD_LOGIT,
+    _max_batched,
+    _max_per_document,
+    chunk_size,
+    chunked_max_logits,
+    l2_cache_bytes,
+    splade_weights,
+)
 from lsr_eval.models.options import IdentityHead
 from lsr_eval.models.sparsify import Sparsify
-from tiny_models import tiny_model
 
 #: Run on this CPU and on one with native bf16 simulated (tests/conftest.py): the default must not depend on it.
 pytestmark = pytest.mark.precision_sensitive
@@ -65,8 +72,8 @@ def cpu_layout(request, monkeypatch):
 def test_forward_equals_reference(chunk, with_bias, cpu_layout):
     hidden, mask, weight, bias = _inputs()
     bias = bias if with_bias else None
-    torch.testing.assert_close(splade_weights(hidden, mask, weight, bias, chunk), _reference(hidden, mask, weight, bias),
-                               rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(splade_weights(hidden, mask, weight, bias, chunk),
+                               _reference(hidden, mask, weight, bias), rtol=1e-5, atol=1e-6)
 
 
 @pytest.mark.parametrize("chunk", [3, None])

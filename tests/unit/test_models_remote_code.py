@@ -7,10 +7,10 @@ import shutil
 
 import pytest
 import torch
+from tiny_models import tiny_model
 
 from lsr_eval.errors import InputError
 from lsr_eval.models.loading import load_mlm
-from tiny_models import tiny_model
 
 CONFIG_CODE = '''from transformers import BertConfig
 

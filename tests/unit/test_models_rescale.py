@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 import torch
+from tiny_models import FAMILIES, tiny_model
 from transformers import AutoModelForMaskedLM, AutoTokenizer
 
 from lsr_eval.errors import ConfigError
 from lsr_eval.models.heads import head_parts, tied
 from lsr_eval.models.rescale import rescale_head
-from tiny_models import FAMILIES, tiny_model
 
 TEXTS = ["aspirin reduces the risk of heart attack", "cells"]
 

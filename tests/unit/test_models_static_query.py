@@ -9,14 +9,19 @@ import math
 import numpy as np
 import pytest
 import torch
-
 from conftest import write_beir
+from tiny_models import tiny_bert
+
 from lsr_eval.data.datasets import load_dataset
 from lsr_eval.errors import ConfigError, InputError
 from lsr_eval.models.sparsify import Sparsify
-from lsr_eval.models.static_query import (StaticQueryEncoder, document_frequencies, is_static_model, rsj_idf,
-                                          static_location)
-from tiny_models import tiny_bert
+from lsr_eval.models.static_query import (
+    StaticQueryEncoder,
+    document_frequencies,
+    is_static_model,
+    rsj_idf,
+    static_location,
+)
 
 #: words that are one token of the tiny tokenizer whether it was trained on SciFact or on the built-in text
 DOCS = [{"_id": "a", "title": "Cancer", "text": "cancer risk in the cell"},
@@ -186,8 +191,9 @@ def test_splade_model_with_idf_queries_saves_and_reloads(corpus, tmp_path):
 
 
 def test_splade_model_refuses_another_vocabulary(tmp_path, tokenizer):
-    from lsr_eval.models.splade import SpladeModel
     from tiny_models import tiny_model
+
+    from lsr_eval.models.splade import SpladeModel
 
     folder = tmp_path / "q"
     StaticQueryEncoder(np.ones(len(tokenizer)), tokenizer).save_pretrained(folder)
@@ -217,7 +223,8 @@ def test_training_keeps_the_idf_query_side_fixed(corpus, tmp_path, monkeypatch):
     assert not list(model.query.parameters())           # nothing of the query side reaches the optimizer
     q = model.query.tokenize(["cancer risk"])
     d = model.document.tokenize(["cancer risk in the cell"])
-    score = (model.query(q["input_ids"], q["attention_mask"]) * model.document(d["input_ids"], d["attention_mask"])).sum()
+    score = (model.query(q["input_ids"], q["attention_mask"])
+             * model.document(d["input_ids"], d["attention_mask"])).sum()
     score.backward()
     assert model.document.mlm.get_output_embeddings().weight.grad is not None
     assert model.query.weight.grad is None

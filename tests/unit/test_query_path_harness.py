@@ -1,5 +1,5 @@
-"""Side-by-side query-path harness (lsr_eval.efficiency.latency: query_path, part_breakdown; measure.run_interleaved) and
-the per-part table of the query-path benchmark (studies.query_path.summary), on hand-made paths and results."""
+"""Side-by-side query-path harness (lsr_eval.efficiency.latency: query_path, part_breakdown; measure.run_interleaved)
+and the per-part table of the query-path benchmark (studies.query_path.summary), on hand-made paths and results."""
 
 from __future__ import annotations
 

@@ -13,8 +13,15 @@ from lsr_eval.errors import ConfigError
 from lsr_eval.report import load_results
 from lsr_eval.report.best_k import head_norm_points
 from lsr_eval.report.linking import link_training
-from lsr_eval.report.plots import (auto_smooth, head_norm_figure, read_tradeoff, rescaling_figure, save_figure,
-                                   tradeoff_figure, training_figure)
+from lsr_eval.report.plots import (
+    auto_smooth,
+    head_norm_figure,
+    read_tradeoff,
+    rescaling_figure,
+    save_figure,
+    tradeoff_figure,
+    training_figure,
+)
 from lsr_eval.report.tables import rescaling_table
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "report"

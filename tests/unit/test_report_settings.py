@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from lsr_eval.report.settings import (UNKNOWN, row_settings, run_manifest, settings_notes, table_settings_notes)
+from lsr_eval.report.settings import UNKNOWN, row_settings, run_manifest, settings_notes, table_settings_notes
 
 
 def _splade(max_length_q=None, model_q=256, engine=None):

@@ -1,7 +1,7 @@
-"""Every number of the result tables of the README and docs/results.md is backed by a committed result: a table follows a
-``<!-- backed-by: RESULT... -->`` comment naming the committed benchmarks (under results/) it comes from, and each of
-its rows must equal one row of those tables in every numeric cell, to the decimals the README prints, and a
-significance marker it shows must be the committed one. A README number that no committed result backs fails here."""
+"""Every number of the result tables of the README and docs/results.md is backed by a committed result: a table follows
+a ``<!-- backed-by: RESULT... -->`` comment naming the committed benchmarks (under results/) it comes from, and each of
+its rows must equal one row of those tables in every numeric cell, to the decimals the README prints, and a significance
+marker it shows must be the committed one. A README number that no committed result backs fails here."""
 
 from __future__ import annotations
 
@@ -64,7 +64,8 @@ def _agrees(cell: tuple[float, int, str], value, marker) -> bool:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return False
     marker = "" if marker is None or (isinstance(marker, float) and math.isnan(marker)) else str(marker)
-    return f"{float(value):.{decimals}f}" == f"{number:.{decimals}f}" and sig in ("", marker)  # a marker shown is a claim
+    return (f"{float(value):.{decimals}f}" == f"{number:.{decimals}f}"
+            and sig in ("", marker))  # a marker shown is a claim
 
 
 def unbacked_rows(text: str, results: Path) -> list[str]:

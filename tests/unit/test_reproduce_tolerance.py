@@ -9,8 +9,7 @@ from pathlib import Path
 import pytest
 
 from lsr_eval.errors import ConfigError
-from lsr_eval.reproduce.compare import (COULD_NOT_RUN, DIFFERS, REPRODUCED, Comparison, RowOutcome, compare,
-                                        flatten)
+from lsr_eval.reproduce.compare import COULD_NOT_RUN, DIFFERS, REPRODUCED, Comparison, RowOutcome, compare, flatten
 from lsr_eval.reproduce.tolerance import Tolerances, kind_of
 
 
@@ -103,7 +102,9 @@ def test_flatten_drops_where_and_when_keeps_what():
     record = {"counts": {"search": {"hits": 10}}, "machine": {"cpu": "x"}, "commit": "abc",
               "experiment": {"dataset": {"corpus": {"path": "/a", "mtime": 1, "bytes": 5}}},
               "folds": [{"weights": [0.5, 0.5]}, {"weights": [0.4, 0.6]}],
-              "artefacts": {"bm25_index": "/w/indexes/x"}, "bench": {"threads": 2, "artefacts": {"model_dir": "/m"}, "engine": {"index": "/w/i", "topics": "/w/t.tsv", "run_files": {"a": "/w/a.trec"}}}}
+              "artefacts": {"bm25_index": "/w/indexes/x"},
+              "bench": {"threads": 2, "artefacts": {"model_dir": "/m"},
+                        "engine": {"index": "/w/i", "topics": "/w/t.tsv", "run_files": {"a": "/w/a.trec"}}}}
     assert flatten({"index": {"total_indexed": 5}}) == {"index.total_indexed": 5}   # a section, not a path
     assert flatten(record) == {"counts.search.hits": 10, "experiment.dataset.corpus.bytes": 5,
                                "folds[0].weights": [0.5, 0.5], "folds[1].weights": [0.4, 0.6]}

@@ -5,14 +5,13 @@ run was evaluated on dev before test, and the run dev selects is in the test ben
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from study_registration import descends, full_history, registration_commit
 
 from lsr_eval.models.diagnostics import suggest_k
-from study_registration import descends, full_history, registration_commit
 
 REPO = Path(__file__).resolve().parents[2]
 RESULTS = REPO / "results"

@@ -14,8 +14,16 @@ import pytest
 
 from lsr_eval import manifest
 from lsr_eval.errors import LsrEvalError
-from lsr_eval.manifest import (RECORDED_ROOTS, anchor_path, is_anchored, prepare_output, relativize,
-                               relativize_file, resolve_anchor, write_manifest)
+from lsr_eval.manifest import (
+    RECORDED_ROOTS,
+    anchor_path,
+    is_anchored,
+    prepare_output,
+    relativize,
+    relativize_file,
+    resolve_anchor,
+    write_manifest,
+)
 from lsr_eval.reproduce.paths import PathMap, locate
 
 REPO = Path(__file__).resolve().parents[2]

@@ -9,8 +9,16 @@ import pytest
 
 from lsr_eval.errors import ConfigError, InputError
 from lsr_eval.evaluation import evaluate
-from lsr_eval.significance import (MARKER, bonferroni, compare, compare_runs, exact_randomisation_test,
-                                   format_table, paired_t_test, randomisation_test)
+from lsr_eval.significance import (
+    MARKER,
+    bonferroni,
+    compare,
+    compare_runs,
+    exact_randomisation_test,
+    format_table,
+    paired_t_test,
+    randomisation_test,
+)
 
 BASE = [0.2, 0.5, 0.1, 0.9]
 TREAT = [0.4, 0.6, 0.4, 0.8]  # differences 0.2, 0.1, 0.3, -0.1

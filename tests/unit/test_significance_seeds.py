@@ -64,7 +64,7 @@ def test_welch_when_the_seeds_are_not_paired():
     assert not r.paired and r.seeds == (1, 2, 3, 4, 5, 6)
     assert r.mean_difference == 3.0 and r.statistic == pytest.approx(2.323790, abs=1e-6)
     assert r.df == pytest.approx(50 / 17)
-    from scipy import stats   # an independent implementation of the same test
+    from scipy import stats  # an independent implementation of the same test
 
     ref = stats.ttest_ind([3, 5, 7], [1, 2, 3], equal_var=False)
     assert r.p_value == pytest.approx(ref.pvalue) and r.statistic == pytest.approx(ref.statistic)

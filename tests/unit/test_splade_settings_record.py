@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from conftest import REPO, simulate_bf16_cpu, simulate_cuda
+
 from lsr_eval.errors import ConfigError
 from lsr_eval.experiments.splade import SpladeSettings, settings_record
 

@@ -11,8 +11,14 @@ import yaml
 
 from lsr_eval.cli import main
 from lsr_eval.errors import ConfigError
-from lsr_eval.train.config import (MiddleTrainConfig, SpladeTrainConfig, load_config, load_configs, read_yaml,
-                                   result_keys)
+from lsr_eval.train.config import (
+    MiddleTrainConfig,
+    SpladeTrainConfig,
+    load_config,
+    load_configs,
+    read_yaml,
+    result_keys,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -7,8 +7,8 @@ from collections import Counter
 from types import SimpleNamespace
 
 import pytest
-
 from conftest import write_beir
+
 from lsr_eval.errors import ConfigError, InputError
 from lsr_eval.train.config import DataConfig
 from lsr_eval.train.data import IrdsTriples, build_query_set

@@ -6,6 +6,8 @@ import json
 
 import pytest
 import torch
+from tiny_models import tiny_model
+from train_helpers import model_copy, read_log, tiny_config
 
 from lsr_eval.errors import ConfigError
 from lsr_eval.models.diagnostics import SAMPLE_TEXTS, SUGGEST_KS, activation_stats, suggest_k
@@ -14,8 +16,6 @@ from lsr_eval.models.splade import SpladeModel
 from lsr_eval.train.config import MiddleTrainConfig, ModelConfig, SpladeTrainConfig, from_dict
 from lsr_eval.train.recipe import build_model, head_norm
 from lsr_eval.train.run import middle_train, train
-from train_helpers import model_copy, read_log, tiny_config
-from tiny_models import tiny_model
 
 
 def test_rescale_k_from_config_divides_the_head_before_training(tmp_path):

@@ -6,6 +6,8 @@ from __future__ import annotations
 import contextlib
 
 import torch
+from tiny_models import BUILTIN_TEXT
+from train_helpers import tiny_config
 
 from lsr_eval.train.config import SpladeTrainConfig, from_dict
 from lsr_eval.train.data import Example
@@ -13,8 +15,6 @@ from lsr_eval.train.distributed import DistInfo
 from lsr_eval.train.ranking import RankingTask
 from lsr_eval.train.recipe import build_model
 from lsr_eval.train.trainer import param_groups
-from train_helpers import tiny_config
-from tiny_models import BUILTIN_TEXT
 
 
 def _batch() -> list[Example]:
