@@ -73,7 +73,7 @@ def _is_run(value: Any) -> bool:
 
 def _named(runs: RunLike | Sequence[RunLike] | Mapping[str, RunLike]) -> dict[str, RunLike]:
     """name -> run: a mapping of runs keeps its names, a path is named by its file name (its path when two file
-    names are equal), a run in memory ``run1``, ``run2``, ..."""
+    names are equal, and its place too when a path is given twice), a run in memory ``run1``, ``run2``, ..."""
     if isinstance(runs, Mapping) and not _is_run(runs):
         return dict(runs)
     if isinstance(runs, (str, os.PathLike)) or _is_run(runs):
@@ -82,6 +82,8 @@ def _named(runs: RunLike | Sequence[RunLike] | Mapping[str, RunLike]) -> dict[st
     names = [Path(r).name if isinstance(r, (str, os.PathLike)) else f"run{i + 1}" for i, r in enumerate(runs)]
     if len(set(names)) < len(names):
         names = [str(r) if isinstance(r, (str, os.PathLike)) else n for n, r in zip(names, runs)]
+    if len(set(names)) < len(names):  # one file given twice: both kept, told apart by their place
+        names = [f"{n} ({i + 1})" if names.count(n) > 1 else n for i, n in enumerate(names)]
     return dict(zip(names, runs))
 
 

@@ -29,7 +29,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from lsr_eval.commands.evaluate import _load_qrels
+    from lsr_eval.api.runs import judgments
     from lsr_eval.engines.registry import get_engine, split_options
     from lsr_eval.evaluation import count_queries, evaluate, write_metrics
     from lsr_eval.evaluation.measures import DEFAULT_MEASURES
@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
     write_run(run_, out / "run.trec", tag="impact")
     sections = {"counts": {"search": counts.to_dict()}, "search": engine_record}
     if args.dataset:
-        qrels, official = _load_qrels(args.dataset, args.split)
+        qrels, _, official = judgments(args.dataset, args.split)
         metrics = evaluate(qrels, run_, official or DEFAULT_MEASURES)
         write_metrics(out, metrics)
         sections = {"counts": {"search": counts.to_dict(), "evaluation": asdict(count_queries(qrels, run_))},

@@ -211,7 +211,8 @@ def test_missing_package_names_the_pip_requirement(monkeypatch):
     from lsr_eval.engines.registry import get_engine
 
     monkeypatch.setitem(sys.modules, "bmp", None)
-    with pytest.raises(ConfigError, match=r"needs the package bmp==0\.2\.8 \(`pip install bmp==0\.2\.8`\)"):
+    with pytest.raises(ConfigError, match=r"needs the package bmp==0\.2\.8 \(`pip install 'lsr-eval\[engines\]'`, "
+                                          r"or `pip install bmp==0\.2\.8`\)"):
         get_engine("bmp")
 
 
