@@ -88,3 +88,14 @@ def test_the_committed_8_8m_run_is_made_again_from_its_rows():
     assert summary_md(doc) == (folder / "summary.md").read_text()
     assert doc["size"] == 8_841_823
     assert _descends_from_registration(folder / "manifest.json", "## D2: 8,841,823 documents")
+
+
+def test_every_table_row_of_the_scale_page_is_a_row_of_a_committed_summary():
+    """docs/studies/msmarco-scale.md copies its tables from the committed summaries: each row must be one of theirs."""
+    page = REPO / "docs" / "studies" / "msmarco-scale.md"
+    summaries = [RESULTS / f"msmarco-scale-{n}" / "summary.md" for n in ("generator", "memory", "8.8m")]
+    if not all(s.is_file() for s in summaries):
+        pytest.skip("the scale study's results are not all committed")
+    rows = {line for s in summaries for line in s.read_text().splitlines() if line.startswith("|")}
+    copied = [line for line in page.read_text().splitlines() if line.startswith("|")]
+    assert copied and [line for line in copied if line not in rows] == []
