@@ -75,6 +75,7 @@ class Fused:
     counts: dict[str, Any]
     tuning: dict[str, Any] | None
     label: str  #: the parameters in a few words (trained arrays left out), for a printed table
+    tag: str = ""  #: the run's tag in its file (default ``fusion-<method>``)
     qrels: Qrels | None = None
     measures: list[str] = field(default_factory=list)
     metrics: dict[str, float] | None = None
@@ -100,7 +101,8 @@ class _Output:
         check_provenance(self.folder)
         taken = [p for p in (path, self.folder / self.manifest_name) if p.exists()]
         if taken and not overwrite:
-            raise OutputExistsError(f"{taken[0]} exists; pass --overwrite to replace it, or choose another --out")
+            raise OutputExistsError(f"{taken[0]} exists; pass --overwrite (overwrite=True) to replace it, or choose "
+                                    "another --out")
         if not self.folder.is_dir():
             raise OutputExistsError(f"{self.folder} (the folder of --out {out}) does not exist")
 
@@ -226,8 +228,9 @@ def run_fusion(runs: Sequence[RunLike] | Mapping[str, RunLike], method: str = "r
         fused.qrels, fused.measures = judged, [x.name for x in parsed]
         fused.metrics = evaluate(judged, fused.run, parsed)
         fused.input_metrics = [evaluate(judged, r, parsed) for r in loaded]
+    fused.tag = tag or f"fusion-{m.name}"
     if output is not None:
-        _write(output, experiment, fused, tag or f"fusion-{m.name}")
+        _write(output, experiment, fused, fused.tag)
     return fused
 
 

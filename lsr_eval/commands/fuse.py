@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from lsr_eval.api.fusion import DEFAULT_DEPTH, RUN_FILE_SUFFIXES
+from lsr_eval.api.fusion import DEFAULT_DEPTH, RUN_FILE_SUFFIXES, CrossValidate, TuneOn
 from lsr_eval.commands._common import print_metric_rows
 from lsr_eval.errors import ConfigError
 
@@ -105,11 +105,9 @@ def _params(args: argparse.Namespace) -> dict[str, Any]:
     return params
 
 
-def _tune(args: argparse.Namespace):
+def _tune(args: argparse.Namespace) -> TuneOn | CrossValidate | None:
     """The tuning options as the API's :class:`~lsr_eval.api.fusion.TuneOn` / :class:`CrossValidate` (None:
     parameters given), refusing combinations of options that mean nothing together."""
-    from lsr_eval.api.fusion import CrossValidate, TuneOn
-
     if args.bare_k is not None:  # --k means two things to two tools (see the module doc)
         raise ConfigError(f"--k {args.bare_k} is ambiguous: in Pyserini's fusion --k is the output depth (here "
                           f"--depth, default {DEFAULT_DEPTH}), while lsr-eval used --k for RRF's constant (here "
@@ -137,15 +135,15 @@ def run(args: argparse.Namespace) -> int:
     """Parse the options into :func:`lsr_eval.api.fusion.run_fusion`'s arguments, and print what it made."""
     from lsr_eval.api.fusion import run_fusion
 
-    fused = run_fusion(args.runs, args.method, args.norm, args.depth, _params(args), qrels=args.qrels, split=args.split,
-                   measures=args.measures, tune=_tune(args), out=args.out, overwrite=args.overwrite, tag=args.tag)
+    fused = run_fusion(args.runs, args.method, args.norm, args.depth, _params(args), qrels=args.qrels,
+                       split=args.split, measures=args.measures, tune=_tune(args), out=args.out,
+                       overwrite=args.overwrite, tag=args.tag)
     if fused.metrics is None:
         print(f"fused {len(fused.names)} runs ({fused.norm}; {fused.label}): {len(fused.run)} queries, "
               f"{fused.run_lines} lines -> {fused.run_path} (not evaluated: no --qrels)")
         return 0
-    tag = args.tag or f"fusion-{fused.method}"
     print(f"qrels {args.qrels}: {len(fused.qrels)} judged queries (trec_eval -c means)")
-    print_metric_rows([*zip(fused.names, fused.input_metrics), (f"{tag} ({fused.norm}; {fused.label})", fused.metrics)],
-                      fused.measures, min_width=0)
+    fused_row = (f"{fused.tag} ({fused.norm}; {fused.label})", fused.metrics)
+    print_metric_rows([*zip(fused.names, fused.input_metrics), fused_row], fused.measures, min_width=0)
     print(f"-> {fused.run_path}")
     return 0
