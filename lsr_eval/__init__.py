@@ -5,7 +5,7 @@ tests/unit/test_stage_order.py):
 
     data (text) -> models/encode (sparse vectors) -> export (JSON-vector collection)
     -> anserini/engines (index, search) -> runs -> evaluation / significance / fusion / efficiency
-    -> experiments -> benchmark -> report -> api (the Python API) -> commands (the CLI)
+    -> pipeline (one system on one dataset) -> benchmark -> report -> api (the Python API) -> commands (the CLI)
 
 Below them all: errors, defaults, hardware, manifest and workdir (the cache folder). Training (``train``) is a side
 branch that produces checkpoints for ``models``.

@@ -247,7 +247,7 @@ def quickstart_measures() -> tuple[str, ...]:
 
 def quickstart_splade_settings(model: str):
     """``SpladeSettings`` of the quickstart benchmark's splade-tiny system, ``model`` its resolved folder."""
-    from lsr_eval.experiments.splade import SpladeSettings
+    from lsr_eval.pipeline.splade import SpladeSettings
 
     cfg = quickstart_config()
     params = next(s for s in cfg["systems"] if s["kind"] == "splade")
@@ -263,8 +263,8 @@ class ScifactImpact:
         from lsr_eval.data.datasets import load_dataset
         from lsr_eval.encode.queries import encode_queries
         from lsr_eval.encode.splade import SpladeTextEncoder
-        from lsr_eval.experiments.splade import ensure_impact_index, load_model
         from lsr_eval.export.queries import query_weight_maps
+        from lsr_eval.pipeline.splade import ensure_impact_index, load_model
 
         model_dir = splade_tiny_dir()
         self.dataset = load_dataset(str(shared_path("beir", "scifact")), "test")

@@ -133,10 +133,10 @@ def bm25(dataset: Dataset | str, out: str | os.PathLike | None = None, work: str
     The Anserini index is built (or reused) in the work folder (``work``, default ``$LSR_EVAL_WORK`` or ./work):
     Lucene needs one on disk. With ``out``, run.trec, metrics.json and manifest.json are written there as
     ``lsr-eval bm25`` writes them. ``engine="pisa"`` scores the same analysed terms with PISA's BM25
-    (:mod:`lsr_eval.experiments.bm25`; ``engine_options``: its query algorithm, index encoding, block size).
+    (:mod:`lsr_eval.pipeline.bm25`; ``engine_options``: its query algorithm, index encoding, block size).
     ``remove_query``: drop a query's own id from its hits (None: the dataset's default, on for BEIR).
     """
-    from lsr_eval.experiments.bm25 import Bm25Settings, run_bm25, search_bm25
+    from lsr_eval.pipeline.bm25 import Bm25Settings, run_bm25, search_bm25
     from lsr_eval.workdir import work_dir
 
     ds = load_dataset(dataset) if isinstance(dataset, str) else dataset

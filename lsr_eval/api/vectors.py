@@ -63,7 +63,7 @@ def _dataset_of(texts: Texts) -> Dataset | None:
 class Splade:
     """A SPLADE model (a hub id, a local folder or an offline alias such as ``splade-tiny``) that encodes texts
     into :class:`~lsr_eval.encode.protocol.SparseVectors`. ``settings`` are those of
-    :class:`lsr_eval.experiments.splade.SpladeSettings` (``max_length_d``, ``doc_top_k``, ``precision``,
+    :class:`lsr_eval.pipeline.splade.SpladeSettings` (``max_length_d``, ``doc_top_k``, ``precision``,
     ``device``, ``batch_size``, ...); the model is loaded on first use.
 
     A dataset's documents are encoded into the work folder's encoding cache (``work``, default ``$LSR_EVAL_WORK``
@@ -74,8 +74,8 @@ class Splade:
 
     def __init__(self, model: str, *, work: str | os.PathLike | None = None, cache: bool = True,
                  **settings: Any) -> None:
-        from lsr_eval.experiments.splade import SpladeSettings
         from lsr_eval.models.offline import resolve_model
+        from lsr_eval.pipeline.splade import SpladeSettings
 
         known = {f.name for f in fields(SpladeSettings)} - {"model"}
         unknown = sorted(set(settings) - known)
@@ -94,7 +94,7 @@ class Splade:
     def model(self) -> Any:
         """The loaded :class:`lsr_eval.models.splade.SpladeModel` (document and query encoders)."""
         if self._model is None:
-            from lsr_eval.experiments.splade import load_model
+            from lsr_eval.pipeline.splade import load_model
 
             self._model = load_model(self.settings)
         return self._model
@@ -115,7 +115,7 @@ class Splade:
             self.last_encoding = None
             return self._encode(docs, documents=True)
         from lsr_eval.encode.reader import load_vectors
-        from lsr_eval.experiments.splade import ensure_encoding
+        from lsr_eval.pipeline.splade import ensure_encoding
         from lsr_eval.workdir import work_dir
 
         self.last_encoding = ensure_encoding(dataset, self.model, self.settings, work_dir(self.work))
@@ -237,8 +237,8 @@ class Index:
                      ) -> Index:
         """The index of the work folder's encoding slot ``encoding`` (made from ``enc_key``), exported and indexed
         into that work folder's caches under the keys the pipelines use (reused when there)."""
-        from lsr_eval.experiments.splade import encoding_keys, ensure_encoding_index
         from lsr_eval.export.prune import Prune
+        from lsr_eval.pipeline.splade import encoding_keys, ensure_encoding_index
         from lsr_eval.workdir import slot_label
 
         scale = float(scale)  # the pipelines' key holds a float: scale=100 is their slot too

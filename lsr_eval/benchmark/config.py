@@ -39,7 +39,7 @@ class DatasetEntry:
 @dataclass(frozen=True)
 class SystemEntry:
     """A retrieval system: ``bm25`` (``k1``, ``b``), ``splade`` (the keyword arguments of
-    :class:`lsr_eval.experiments.splade.SpladeSettings`, ``model`` required) or ``run`` (:data:`RUN_KEYS`; ``path``
+    :class:`lsr_eval.pipeline.splade.SpladeSettings`, ``model`` required) or ``run`` (:data:`RUN_KEYS`; ``path``
     resolved against the YAML file's folder)."""
 
     name: str
@@ -507,11 +507,11 @@ def _check_engine(params: dict[str, Any], where: str) -> None:
 def _check_system_params(kind: str, params: dict[str, Any], where: str) -> None:
     """Known keys for the kind, and values its settings accept (model path, term budgets, BM25 parameters)."""
     if kind == "bm25":
-        from lsr_eval.experiments.bm25 import Bm25Settings
+        from lsr_eval.pipeline.bm25 import Bm25Settings
 
         allowed = {f.name for f in dataclasses.fields(Bm25Settings)}
     else:
-        from lsr_eval.experiments.splade import SpladeSettings
+        from lsr_eval.pipeline.splade import SpladeSettings
 
         allowed = {f.name for f in dataclasses.fields(SpladeSettings)}
         if "model" not in params:
@@ -524,7 +524,7 @@ def _check_system_params(kind: str, params: dict[str, Any], where: str) -> None:
         k1, b = params.get("k1", 0.9), params.get("b", 0.4)
         if not (_number(k1) and _number(b)) or k1 < 0 or not 0 <= b <= 1:
             raise ConfigError(f"{where}: BM25 needs k1 >= 0 and 0 <= b <= 1, got k1={k1!r}, b={b!r}")
-        from lsr_eval.experiments.bm25 import Bm25Settings
+        from lsr_eval.pipeline.bm25 import Bm25Settings
 
         try:
             settings = Bm25Settings(**params)

@@ -55,16 +55,16 @@ def _label(e: DatasetEntry, dataset: Dataset) -> str:
 
 
 def run_system(system: SystemEntry, dataset: Dataset, out: Path, work: Path, threads: int):
-    """One system on one dataset (reused when already done): a :class:`~lsr_eval.experiments.result.SystemResult`."""
+    """One system on one dataset (reused when already done): a :class:`~lsr_eval.pipeline.result.SystemResult`."""
     if system.kind == "run":
-        from lsr_eval.experiments.run_file import run_file
+        from lsr_eval.pipeline.run_file import run_file
 
         return run_file(dataset, system.params["path"], out)
     if system.kind == "bm25":
-        from lsr_eval.experiments.bm25 import Bm25Settings, run_bm25
+        from lsr_eval.pipeline.bm25 import Bm25Settings, run_bm25
 
         return run_bm25(dataset, out, work, Bm25Settings(**system.params), threads=threads)
-    from lsr_eval.experiments.splade import run_splade
+    from lsr_eval.pipeline.splade import run_splade
 
     return run_splade(dataset, out, work, _splade_settings(system), threads=threads)
 
@@ -199,8 +199,8 @@ def _costs(system: SystemEntry, dataset: Dataset, run_dir: Path) -> tuple[dict[s
                                  "avg_active_dims": report.mean_query_terms}}
     from lsr_eval.efficiency.flops import count_encoding, count_weight_maps, flops_report
     from lsr_eval.encode.reader import read_vocab
-    from lsr_eval.experiments.splade import doc_prune
     from lsr_eval.export.queries import read_query_jsonl
+    from lsr_eval.pipeline.splade import doc_prune
 
     paths = manifest["paths"]
     prune = doc_prune(_splade_settings(system))
@@ -214,8 +214,8 @@ def _costs(system: SystemEntry, dataset: Dataset, run_dir: Path) -> tuple[dict[s
 
 
 def _splade_settings(system: SystemEntry):
-    from lsr_eval.experiments.splade import SpladeSettings
     from lsr_eval.models.offline import resolve_model
+    from lsr_eval.pipeline.splade import SpladeSettings
 
     params = {**system.params, "model": resolve_model(system.params["model"])}
     if params.get("query_model"):
@@ -241,7 +241,7 @@ def _model_key(settings, dataset: Dataset | None = None) -> str:
 def _model_for(settings, models: dict[str, Any], dataset: Dataset | None = None, work: Path | None = None):
     """The loaded model for these settings: the one the run loaded, or one loaded once and shared by every
     latency round and by sweep points that only differ in export pruning, search or engine settings."""
-    from lsr_eval.experiments.splade import load_model
+    from lsr_eval.pipeline.splade import load_model
 
     key = _model_key(settings, dataset)
     if key not in models:
@@ -260,7 +260,7 @@ def _latency(system: SystemEntry, dataset: Dataset, run_dir: Path, cfg, models: 
     queries = dataset.queries()[: cfg.latency_queries + cfg.warmup]
     if system.kind == "bm25" and system.params.get("engine", "anserini") == "pisa":
         from lsr_eval.efficiency.latency import query_path
-        from lsr_eval.experiments.bm25 import Bm25Settings, open_bm25_pisa
+        from lsr_eval.pipeline.bm25 import Bm25Settings, open_bm25_pisa
 
         searcher, analyzer = open_bm25_pisa(Bm25Settings(**system.params), Path(manifest["index"]["path"]))
         with searcher:  # the query path as SPLADE's: text -> weights (Anserini's analysis) -> PISA
@@ -278,7 +278,7 @@ def _latency(system: SystemEntry, dataset: Dataset, run_dir: Path, cfg, models: 
             ms, _ = timed(lambda q: s.search(q.text, cfg.hits), queries, cfg.warmup)
         return {"k": cfg.hits, "warmup_queries": cfg.warmup, "samples_ms": {"total": ms}}
     from lsr_eval.efficiency.latency import measure_latency
-    from lsr_eval.experiments.splade import open_searcher
+    from lsr_eval.pipeline.splade import open_searcher
 
     settings = _splade_settings(system)
     model = _model_for(settings, models, dataset, work)

@@ -45,7 +45,7 @@ def resolve_model(name: str) -> str:
 
 
 def settings_from_args(args: argparse.Namespace, **extra):
-    from lsr_eval.experiments.splade import SpladeSettings
+    from lsr_eval.pipeline.splade import SpladeSettings
 
     return SpladeSettings(
         model=resolve_model(args.model), query_model=args.query_model and resolve_model(args.query_model),

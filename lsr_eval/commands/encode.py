@@ -26,7 +26,7 @@ def run(args: argparse.Namespace) -> int:
     from lsr_eval.encode.finalize import finalize_encoding
     from lsr_eval.encode.progress import expected_documents
     from lsr_eval.encode.splade import SpladeTextEncoder
-    from lsr_eval.experiments.splade import encoder_fingerprint, load_model
+    from lsr_eval.pipeline.splade import encoder_fingerprint, load_model
 
     settings = settings_from_args(args, shard_size=args.shard_size)
     dataset = load_dataset(args.dataset, args.split)

@@ -7,7 +7,7 @@ import argparse
 from lsr_eval.commands._common import add_dataset_arguments, add_output_arguments, print_metrics
 from lsr_eval.commands._engine_args import add_engine_arguments, engine_options
 from lsr_eval.commands._model_args import add_model_arguments, settings_from_args
-from lsr_eval.experiments.reuse import RUN_FILE
+from lsr_eval.pipeline.reuse import RUN_FILE
 
 NAME = "splade"
 HELP = "SPLADE end to end: encode, export, impact-index (each cached), search, evaluate"
@@ -32,7 +32,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from lsr_eval.data.datasets import load_dataset
-    from lsr_eval.experiments.splade import run_splade
+    from lsr_eval.pipeline.splade import run_splade
     from lsr_eval.workdir import work_dir
 
     dataset = load_dataset(args.dataset, args.split, args.topics, args.qrels)

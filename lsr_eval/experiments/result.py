@@ -1,23 +1,9 @@
-"""What running one system on one dataset gives back in memory: its metrics, its run, where its files are, and
-the model it loaded, so that callers (the benchmark's fusion, significance and latency) never read the run back
-from disk or load the model a second time."""
+"""The old name of :mod:`lsr_eval.pipeline.result`, kept for one release (see :mod:`lsr_eval.experiments`)."""
 
-from __future__ import annotations
+import importlib
+import sys
+import warnings
 
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
-
-from lsr_eval.data.types import Run
-
-
-@dataclass
-class SystemResult:
-    metrics: dict[str, float]
-    run: Run
-    folder: Path
-    #: the SPLADE model this process loaded for the run (None for BM25, or when a finished run was reused)
-    model: Any = None
-    reused: bool = False
-    #: more table columns (an approximate engine's recall of the exact top-k)
-    columns: dict[str, float] = field(default_factory=dict)
+warnings.warn("lsr_eval.experiments.result is now lsr_eval.pipeline.result; the old name goes in the next release",
+              DeprecationWarning, stacklevel=2)
+sys.modules[__name__] = importlib.import_module("lsr_eval.pipeline.result")

@@ -91,8 +91,8 @@ def _file_sizes(files: Mapping[str, Any]) -> dict[str, int]:
 def check_model(name: str, recorded: Mapping[str, Any] | None, paths: PathMap) -> tuple[str, Blocker | None]:
     """The model ``name`` (alias, folder or hub id) here and its blocker: missing (could not run), or weights
     other than the recorded ones (refused)."""
-    from lsr_eval.experiments.splade import model_fingerprint
     from lsr_eval.models.offline import OFFLINE_MODELS, offline_path
+    from lsr_eval.pipeline.splade import model_fingerprint
 
     recorded = recorded or {}
     if name in OFFLINE_MODELS:

@@ -60,13 +60,13 @@ def _rerun(manifest: Mapping[str, Any], dataset, model: str | None, options: Opt
 
     def run(out: Path, work: Path) -> Path:
         if manifest.get("stage") == "bm25":
-            from lsr_eval.experiments.bm25 import Bm25Settings, run_bm25
+            from lsr_eval.pipeline.bm25 import Bm25Settings, run_bm25
 
             settings = Bm25Settings(**{k: experiment[k] for k in ("k1", "b", "hits", "remove_query")
                                        if k in experiment})
             run_bm25(dataset, out, work, settings, threads=options.threads)
         else:
-            from lsr_eval.experiments.splade import SpladeSettings, run_splade
+            from lsr_eval.pipeline.splade import SpladeSettings, run_splade
 
             recorded = dict(experiment.get("settings") or {})
             if recorded.get("query_model"):
@@ -75,7 +75,7 @@ def _rerun(manifest: Mapping[str, Any], dataset, model: str | None, options: Opt
             recorded.pop("bf16", None)
             # as recorded: a run written unevaluated (--no-eval, a test split's before its turn) stays unevaluated
             evaluate = (manifest.get("evaluation") or {}).get("evaluated") is not False
-            from lsr_eval.experiments.splade import RUN_SUFFIXES
+            from lsr_eval.pipeline.splade import RUN_SUFFIXES
 
             run_file = next((o for o in manifest.get("outputs") or [] if o.endswith(RUN_SUFFIXES)), "run.trec")
             run_splade(dataset, out, work, SpladeSettings(**{**recorded, "model": model}), threads=options.threads,

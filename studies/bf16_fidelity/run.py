@@ -2,7 +2,7 @@
 
     python studies/bf16_fidelity/run.py --out results/bf16-fidelity        # splade-tiny, SciFact test
 
-The same chain (:func:`lsr_eval.experiments.splade.run_splade`: encode the corpus, export, index with Anserini,
+The same chain (:func:`lsr_eval.pipeline.splade.run_splade`: encode the corpus, export, index with Anserini,
 encode and search the queries) runs twice with the same settings but ``precision`` (``fp32``, then ``bf16``, forced:
 ``auto`` would pick fp32 on a CPU without avx512_bf16/AMX). Compared, in memory:
 
@@ -55,12 +55,12 @@ def main(argv: list[str] | None = None) -> int:
     from lsr_eval.data.datasets import load_dataset
     from lsr_eval.encode.queries import encode_queries
     from lsr_eval.encode.splade import SpladeTextEncoder
-    from lsr_eval.experiments.splade import SpladeSettings, run_splade
     from lsr_eval.export.queries import query_weight_maps
     from lsr_eval.manifest import machine, prepare_output, write_manifest
     from lsr_eval.models.device import resolve_device
     from lsr_eval.models.offline import resolve_model
     from lsr_eval.models.precision import resolve_precision
+    from lsr_eval.pipeline.splade import SpladeSettings, run_splade
     from lsr_eval.workdir import work_dir
 
     dataset = load_dataset(args.dataset, args.split)
@@ -82,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
         seconds = time.perf_counter() - t0
         model = result.model
         if model is None:    # a finished run was reused: load the model for the query vectors
-            from lsr_eval.experiments.splade import load_model
+            from lsr_eval.pipeline.splade import load_model
 
             model = load_model(settings)
         encoded = encode_queries(dataset.queries(), SpladeTextEncoder(model.query), batch_size=args.batch_size)

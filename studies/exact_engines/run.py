@@ -79,9 +79,9 @@ def check_dataset(spec: str, args: argparse.Namespace, work: Path) -> dict[str, 
     from lsr_eval.data.datasets import load_dataset
     from lsr_eval.encode.queries import encode_queries
     from lsr_eval.encode.splade import SpladeTextEncoder
-    from lsr_eval.experiments.splade import SpladeSettings, ensure_impact_index, load_model, open_searcher
     from lsr_eval.export.queries import query_weight_maps
     from lsr_eval.models.offline import resolve_model
+    from lsr_eval.pipeline.splade import SpladeSettings, ensure_impact_index, load_model, open_searcher
 
     dataset = load_dataset(spec, args.split)
     anserini = SpladeSettings(model=str(resolve_model(args.model)), doc_top_k=args.doc_top_k,

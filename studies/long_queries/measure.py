@@ -300,7 +300,7 @@ def run_engine(engine: str, index: Path, items: list[Query] | dict[str, dict[str
 
 def run_bm25(dataset, queries: list[Query], args, bench: Path, memory) -> dict[str, Any]:
     from lsr_eval.anserini.searcher import Bm25Searcher
-    from lsr_eval.experiments.bm25 import ensure_bm25_index
+    from lsr_eval.pipeline.bm25 import ensure_bm25_index
 
     slot, _ = ensure_bm25_index(dataset, args.work_dir, args.threads)
     index = slot / "index"
@@ -317,8 +317,8 @@ def impact_weight_maps(model, s, queries: list[Query], bench: Path) -> tuple[dic
     scale and texts)."""
     from lsr_eval.encode.queries import encode_queries
     from lsr_eval.encode.splade import SpladeTextEncoder
-    from lsr_eval.experiments.splade import encoder_fingerprint
     from lsr_eval.export.queries import query_weight_maps, read_query_jsonl, write_query_jsonl
+    from lsr_eval.pipeline.splade import encoder_fingerprint
 
     # the query encoder's fingerprint with its resolved precision: fp32 adds nothing (the key of every cache made
     # before precisions were resolved), bf16 adds bf16
@@ -351,14 +351,14 @@ def impact_weight_maps(model, s, queries: list[Query], bench: Path) -> tuple[dic
 def run_impact(dataset, queries: list[Query], args, bench: Path, memory) -> dict[str, Any]:
     from lsr_eval.anserini.search_collection import pretokenized
     from lsr_eval.anserini.searcher import ImpactSearcher
-    from lsr_eval.experiments.splade import (
+    from lsr_eval.models.offline import resolve_model
+    from lsr_eval.pipeline.splade import (
         SpladeSettings,
         ensure_impact_index,
         inference_record,
         load_model,
         model_fingerprint,
     )
-    from lsr_eval.models.offline import resolve_model
 
     s = SpladeSettings(model=resolve_model(args.model), doc_top_k=args.doc_top_k, query_top_k=args.query_top_k,
                        max_length_q=args.max_length_q, max_length_d=args.max_length_d, scale=args.scale, hits=args.k,

@@ -8,7 +8,7 @@ is its document's id; the self-hit is removed on both sides (``remove_query=True
 
 * BM25 (``bm25-flat`` index, k1/b, k hits): :class:`~lsr_eval.anserini.searcher.Bm25Searcher` against
   ``SearchCollection -bm25`` on a ``TsvString`` file of the same texts.
-* Impact (SPLADE impact index, built or reused by :func:`lsr_eval.experiments.splade.ensure_impact_index`): the
+* Impact (SPLADE impact index, built or reused by :func:`lsr_eval.pipeline.splade.ensure_impact_index`): the
   texts encoded by the query encoder (weight maps cached in ``WORK/bench-long-queries/``),
   :class:`~lsr_eval.anserini.searcher.ImpactSearcher` against ``SearchCollection -impact -pretokenized`` on the
   weight maps written as pre-tokenised strings (each term repeated by its weight).

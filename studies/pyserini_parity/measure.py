@@ -491,8 +491,8 @@ def _open_study(args: argparse.Namespace, config) -> _Study:
     lsr-eval's settings on the options' device and precision."""
     from lsr_eval.data.datasets import load_dataset
     from lsr_eval.errors import ConfigError
-    from lsr_eval.experiments.splade import SpladeSettings, model_fingerprint
     from lsr_eval.models.offline import resolve_model
+    from lsr_eval.pipeline.splade import SpladeSettings, model_fingerprint
 
     systems = [s for s in config.systems if s.kind == "splade" and (args.system is None or s.name == args.system)]
     if not systems:
@@ -518,8 +518,8 @@ def _lsr_path(study: _Study) -> _LsrPath:
     from lsr_eval.anserini.searcher import ImpactSearcher
     from lsr_eval.encode.queries import encode_queries
     from lsr_eval.encode.splade import SpladeTextEncoder
-    from lsr_eval.experiments.splade import load_model
     from lsr_eval.export.queries import query_weight_maps
+    from lsr_eval.pipeline.splade import load_model
     from studies.query_path.measure import impact_artefacts
 
     args, s = study.args, study.s
@@ -539,7 +539,7 @@ def _full_encoding(study: _Study) -> tuple[_FullEncoding, Any]:
     from lsr_eval.encode.queries import encode_queries
     from lsr_eval.encode.reader import load_matrix, read_vocab
     from lsr_eval.encode.splade import SpladeTextEncoder
-    from lsr_eval.experiments.splade import encoder_fingerprint, load_model
+    from lsr_eval.pipeline.splade import encoder_fingerprint, load_model
 
     args, s, dataset = study.args, study.s, study.dataset
     py_q_len = pyserini_query_max_length()
@@ -753,8 +753,8 @@ def _result(study: _Study, lsr: _LsrPath, full: _FullEncoding, py_docs: _Pyserin
             vectors: _Vectors, ablation: _Ablation, compared: dict[str, Any], checks: dict[str, Any],
             t_start: float) -> dict[str, Any]:
     """``parity.json``'s content."""
-    from lsr_eval.experiments.splade import inference_record, settings_record
     from lsr_eval.manifest import installed_version, machine
+    from lsr_eval.pipeline.splade import inference_record, settings_record
 
     args, specials = study.args, full.specials
     return {

@@ -82,16 +82,16 @@ def find_by_key(root: Path | None, kind: str, key: dict) -> Path | None:
 
 def impact_artefacts(dataset, model, s, reuse: Path | None, work: Path, threads: int) -> dict[str, Any]:
     """Index and encoding folders of the impact index of ``model`` on ``dataset`` (the keys of
-    :func:`lsr_eval.experiments.splade.ensure_impact_index`): found in ``work`` or ``reuse``; else exported and
+    :func:`lsr_eval.pipeline.splade.ensure_impact_index`): found in ``work`` or ``reuse``; else exported and
     indexed into ``work/bench_query_path/`` from an encoding found there; else all built by ``ensure_impact_index``
     in ``work``."""
     import hashlib
 
     from lsr_eval.anserini.indexer import build_index
     from lsr_eval.errors import LsrEvalError
-    from lsr_eval.experiments.splade import ensure_impact_index, impact_keys
     from lsr_eval.export.documents import COLLECTION_DIR, export_documents
     from lsr_eval.manifest import read_manifest, write_manifest
+    from lsr_eval.pipeline.splade import ensure_impact_index, impact_keys
 
     keys = impact_keys(dataset, model, s)
     enc_key, exp_key, idx_key = keys.encode, keys.export, keys.index
@@ -122,7 +122,7 @@ def impact_artefacts(dataset, model, s, reuse: Path | None, work: Path, threads:
 
 def bm25_index(dataset, work: Path, threads: int) -> Path:
     """The BM25 index, built or reused in ``work`` (cheap to build; a shared folder may change under us)."""
-    from lsr_eval.experiments.bm25 import ensure_bm25_index
+    from lsr_eval.pipeline.bm25 import ensure_bm25_index
 
     slot, _ = ensure_bm25_index(dataset, work, threads)
     return slot / "index"
@@ -264,8 +264,8 @@ def _settings(args: argparse.Namespace):
     """lsr-eval's SPLADE settings from the options, and the same with the engine of its path and its options
     (checked)."""
     from lsr_eval.engines.registry import check_engine, parse_option
-    from lsr_eval.experiments.splade import SpladeSettings
     from lsr_eval.models.offline import resolve_model
+    from lsr_eval.pipeline.splade import SpladeSettings
 
     s = SpladeSettings(model=resolve_model(args.model), max_length_q=args.max_length_q,
                        max_length_d=args.max_length_d, doc_top_k=args.doc_top_k or None,
@@ -278,7 +278,7 @@ def _settings(args: argparse.Namespace):
 
 def _experiment(args: argparse.Namespace, dataset, queries: list, s, s_engine) -> dict[str, Any]:
     """The run's identity in its manifest (the precision only when not the default, as earlier results have it)."""
-    from lsr_eval.experiments.splade import model_fingerprint
+    from lsr_eval.pipeline.splade import model_fingerprint
 
     experiment = {"benchmark": STAGE, "dataset": dataset.describe(), "split": args.split, "queries": len(queries),
                   "model": model_fingerprint(s.model), "doc_top_k": s.doc_top_k, "query_top_k": s.query_top_k,
@@ -293,7 +293,7 @@ def _experiment(args: argparse.Namespace, dataset, queries: list, s, s_engine) -
 def _load(args: argparse.Namespace, dataset, queries: list, s, s_engine) -> _Setup:
     """The model (in eval mode) and the impact and BM25 indexes it is searched on, found or built; the model is
     saved where Pyserini's encoders load it from."""
-    from lsr_eval.experiments.splade import inference_record, load_model
+    from lsr_eval.pipeline.splade import inference_record, load_model
 
     model = load_model(s).eval()  # encode() restores the wrapper's mode: eval, so the shared MLM never trains
     inference = inference_record(model)
@@ -326,7 +326,7 @@ def _open_paths(setup: _Setup, py_loaded, py_same) -> _Paths:
     from lsr_eval.anserini.pyserini_modules import pyserini_search
     from lsr_eval.anserini.searcher import ImpactSearcher
     from lsr_eval.efficiency.latency import query_path
-    from lsr_eval.experiments.splade import ensure_impact_index, open_searcher
+    from lsr_eval.pipeline.splade import ensure_impact_index, open_searcher
 
     args, art, s_engine = setup.args, setup.art, setup.s_engine
     LuceneImpactSearcher = pyserini_search().LuceneImpactSearcher

@@ -51,8 +51,8 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     run = run_query_path(args)
     from lsr_eval.anserini.jvm import info as java_info
-    from lsr_eval.experiments.splade import settings_record
     from lsr_eval.manifest import write_manifest
+    from lsr_eval.pipeline.splade import settings_record
 
     out, bench = run.out, run.bench
     with open(out / "bench.json", "w", encoding="utf-8") as f:

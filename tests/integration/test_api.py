@@ -55,8 +55,8 @@ def test_no_module_of_the_package_imports_the_root_api():
 def test_tiny_end_to_end_equals_the_stage_functions(tiny_beir, tmp_path):
     import lsr_eval
     from lsr_eval.evaluation import evaluate
-    from lsr_eval.experiments.splade import SpladeSettings, run_splade
     from lsr_eval.fusion import fuse
+    from lsr_eval.pipeline.splade import SpladeSettings, run_splade
 
     model = str(splade_tiny_dir())
     ds = lsr_eval.load_dataset(str(tiny_beir))

@@ -170,7 +170,7 @@ def test_long_query_key_keeps_the_fp32_identity_and_separates_bf16(tmp_path):
     """The cached weight maps of the long queries are keyed by the resolved precision: fp32 adds nothing to the
     key made before precisions were resolved (model, query encoder settings, scale, texts), bf16 adds bf16."""
     from lsr_eval.data.types import Query
-    from lsr_eval.experiments.splade import SpladeSettings, load_model, model_fingerprint
+    from lsr_eval.pipeline.splade import SpladeSettings, load_model, model_fingerprint
     from studies.long_queries import measure as bench
 
     queries = [Query(f"q{i}", t) for i, t in enumerate(sample_texts(3))]
@@ -197,7 +197,7 @@ def test_long_query_key_keeps_the_fp32_identity_and_separates_bf16(tmp_path):
 def test_long_query_key_of_auto_follows_the_cpu(tmp_path, cpu_kind):
     """... and to bf16 where the CPU has native bf16 (simulated): the key names what ran, not the alias."""
     from lsr_eval.data.types import Query
-    from lsr_eval.experiments.splade import SpladeSettings, load_model
+    from lsr_eval.pipeline.splade import SpladeSettings, load_model
     from studies.long_queries import measure as bench
 
     s = SpladeSettings(model=str(tiny_model("bert")), max_length_q=32, max_length_d=64, precision="auto", device="cpu")

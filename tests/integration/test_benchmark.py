@@ -255,7 +255,7 @@ def test_latency_rounds_and_sweep_points_share_one_loaded_model(monkeypatch):
     """A model is loaded once for all latency rounds and for sweep points that differ only after encoding
     (export pruning, engine, hits); a different query budget is another model."""
     import lsr_eval.benchmark.run as run
-    import lsr_eval.experiments.splade as splade
+    import lsr_eval.pipeline.splade as splade
 
     loads = []
     monkeypatch.setattr(splade, "load_model", lambda s, dataset=None, work=None: loads.append(s) or object())

@@ -122,7 +122,7 @@ def test_blank_text_keeps_its_title_and_index_kinds_are_not_mixed(tmp_path):
 
 def test_fields_are_validated_and_flat_keeps_its_identity(tiny_beir, tmp_path, capsys):
     from lsr_eval.data.datasets import load_dataset
-    from lsr_eval.experiments.bm25 import Bm25Settings
+    from lsr_eval.pipeline.bm25 import Bm25Settings
 
     flat = Bm25Settings()
     ds = load_dataset(str(tiny_beir), "test")

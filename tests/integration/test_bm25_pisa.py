@@ -57,7 +57,7 @@ def test_bm25_on_pisa_scifact_matches_lucenes_terms_and_anserinis_run(tmp_path, 
 
 def test_bm25_engine_settings_are_checked():
     from lsr_eval.errors import ConfigError
-    from lsr_eval.experiments.bm25 import Bm25Settings
+    from lsr_eval.pipeline.bm25 import Bm25Settings
 
     with pytest.raises(ConfigError, match="BM25 runs on engine anserini or pisa, not 'seismic'"):
         Bm25Settings(engine="seismic")

@@ -13,7 +13,7 @@ from lsr_eval.manifest import prepare_output, remove_empty_outputs
 
 
 def test_failed_command_leaves_no_empty_output_folder(tiny_beir, tmp_path, monkeypatch, capsys):
-    import lsr_eval.experiments.bm25 as bm25
+    import lsr_eval.pipeline.bm25 as bm25
 
     def broken_index(*args, **kwargs):
         raise LsrEvalError("the index could not be built")

@@ -247,8 +247,8 @@ def test_nfcorpus_tied_runs_are_anserinis_bit_for_bit(tmp_path):
     from lsr_eval.encode.queries import encode_queries
     from lsr_eval.encode.splade import SpladeTextEncoder
     from lsr_eval.engines.bmp import BmpEngine
-    from lsr_eval.experiments.splade import SpladeSettings, ensure_impact_index, load_model
     from lsr_eval.export.queries import query_weight_maps
+    from lsr_eval.pipeline.splade import SpladeSettings, ensure_impact_index, load_model
 
     dataset = load_dataset(str(nfcorpus_subset(tmp_path / "nf", set(NFCORPUS_TIED), set(NFCORPUS_QUERIES))), "test")
     settings = SpladeSettings(model=str(splade_tiny_dir()), doc_top_k=1024, query_top_k=256, precision="fp32")

@@ -110,7 +110,7 @@ def test_splade_run_records_device_and_precision(tiny_beir, tmp_path):
     from tiny_models import tiny_model
 
     from lsr_eval.data.datasets import load_dataset
-    from lsr_eval.experiments.splade import SpladeSettings, run_splade
+    from lsr_eval.pipeline.splade import SpladeSettings, run_splade
 
     s = SpladeSettings(model=tiny_model("bert"), device="cpu", max_length_d=32, max_length_q=16)
     run_splade(load_dataset(str(tiny_beir), "test"), tmp_path / "out", tmp_path / "work", s, threads=1)

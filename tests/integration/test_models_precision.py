@@ -63,9 +63,9 @@ def test_encoder_default_is_fp32_on_any_cpu_and_bf16_is_an_alias(cpu, monkeypatc
 def test_the_default_is_owned_once():
     import inspect
 
-    from lsr_eval.experiments.splade import SpladeSettings
     from lsr_eval.models.options import DEFAULT_PRECISION
     from lsr_eval.models.splade import SpladeModel
+    from lsr_eval.pipeline.splade import SpladeSettings
 
     assert DEFAULT_PRECISION == "fp32"
     assert SpladeSettings(model="m").precision == DEFAULT_PRECISION

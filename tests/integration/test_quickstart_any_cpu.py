@@ -17,7 +17,7 @@ COMMITTED = REPO / "results" / "benchmarks" / "scifact-splade-tiny" / "runs" / "
 @pytest.mark.slow
 @pytest.mark.parametrize("cpu", ["no-bf16-cpu", "bf16-cpu"])
 def test_quickstart_splade_row_equals_the_committed_one(cpu, scifact_impact, monkeypatch, tmp_path):
-    from lsr_eval.experiments.splade import run_splade
+    from lsr_eval.pipeline.splade import run_splade
 
     if cpu == "bf16-cpu":
         simulate_bf16_cpu(monkeypatch)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import logging
 
-from lsr_eval.experiments.reuse import reevaluate
 from lsr_eval.manifest import read_manifest, write_manifest
+from lsr_eval.pipeline.reuse import reevaluate
 
 
 def test_reused_run_names_its_run_file(tmp_path, caplog):

@@ -59,7 +59,7 @@ def test_second_encode_of_a_dataset_loads_from_the_cache(tiny_data, tmp_path, mo
     slot = enc.last_encoding.folder
     assert slot.parent == work / "encodings" and (slot / "manifest.json").is_file()
 
-    with caplog.at_level(logging.INFO, logger="lsr_eval.experiments.splade"):
+    with caplog.at_level(logging.INFO, logger="lsr_eval.pipeline.splade"):
         again = _splade(work=work)
         again_calls = _count_forward(monkeypatch, again)
         second = again.encode(ds.docs)  # the dataset's docs method is the same corpus

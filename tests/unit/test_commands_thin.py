@@ -14,7 +14,7 @@ THIN = {
                                               "lsr_eval.runs", "lsr_eval.report")),
     "fuse": ("lsr_eval.api.fusion", ("lsr_eval.fusion.fuse", "lsr_eval.fusion.tune", "lsr_eval.fusion.cross_validation",
                                       "lsr_eval.runs", "lsr_eval.manifest", "lsr_eval.evaluation.evaluate")),
-    "bm25": ("lsr_eval.api.runs", ("lsr_eval.experiments", "lsr_eval.anserini", "lsr_eval.workdir")),
+    "bm25": ("lsr_eval.api.runs", ("lsr_eval.pipeline", "lsr_eval.anserini", "lsr_eval.workdir")),
     "benchmark": ("lsr_eval.api.runs", ("lsr_eval.benchmark.run", "lsr_eval.workdir")),
 }
 

@@ -232,7 +232,7 @@ def test_training_keeps_the_idf_query_side_fixed(corpus, tmp_path, monkeypatch):
 
 def test_benchmark_loads_one_idf_model_per_corpus(monkeypatch):
     import lsr_eval.benchmark.run as run
-    import lsr_eval.experiments.splade as splade
+    import lsr_eval.pipeline.splade as splade
 
     class Corpus:
         def __init__(self, path: str) -> None:

@@ -21,3 +21,14 @@ def test_dir_is_the_verbs_and_types_only():
             "SparseVectors"} <= set(shown)
     assert all(n in lsr_eval.__all__ for n in shown), [n for n in shown if n not in lsr_eval.__all__]
     assert lsr_eval.Run == dict[str, dict[str, float]]
+
+
+def test_the_old_name_of_pipeline_still_works_for_one_release_and_warns():
+    code = ("import warnings, sys; warnings.simplefilter('error', DeprecationWarning)\n"
+            "try:\n    import lsr_eval.experiments.bm25\nexcept DeprecationWarning as w:\n    print('warned', w)\n"
+            "warnings.simplefilter('ignore', DeprecationWarning)\n"
+            "from lsr_eval.experiments.bm25 import Bm25Settings\nimport lsr_eval.pipeline.bm25 as new\n"
+            "print(Bm25Settings is new.Bm25Settings, sys.modules['lsr_eval.experiments.bm25'] is new)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.splitlines() == ["warned lsr_eval.experiments is now lsr_eval.pipeline; the old name goes in the next "
+                                "release", "True True"]

@@ -12,7 +12,7 @@ import yaml
 from conftest import REPO, simulate_bf16_cpu, simulate_cuda
 
 from lsr_eval.errors import ConfigError
-from lsr_eval.experiments.splade import SpladeSettings, settings_record
+from lsr_eval.pipeline.splade import SpladeSettings, settings_record
 
 COMMITTED = REPO / "results" / "benchmarks" / "scifact-splade-tiny"
 

@@ -1,6 +1,7 @@
 """Folders show the data flow, and a stage imports only from itself and earlier stages: text -> sparse vectors
 (models, encode) -> collection (export) -> engine index and search (anserini and engines, one stage) -> runs ->
-metrics, significance, fusion, efficiency -> experiments -> benchmarks -> report, with training a side branch.
+metrics, significance, fusion, efficiency -> pipeline (one system on one dataset) -> benchmarks -> report, with
+training a side branch.
 Imports inside functions count too: a lazy import that runs backwards is still a backwards dependency."""
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ STAGES: list[set[str]] = [
     {"evaluation"},
     {"significance", "fusion", "efficiency"},
     {"train"},
-    {"experiments"},
+    {"pipeline", "experiments"},   # experiments: the old name of pipeline, kept one release (a warning)
     {"benchmark"},
     {"report"},
     {"reproduce"},
