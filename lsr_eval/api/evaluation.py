@@ -110,7 +110,8 @@ def run_evaluation(data: QrelsLike, runs: RunLike | Sequence[RunLike] | Mapping[
     """Evaluate ``runs`` (runs in memory, TREC files, or a mapping of names to either; files are named by their
     file names, or their paths when two are alike) on ``data`` (a dataset, qrels, a qrels file, or a dataset spec
     with ``split``), as ``lsr-eval evaluate``. ``measures``: default the dataset's official ones, else nDCG@10,
-    RR@10, R@100, R@1000, MAP. ``baseline`` (a run's name): every other run tested against it (``test``: t-test or
+    RR@10, R@100, R@1000, MAP. ``baseline`` (a run's name, or a run file's path as given): every other run tested
+    against it (``test``: t-test or
     randomisation; ``correction``: bonferroni, holm or bh over the compared runs x measures). Settings are checked
     before any run is read."""
     from lsr_eval.evaluation import count_queries, evaluate, mean_scores, parse_measures
@@ -120,11 +121,13 @@ def run_evaluation(data: QrelsLike, runs: RunLike | Sequence[RunLike] | Mapping[
         from lsr_eval.significance.compare import check_settings
 
         check_settings(test, alpha)
-    if measures:
-        parse_measures(list(measures))  # a bad name fails before anything is read
+    given = parse_measures(measures) if measures else None  # a bad name fails before anything is read
     qrels, _, official = judgments(data, split)
-    parsed = parse_measures(list(measures) if measures else (official or DEFAULT_MEASURES))
+    parsed = given or parse_measures(official or DEFAULT_MEASURES)
     named = _named(runs)
+    if baseline is not None and baseline not in named:  # a run file's path, as given, names it too
+        baseline = next((n for n, r in named.items() if isinstance(r, (str, os.PathLike)) and str(r) == str(baseline)),
+                        baseline)
     if baseline is not None and baseline not in named:
         raise ConfigError(f"baseline {baseline!r} is not one of the runs: {', '.join(named)}")
     scored = []

@@ -194,8 +194,9 @@ def run_fusion(runs: Sequence[RunLike] | Mapping[str, RunLike], method: str = "r
                 raise ConfigError(f"{what} applies with qrels (without qrels the fused run is not evaluated)")
         judged, described, parsed = None, None, []
     else:
+        asked = parse_measures(measures) if measures else None
         judged, described, official = judgments(qrels, split)
-        parsed = parse_measures(list(measures) if measures else (official or DEFAULT_MEASURES))
+        parsed = asked or parse_measures(official or DEFAULT_MEASURES)
     experiment = {"method": m.name, "norm": used_norm, "params": given, "depth": depth,
                   "inputs": [_source(r, n) for n, r in named.items()], "qrels": described, "tune": _tune_record(tune)}
     loaded = [as_run(r) for r in named.values()]

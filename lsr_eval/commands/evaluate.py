@@ -78,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
     paths = list(args.runs)
     if args.baseline is not None and args.baseline not in paths:
         paths.insert(0, args.baseline)
-    ev = run_evaluation(args.qrels, paths, args.measures, baseline=_baseline_name(paths, args.baseline),
+    ev = run_evaluation(args.qrels, paths, args.measures, baseline=args.baseline,
                         test=args.test, alpha=args.alpha, correction=args.correction, split=args.split)
     significance = ev.significance()
     if fmt == "trec_eval":
@@ -125,14 +125,6 @@ def run(args: argparse.Namespace) -> int:
             print(_table(["qid", *ev.names], [[qid, *(f"{r.per_query[n][qid]:.{TABLE_DECIMALS}f}" for n in ev.names)]
                                               for qid in ev.qrels]))
     return 0
-
-
-def _baseline_name(paths: list[str], baseline: str | None) -> str | None:
-    """The name the API gives the baseline's file (its file name, or its path when two file names are alike)."""
-    if baseline is None:
-        return None
-    names = [Path(p).name for p in paths]
-    return Path(baseline).name if len(set(names)) == len(names) else baseline
 
 
 def _p_value(p: float) -> str:

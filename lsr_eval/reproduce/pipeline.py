@@ -45,8 +45,9 @@ MOVED_SCRIPTS = {
 }
 #: Manifest keys that are not results.
 NOT_COMPARED = ("stage", "outputs", "experiment")
-#: Options whose value the rerun replaces (``--out``, ``--work-dir``) or drops (``--reuse``).
-OUT, WORK, DROPPED = "--out", "--work-dir", ("--reuse",)
+#: Options whose value the rerun replaces (``--out``; a scratch folder: ``--work-dir``, or a study's ``--work``) or
+#: drops (``--reuse``): a rerun never resumes from the recorded run's scratch files.
+OUT, WORKS, DROPPED = "--out", ("--work-dir", "--work"), ("--reuse",)
 
 
 def script_path(recorded: str) -> str | None:
@@ -89,18 +90,18 @@ def rows(folder: Path) -> Rows:
     return {"": row}
 
 
-def _arguments(argv: list[str], options: Options) -> tuple[list[str], list[str], bool]:
-    """(arguments without ``--out``, ``--work-dir`` and ``--reuse``; recorded paths missing here; whether the
-    recorded command had ``--work-dir``)."""
-    out, missing, had_work = [], [], False
+def _arguments(argv: list[str], options: Options) -> tuple[list[str], list[str], str | None]:
+    """(arguments without ``--out``, the scratch folder and ``--reuse``; recorded paths missing here; the recorded
+    command's scratch-folder option, if it had one)."""
+    out, missing, work = [], [], None
     skip_next = False
     for i, arg in enumerate(argv):
         if skip_next:
             skip_next = False
             continue
         name = arg.split("=", 1)[0]
-        if name in (OUT, WORK, *DROPPED):
-            had_work |= name == WORK
+        if name in (OUT, *WORKS, *DROPPED):
+            work = name if name in WORKS else work
             skip_next = "=" not in arg
             continue
         if os.path.isabs(arg) or is_anchored(arg):   # a path of an old (absolute) or a new (anchored) manifest
@@ -108,7 +109,7 @@ def _arguments(argv: list[str], options: Options) -> tuple[list[str], list[str],
             if not Path(arg).exists():
                 missing.append(arg)
         out.append(arg)
-    return out, missing, had_work
+    return out, missing, work
 
 
 def _new_folder(top: Path, committed: Path) -> Path:
@@ -126,8 +127,8 @@ def plan(result: Result, options: Options) -> Job:
     argv = [str(a) for a in result.manifest["command"]]
     relative = script_path(argv[0]) or argv[0]
     script = SOURCE_ROOT / relative
-    args, missing, had_work = _arguments(argv[1:], options)
-    command = f"python {relative} " + " ".join([*args, OUT, "OUT", *([WORK, "WORK"] if had_work else [])])
+    args, missing, work_option = _arguments(argv[1:], options)
+    command = f"python {relative} " + " ".join([*args, OUT, "OUT", *([work_option, "WORK"] if work_option else [])])
     job = Job(command=command.strip(), rows=rows(result.folder), kind="pipeline",
               estimate_s=recorded_seconds(result.manifest, _outputs(result.folder, result.manifest).values()),
               stops_itself=True)
@@ -140,7 +141,7 @@ def plan(result: Result, options: Options) -> Job:
 
     def run(out: Path, work: Path) -> Rows:
         top = out / "result"
-        full = [sys.executable, str(script), *args, OUT, str(top), *([WORK, str(work)] if had_work else [])]
+        full = [sys.executable, str(script), *args, OUT, str(top), *([work_option, str(work)] if work_option else [])]
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(SOURCE_ROOT),
                                                                           os.environ.get("PYTHONPATH")]))}
         limit = None if options.max_minutes is None else options.max_minutes * 60

@@ -198,6 +198,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.child:
         args.stage = args.child
         return child(args)
+    if args.queries != QUERIES:
+        p.error("--queries applies to one stage (--child search); the memory model measures the registered 1,000")
     if not args.out:
         p.error("--out is required")
     import lsr_eval

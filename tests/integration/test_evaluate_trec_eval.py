@@ -160,3 +160,13 @@ def test_the_command_line_prints_what_python_returns(capsys, qrels_file):
     for rec in ev.significance()["rows"]:
         if rec["system"] != ev.baseline:
             assert table.loc[rec["system"], f"{rec['measure']}_p"] == rec["p_corrected"]
+
+
+def test_one_measure_as_a_string_and_a_baseline_file_given_twice(capsys, qrels_file):
+    import lsr_eval
+
+    assert list(lsr_eval.evaluate(qrels_file, [_run("tas-b")], "nDCG@10").columns) == ["nDCG@10"]
+    assert main(["evaluate", qrels_file, _run("tas-b"), _run("tas-b"), _run("bm25-flat"),
+                 "--baseline", _run("tas-b"), "--measures", "nDCG@10"]) == 0
+    out = capsys.readouterr().out
+    assert "(1)" in out and "(2)" in out and "baseline" in out   # both kept, the first is the baseline

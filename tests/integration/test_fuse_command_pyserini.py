@@ -84,7 +84,7 @@ def test_tune_cv_fuses_each_fold_with_weights_from_the_others(files, tmp_path):
 
 
 @pytest.mark.parametrize("extra, message", [
-    (["--tune-cv", "3"], "cross-validation needs qrels"),
+    (["--tune-cv", "3"], "--tune-cv needs --qrels"),
     (["--tune-seed", "1"], "--tune-seed applies with --tune-cv"),
 ])
 def test_tune_cv_refusals(files, tmp_path, capsys, extra, message):

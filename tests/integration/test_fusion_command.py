@@ -86,9 +86,9 @@ def test_tuned_on_train_split_applied_to_test(files, tmp_path):
 @pytest.mark.parametrize("extra, message", [
     (["--tune-on", "{beir}", "--tune-runs", "{ta}", "{tb}"], "tuning qrels equal the reported qrels"),
     (["--tune-on", "{qrels}", "--tune-runs", "{ta}", "{tb}"], "tuning qrels equal the reported qrels"),
-    (["--tune-on", "{beir}", "--tune-split", "train", "--tune-runs", "{ta}"], "1 tuning runs for 2 runs"),
+    (["--tune-on", "{beir}", "--tune-split", "train", "--tune-runs", "{ta}"], "1 --tune-runs for 2 runs"),
     (["--tune-on", "{beir}", "--tune-split", "train", "--tune-runs", "{ta}", "{tb}", "--weights", "1", "1"],
-     "tuning chooses wsum's parameters: drop weights"),
+     "--tune-on chooses wsum's parameters: drop --weights"),
     (["--tune-runs", "{ta}", "{tb}"], "needs both --tune-on"),
     (["--weights", "1"], "1 weights for 2 runs"),
     (["--norm", "l2", "--weights", "1", "1"], "allowed: min-max, max, sum, zmuv, rank, borda, none"),
@@ -147,7 +147,7 @@ def test_without_qrels_the_fused_run_is_written_not_evaluated(files, tmp_path, c
     assert manifest["counts"]["run_lines"] == 5 and manifest["outputs"] == ["run.trec"]
     assert "not evaluated" in capsys.readouterr().out
     assert main(["fuse", files["a"], files["b"], "--measures", "RR@10", "--out", str(tmp_path / "m")]) == 2
-    assert "measures applies with qrels" in capsys.readouterr().err
+    assert "--measures applies with --qrels" in capsys.readouterr().err
 
 
 def test_without_qrels_tuning_refuses_the_fused_queries(files, tmp_path, capsys):

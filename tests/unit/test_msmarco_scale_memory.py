@@ -43,7 +43,9 @@ def test_refusal_only_when_even_the_low_end_of_the_checked_error_is_over_budget(
     model = {"e/index": {"fixed_mb": 0.0, "bytes_per_posting": 1000.0, "error": -0.5, "check_size": 10}}
     # 100 postings a document: 1e5 bytes a document; 2e5 documents -> 2e10 bytes predicted, 1e10 at the low end
     assert memory_refusal(model, gen, "e", "index", 200_000, budget=int(1.5e10)) is None
-    why = memory_refusal(model, gen, "e", "index", 200_000, budget=int(0.9e10))
+    # the error is (measured - predicted) / measured: the lowest measure it allows is 2e10 / 1.5 = 1.33e10 bytes
+    assert memory_refusal(model, gen, "e", "index", 200_000, budget=int(1.34e10)) is None
+    why = memory_refusal(model, gen, "e", "index", 200_000, budget=int(1.32e10))
     assert why and "not started" in why and "18.6 GiB" in why and "error -50.0%" in why
     unchecked = {"e/index": {"fixed_mb": 0.0, "bytes_per_posting": 1000.0}}
     assert memory_refusal(unchecked, gen, "e", "index", 200_000, budget=1) is None   # no check: never refused

@@ -37,3 +37,14 @@ def test_script_path_by_hand():
     assert script_path("pipelines/relativize_results.py") == "pipelines/relativize_results.py"   # not moved
     assert script_path("lsr-eval") is None
     assert script_path("lsr_eval/cli.py") is None
+
+
+def test_a_rerun_gets_a_fresh_scratch_folder_whichever_option_names_it():
+    """A study's ``--work`` is a scratch folder like ``--work-dir``: a rerun never resumes from the recorded run's."""
+    from lsr_eval.reproduce.jobs import Options
+    from lsr_eval.reproduce.pipeline import _arguments
+
+    for option in ("--work", "--work-dir"):
+        args, missing, work = _arguments(["--size", "10", option, "/old/scratch", "--out", "/old/out"], Options())
+        assert (args, missing, work) == (["--size", "10"], [], option)
+    assert _arguments(["--size", "10"], Options())[2] is None
