@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence, Union
+from typing import Any, Callable, Mapping, Sequence, Union
 
 from lsr_eval.api.runs import QrelsLike, RunLike, _named, as_run, judgments
 from lsr_eval.data.types import Qrels, Run
@@ -59,6 +59,21 @@ class CrossValidate:
 
 
 Tune = Union[TuneOn, CrossValidate, None]
+
+
+@dataclass(frozen=True)
+class Spelling:
+    """How a refusal names what was given: Python's argument names by default; ``lsr-eval fuse`` passes its options'
+    names, so that one check serves both doors."""
+
+    qrels: str = "qrels"
+    measures: str = "measures"
+    split: str = "split"
+    cv: str = "cross-validation"          #: what needs qrels
+    tuned_by_cv: str = "tuning"           #: what chooses the parameters, by cross-validation
+    tuned_on: str = "tuning"              #: ... or on another split
+    tune_runs: str = "tuning runs"
+    param: Callable[[str], str] = str     #: a method parameter's name
 
 
 @dataclass
@@ -123,22 +138,25 @@ def _short(params: Mapping[str, Any], trained: tuple[str, ...]) -> str:
     return ", ".join(f"{k}={v}" for k, v in params.items() if k not in trained) or "no parameters"
 
 
-def _check_tune(tune: Tune, method, params: Mapping[str, Any], runs: int, qrels_given: bool) -> None:
+def _check_tune(tune: Tune, method, params: Mapping[str, Any], runs: int, qrels_given: bool,
+                spell: Spelling) -> None:
     """Tuning settings against the method, the parameters given and the runs (before anything is read)."""
     from lsr_eval.evaluation import parse_measure
     from lsr_eval.fusion.cross_validation import check_k
 
     if tune is None:
         return
+    cv = isinstance(tune, CrossValidate)
+    if cv and not qrels_given:
+        raise ConfigError(f"{spell.cv} needs {spell.qrels} (its folds are the judged queries of the reported split)")
     if params:
-        raise ConfigError(f"tuning chooses {method.name}'s parameters: drop {', '.join(params)}")
-    if isinstance(tune, CrossValidate):
-        if not qrels_given:
-            raise ConfigError("cross-validation needs qrels (its folds are the judged queries of the reported split)")
+        raise ConfigError(f"{spell.tuned_by_cv if cv else spell.tuned_on} chooses {method.name}'s parameters: drop "
+                          f"{', '.join(map(spell.param, params))}")
+    if cv:
         check_k(tune.k)
     elif len(tune.runs) != runs:
-        raise ConfigError(f"{len(tune.runs)} tuning runs for {runs} runs: give the same systems' runs on the tuning "
-                          "queries, in the same order")
+        raise ConfigError(f"{len(tune.runs)} {spell.tune_runs} for {runs} runs: give the same systems' runs on the "
+                          "tuning queries, in the same order")
     if not method.tunable:
         raise ConfigError(f"{method.name} has no parameter to tune")
     parse_measure(tune.metric)
@@ -156,10 +174,10 @@ def _tune_record(tune: Tune) -> dict[str, Any] | None:
 
 
 def run_fusion(runs: Sequence[RunLike] | Mapping[str, RunLike], method: str = "rrf", norm: str | None = None,
-           depth: int | None = DEFAULT_DEPTH, params: Mapping[str, Any] | None = None, *,
-           qrels: QrelsLike | None = None, split: str | None = None, measures: Sequence[str] | None = None,
-           tune: Tune = None, out: str | os.PathLike | None = None, overwrite: bool = False,
-           tag: str | None = None) -> Fused:
+               depth: int | None = DEFAULT_DEPTH, params: Mapping[str, Any] | None = None, *,
+               qrels: QrelsLike | None = None, split: str | None = None, measures: Sequence[str] | None = None,
+               tune: Tune = None, out: str | os.PathLike | None = None, overwrite: bool = False,
+               tag: str | None = None, spell: Spelling = Spelling()) -> Fused:
     """Fuse ``runs`` (two or more: runs in memory, TREC files, or a mapping of names to either) with ranx's
     ``method`` (:data:`lsr_eval.fusion.METHODS`), as ``lsr-eval fuse`` does.
 
@@ -169,7 +187,7 @@ def run_fusion(runs: Sequence[RunLike] | Mapping[str, RunLike], method: str = "r
     and its inputs are evaluated on ``measures`` (default: the dataset's, else nDCG@10, RR@10, R@100, R@1000, MAP).
     ``out``: a folder (``run.trec``, ``metrics.json``, ``manifest.json``) or a run file (its manifest beside it),
     refused when it holds another experiment unless ``overwrite``; ``tag`` names the run in the file. Every setting
-    is checked before anything is read or written.
+    is checked before anything is read or written; ``spell`` names the arguments in those refusals.
     """
     from lsr_eval.evaluation import evaluate, parse_measures
     from lsr_eval.evaluation.measures import DEFAULT_MEASURES
@@ -182,16 +200,18 @@ def run_fusion(runs: Sequence[RunLike] | Mapping[str, RunLike], method: str = "r
     named = _named(runs)
     names = list(named)
     where = [str(r) if isinstance(r, (str, os.PathLike)) else n for n, r in named.items()]  # errors name files
-    _check_tune(tune, m, params, len(named), qrels is not None)
+    if qrels is None:
+        for what, value in ((spell.measures, measures), (spell.split, split)):
+            if value is not None:
+                raise ConfigError(f"{what} applies with {spell.qrels} (without {spell.qrels} the fused run is not "
+                                  "evaluated)")
+    _check_tune(tune, m, params, len(named), qrels is not None, spell)
     if tune is None:
         settings_given = Settings.make(m.name, norm, params, len(named))
         used_norm, given = settings_given.norm, jsonable(settings_given.params)
     else:
         used_norm, given = check_norm(m.default_norm if norm is None else norm), params
     if qrels is None:
-        for what, value in (("measures", measures), ("split", split)):
-            if value is not None:
-                raise ConfigError(f"{what} applies with qrels (without qrels the fused run is not evaluated)")
         judged, described, parsed = None, None, []
     else:
         asked = parse_measures(measures) if measures else None
@@ -231,18 +251,18 @@ def run_fusion(runs: Sequence[RunLike] | Mapping[str, RunLike], method: str = "r
         fused.input_metrics = [evaluate(judged, r, parsed) for r in loaded]
     fused.tag = tag or f"fusion-{m.name}"
     if output is not None:
-        _write(output, experiment, fused, fused.tag)
+        _write(output, experiment, fused)
     return fused
 
 
-def _write(output: _Output, experiment: dict[str, Any], fused: Fused, tag: str) -> None:
+def _write(output: _Output, experiment: dict[str, Any], fused: Fused) -> None:
     """The fused run, its metrics (a folder) and its manifest."""
     from lsr_eval.evaluation import count_queries, write_metrics
     from lsr_eval.evaluation.provenance import evaluation_code
     from lsr_eval.manifest import write_manifest
     from lsr_eval.runs.trec import write_run
 
-    lines = write_run(fused.run, output.run_path, tag=tag)
+    lines = write_run(fused.run, output.run_path, tag=fused.tag)
     fused.run_path, fused.run_lines = output.run_path, lines
     inputs = experiment["inputs"]
     if fused.metrics is None:

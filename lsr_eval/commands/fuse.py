@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from lsr_eval.api.fusion import DEFAULT_DEPTH, RUN_FILE_SUFFIXES, CrossValidate, TuneOn
+from lsr_eval.api.fusion import DEFAULT_DEPTH, RUN_FILE_SUFFIXES, CrossValidate, Spelling, TuneOn
 from lsr_eval.commands._common import print_metric_rows
 from lsr_eval.errors import ConfigError
 
@@ -107,24 +107,17 @@ def _params(args: argparse.Namespace) -> dict[str, Any]:
 
 def _tune(args: argparse.Namespace) -> TuneOn | CrossValidate | None:
     """The tuning options as the API's :class:`~lsr_eval.api.fusion.TuneOn` / :class:`CrossValidate` (None:
-    parameters given), refusing combinations of options that mean nothing together."""
+    parameters given), refusing combinations of options that mean nothing together (what the API checks of them it
+    refuses itself, in :data:`OPTIONS`' names)."""
     if args.bare_k is not None:  # --k means two things to two tools (see the module doc)
         raise ConfigError(f"--k {args.bare_k} is ambiguous: in Pyserini's fusion --k is the output depth (here "
                           f"--depth, default {DEFAULT_DEPTH}), while lsr-eval used --k for RRF's constant (here "
                           "--rrf.k, default 60); give --depth N and/or --rrf.k K")
-    if args.qrels is None:
-        for option, value in (("--measures", args.measures), ("--split", args.split)):
-            if value is not None:
-                raise ConfigError(f"{option} applies with --qrels (without --qrels the fused run is not evaluated)")
     on = args.tune_on is not None or args.tune_runs is not None
-    given = _params(args)
     if args.tune_cv is not None:
         if on:
             raise ConfigError("--tune-cv chooses the parameters on the --qrels queries themselves, fold by fold; "
                               "--tune-on/--tune-runs tune on another split: give one or the other")
-        if args.qrels is None:
-            raise ConfigError("--tune-cv needs --qrels (its folds are the judged queries of the reported split)")
-        _refuse_given(given, "--tune-cv", args.method)
         return CrossValidate(args.tune_cv, 0 if args.tune_seed is None else args.tune_seed, args.tune_metric,
                              args.tune_step)
     if args.tune_seed is not None:
@@ -133,21 +126,16 @@ def _tune(args: argparse.Namespace) -> TuneOn | CrossValidate | None:
         if args.tune_on is None or args.tune_runs is None:
             raise ConfigError("tuning needs both --tune-on (qrels of the tuning split) and --tune-runs (the runs "
                               "on its queries)")
-        _refuse_given(given, "--tune-on", args.method)
-        if len(args.tune_runs) != len(args.runs):
-            raise ConfigError(f"{len(args.tune_runs)} --tune-runs for {len(args.runs)} runs: give the same systems' "
-                              "runs on the tuning queries, in the same order")
         return TuneOn(args.tune_on, list(args.tune_runs), args.tune_split, args.tune_metric, args.tune_step)
     if args.tune_split is not None:
         raise ConfigError("--tune-split applies with --tune-on")
     return None
 
 
-def _refuse_given(given: dict[str, Any], option: str, method: str) -> None:
-    """Tuning chooses the method's parameters: one given on the command line is refused, by its option's name."""
-    if given:
-        names = ", ".join({"weights": "--weights", "k": "--rrf.k"}.get(k, f"--param {k}") for k in given)
-        raise ConfigError(f"{option} chooses {method}'s parameters: drop {names}")
+#: The API's refusals (measures without qrels, parameters given beside tuning, ...) in this command's options.
+OPTIONS = Spelling(qrels="--qrels", measures="--measures", split="--split", cv="--tune-cv", tuned_by_cv="--tune-cv",
+                   tuned_on="--tune-on", tune_runs="--tune-runs",
+                   param=lambda k: {"weights": "--weights", "k": "--rrf.k"}.get(k, f"--param {k}"))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -156,7 +144,7 @@ def run(args: argparse.Namespace) -> int:
 
     fused = run_fusion(args.runs, args.method, args.norm, args.depth, _params(args), qrels=args.qrels,
                        split=args.split, measures=args.measures, tune=_tune(args), out=args.out,
-                       overwrite=args.overwrite, tag=args.tag)
+                       overwrite=args.overwrite, tag=args.tag, spell=OPTIONS)
     if fused.metrics is None:
         print(f"fused {len(fused.names)} runs ({fused.norm}; {fused.label}): {len(fused.run)} queries, "
               f"{fused.run_lines} lines -> {fused.run_path} (not evaluated: no --qrels)")

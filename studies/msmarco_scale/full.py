@@ -60,14 +60,20 @@ def disk_needed(rows: list[dict[str, Any]], engines: list[str], size: int) -> di
     return need
 
 
+def predicted_bytes(entry: dict[str, Any], postings: float) -> float:
+    """The memory model's peak RSS (bytes) of one (engine, stage) at ``postings``: fixed + bytes per posting."""
+    return entry["fixed_mb"] * 2**20 + entry["bytes_per_posting"] * postings
+
+
 def memory_refusal(model: dict[str, Any], rows: list[dict[str, Any]], engine: str, stage: str, size: int,
-                   budget: int = BUDGET_BYTES) -> str | None:
+                   budget: int = BUDGET_BYTES, postings: float | None = None) -> str | None:
     """Why (engine, stage) must not start at ``size`` documents, or None: only when its memory model, checked on a
-    measured size, predicts more than ``budget`` even at the low end of the error it showed there."""
+    measured size, predicts more than ``budget`` even at the low end of the error it showed there. ``postings``: the
+    collection's (once it is generated), else estimated from the memory run's postings per document (``rows``)."""
     entry = model.get(f"{engine}/{stage}")
     if entry is None or "error" not in entry:
         return None
-    predicted = entry["fixed_mb"] * 2**20 + entry["bytes_per_posting"] * postings_per_document(rows) * size
+    predicted = predicted_bytes(entry, postings_per_document(rows) * size if postings is None else postings)
     # the error is (measured - predicted) / measured: the lowest measured size it allows is predicted / (1 + |error|)
     # (the committed 8.8M run used predicted x (1 - |error|), a lower bound still: the decision there is the same)
     low = predicted / (1 + abs(entry["error"]))
@@ -189,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
             row["queries_asked"] = queries
         entry = model.get(f"{engine}/{stage}") if engine else None
         if entry is not None and postings is not None:
-            row["predicted_peak_rss_bytes"] = entry["fixed_mb"] * 2**20 + entry["bytes_per_posting"] * postings
+            row["predicted_peak_rss_bytes"] = predicted_bytes(entry, postings)
         failed = [r for r in rows
                   if r["status"] != "ok" and r["engine"] in ("shared", engine) and r["stage"] != "search"]
         if result.is_file():
@@ -198,7 +204,7 @@ def main(argv: list[str] | None = None) -> int:
             row["status"] = "not run yet"
         elif failed:
             row["status"] = f"not run: {failed[0]['engine']} {failed[0]['stage']} did not run to the end"
-        elif engine and (why := memory_refusal(model, rows_model, engine, stage, args.size)):
+        elif engine and (why := memory_refusal(model, rows_model, engine, stage, args.size, postings=postings)):
             print(why, flush=True)
             row["status"] = "refused: " + why
         else:

@@ -41,12 +41,14 @@ def test_memory_model_by_hand():
 def test_refusal_only_when_even_the_low_end_of_the_checked_error_is_over_budget():
     gen = [{"size": 10, "engine": "shared", "stage": "generate", "status": "ok", "documents": 10, "postings": 1000}]
     model = {"e/index": {"fixed_mb": 0.0, "bytes_per_posting": 1000.0, "error": -0.5, "check_size": 10}}
-    # 100 postings a document: 1e5 bytes a document; 2e5 documents -> 2e10 bytes predicted, 1e10 at the low end
+    # 100 postings a document: 1e5 bytes a document; 2e5 documents -> 2e10 bytes predicted
     assert memory_refusal(model, gen, "e", "index", 200_000, budget=int(1.5e10)) is None
     # the error is (measured - predicted) / measured: the lowest measure it allows is 2e10 / 1.5 = 1.33e10 bytes
     assert memory_refusal(model, gen, "e", "index", 200_000, budget=int(1.34e10)) is None
     why = memory_refusal(model, gen, "e", "index", 200_000, budget=int(1.32e10))
     assert why and "not started" in why and "18.6 GiB" in why and "error -50.0%" in why
+    # the collection's own postings, once generated, replace the estimate: 1e5 postings -> 1e8 bytes, under 1.32e10
+    assert memory_refusal(model, gen, "e", "index", 200_000, budget=int(1.32e10), postings=1e5) is None
     unchecked = {"e/index": {"fixed_mb": 0.0, "bytes_per_posting": 1000.0}}
     assert memory_refusal(unchecked, gen, "e", "index", 200_000, budget=1) is None   # no check: never refused
 
