@@ -20,8 +20,8 @@ from lsr_eval._lazy import lazy_getattr as _lazy_getattr  # noqa: E402
 #: The Python API at the package root (:mod:`lsr_eval.api`), imported on first use: ``import lsr_eval`` stays light.
 #: (``run_benchmark``, ``run_evaluation`` and ``run_fusion`` return the whole result; ``benchmark``, ``evaluation`` and
 #: ``fusion`` are the names of packages.)
-_API = ("load_dataset", "Splade", "Index", "bm25", "evaluate", "run_evaluation", "fuse", "run_fusion", "TuneOn",
-        "CrossValidate", "run_benchmark")
+_API = ("load_dataset", "Splade", "LoadOptions", "EncodeOptions", "ExportOptions", "SearchOptions", "Index", "bm25",
+        "evaluate", "run_evaluation", "fuse", "run_fusion", "TuneOn", "CrossValidate", "run_benchmark")
 #: The types the verbs take and return: runs and qrels are plain dicts (these are their aliases), vectors a class.
 _TYPES = {"Run": "data.types", "Qrels": "data.types", "SparseVectors": "encode.protocol"}
 __all__ = ["__version__", *_API, *_TYPES]

@@ -251,7 +251,7 @@ def quickstart_splade_settings(model: str):
 
     cfg = quickstart_config()
     params = next(s for s in cfg["systems"] if s["kind"] == "splade")
-    return SpladeSettings(**{k: v for k, v in params.items() if k not in ("name", "kind")} | {"model": model})
+    return SpladeSettings.from_flat(**{k: v for k, v in params.items() if k not in ("name", "kind")} | {"model": model})
 
 
 class ScifactImpact:
@@ -275,7 +275,7 @@ class ScifactImpact:
         self.collection = Path(stages["paths"]["collection"])
         self.anserini_index = Path(stages["index_dir"])
         encoded = encode_queries(self.dataset.queries(), SpladeTextEncoder(model.query), batch_size=32)
-        self.queries: dict[str, dict[str, int]] = query_weight_maps(encoded.vectors, settings.scale)
+        self.queries: dict[str, dict[str, int]] = query_weight_maps(encoded.vectors, settings.export.scale)
         self.qrels = self.dataset.qrels()
         self.documents = stages["export"]["counts"]["documents_out"]
 

@@ -13,6 +13,7 @@ from lsr_eval._lazy import lazy_getattr
 EXPORTS = {
     "load_dataset": "runs", "bm25": "runs", "evaluate": "runs", "fuse": "runs", "run_benchmark": "runs",
     "as_run": "runs", "read_qrels_spec": "runs", "per_query_scores": "runs", "Splade": "vectors", "Index": "vectors",
+    "LoadOptions": "vectors", "EncodeOptions": "vectors", "ExportOptions": "vectors", "SearchOptions": "vectors",
     "run_evaluation": "evaluation", "Evaluation": "evaluation", "run_fusion": "fusion", "TuneOn": "fusion",
     "CrossValidate": "fusion", "Fused": "fusion",
 }

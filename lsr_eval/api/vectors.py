@@ -5,20 +5,32 @@ temporary unless ``out=`` keeps it.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import tempfile
+import warnings
 import weakref
-from dataclasses import fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Union
 
-from lsr_eval.data.datasets import Dataset
+from lsr_eval.data.datasets import Dataset, load_dataset
 from lsr_eval.data.types import Document, Query, Run
 from lsr_eval.defaults import DEFAULT_SCALE
 from lsr_eval.encode.protocol import SparseVectors
 from lsr_eval.engines.registry import DEFAULT_ENGINE
 from lsr_eval.errors import ConfigError
+from lsr_eval.pipeline.result import SystemResult
+from lsr_eval.pipeline.reuse import RUN_FILE
+from lsr_eval.pipeline.settings import (
+    STAGE_OF,
+    STAGES,
+    EncodeOptions,
+    ExportOptions,
+    LoadOptions,
+    SearchOptions,
+    SpladeSettings,
+)
 
 if TYPE_CHECKING:
     from lsr_eval.encode.corpus import EncodeSummary
@@ -27,7 +39,7 @@ if TYPE_CHECKING:
 #: method, documents, queries, ``(id, text)`` pairs, or plain strings (numbered ``0``, ``1``, ...).
 Texts = Union[Dataset, Callable[[], Iterable[Any]], Iterable[Union[Document, Query, tuple[str, str], str]]]
 
-__all__ = ["Splade", "Index"]
+__all__ = ["Splade", "Index", "LoadOptions", "EncodeOptions", "ExportOptions", "SearchOptions"]
 
 
 def _as_queries(texts: Texts, documents: bool) -> list[Query]:
@@ -62,33 +74,59 @@ def _dataset_of(texts: Texts) -> Dataset | None:
 
 class Splade:
     """A SPLADE model (a hub id, a local folder or an offline alias such as ``splade-tiny``) that encodes texts
-    into :class:`~lsr_eval.encode.protocol.SparseVectors`. ``settings`` are those of
-    :class:`lsr_eval.pipeline.splade.SpladeSettings` (``max_length_d``, ``doc_top_k``, ``precision``,
-    ``device``, ``batch_size``, ...); the model is loaded on first use.
+    into :class:`~lsr_eval.encode.protocol.SparseVectors`; the model is loaded on first use. Its settings are
+    typed, one class per stage (:mod:`lsr_eval.pipeline.settings`): ``load`` (:class:`LoadOptions`: query encoder,
+    head, rescaling, precision, device), ``encode`` (:class:`EncodeOptions`: token limits, term budgets, batch
+    size), and, for :meth:`run`, ``export`` (:class:`ExportOptions`: quantisation, pruning) and ``search``
+    (:class:`SearchOptions`: engine, hits)::
+
+        Splade("splade-tiny", encode=EncodeOptions(doc_top_k=1024, query_top_k=256))
 
     A dataset's documents are encoded into the work folder's encoding cache (``work``, default ``$LSR_EVAL_WORK``
     or ./work), the one ``lsr-eval splade`` and the benchmarks use, keyed by the model's files, the encoder's
     settings and the corpus: a second :meth:`encode` of that corpus with those settings loads the vectors from it
     (and says so on the log). ``cache=False``, or texts that are not a dataset, encode in memory and write nothing.
+
+    Settings given flat (``Splade(model, doc_top_k=1024)``, as before the stages) still work for one release,
+    with a DeprecationWarning naming their stage.
     """
 
-    def __init__(self, model: str, *, work: str | os.PathLike | None = None, cache: bool = True,
-                 **settings: Any) -> None:
+    def __init__(self, model: str, *, load: LoadOptions | None = None, encode: EncodeOptions | None = None,
+                 export: ExportOptions | None = None, search: SearchOptions | None = None,
+                 work: str | os.PathLike | None = None, cache: bool = True, **flat: Any) -> None:
         from lsr_eval.models.offline import resolve_model
-        from lsr_eval.pipeline.splade import SpladeSettings
-
-        known = {f.name for f in fields(SpladeSettings)} - {"model"}
-        unknown = sorted(set(settings) - known)
-        if unknown:
-            raise ConfigError(f"Splade: unknown settings {', '.join(unknown)}; known: {', '.join(sorted(known))}")
-        if settings.get("query_model"):
-            settings["query_model"] = resolve_model(settings["query_model"])
-        self.settings = SpladeSettings(model=resolve_model(model), **settings)
+        given = {"load": load, "encode": encode, "export": export, "search": search}
+        stages = {name: value if value is not None else STAGES[name]() for name, value in given.items()}
+        if flat:
+            unknown = sorted(set(flat) - set(STAGE_OF))
+            if unknown:
+                names = {stage: ", ".join(n for n, s in STAGE_OF.items() if s == stage) for stage in STAGES}
+                by_stage = "; ".join(f"{stage}={STAGES[stage].__name__}({names[stage]})" for stage in STAGES)
+                raise ConfigError(f"Splade: unknown setting {unknown[0]!r}; settings by stage: {by_stage}")
+            clash = sorted(k for k in flat if given[STAGE_OF[k]] is not None)
+            if clash:
+                raise ConfigError(f"Splade: {clash[0]} is given both flat and in {STAGE_OF[clash[0]]}=: give it once, "
+                                  f"in {STAGES[STAGE_OF[clash[0]]].__name__}")
+            warnings.warn("Splade(model, " + ", ".join(f"{k}=..." for k in flat) + "): settings given flat are "
+                          "deprecated; give them by stage: " + ", ".join(sorted({
+                              f"{STAGE_OF[k]}={STAGES[STAGE_OF[k]].__name__}(...)" for k in flat})),
+                          DeprecationWarning, stacklevel=2)
+            stages = {name: dataclasses.replace(options, **{k: v for k, v in flat.items() if STAGE_OF[k] == name})
+                      for name, options in stages.items()}
+        if stages["load"].query_model:
+            stages["load"] = dataclasses.replace(stages["load"], query_model=resolve_model(stages["load"].query_model))
+        self.settings = SpladeSettings(resolve_model(model), **stages)
         self.work, self.cache = work, cache
         #: What the last :meth:`encode` did with the cache (an :class:`~lsr_eval.encode.corpus.EncodeSummary`:
         #: its ``folder``; ``shards_written`` 0 when it loaded every vector from there), None when in memory.
         self.last_encoding: EncodeSummary | None = None
         self._model: Any = None
+
+    @classmethod
+    def of(cls, settings: SpladeSettings, *, work: str | os.PathLike | None = None, cache: bool = True) -> Splade:
+        """The model of whole :class:`~lsr_eval.pipeline.settings.SpladeSettings` (as the command line makes them)."""
+        return cls(settings.model, load=settings.load, encode=settings.encode, export=settings.export,
+                   search=settings.search, work=work, cache=cache)
 
     @property
     def model(self) -> Any:
@@ -105,7 +143,7 @@ class Splade:
 
         encoder = self.model.document if documents else self.model.query
         return encode_queries(_as_queries(texts, documents), SpladeTextEncoder(encoder),
-                              batch_size=self.settings.batch_size).vectors
+                              batch_size=self.settings.encode.batch_size).vectors
 
     def encode(self, docs: Texts) -> SparseVectors:
         """Document vectors (the document encoder on ``title + " " + text``), in input order; a dataset's are
@@ -124,6 +162,36 @@ class Splade:
     def encode_queries(self, queries: Texts) -> SparseVectors:
         """Query vectors (the query encoder), in input order, in memory."""
         return self._encode(queries, documents=False)
+
+    def run(self, dataset: Dataset | str, out: str | os.PathLike | None = None, *, threads: int = 2,
+            overwrite: bool = False, evaluate: bool = True, run_file: str = RUN_FILE) -> SystemResult:
+        """The whole chain on ``dataset`` (a dataset or its spec), as ``lsr-eval splade``: its documents encoded
+        (the work folder's encoding cache), exported and indexed (its caches, ``search``'s engine), its queries
+        encoded and searched, the run evaluated on the dataset's official measures (``evaluate=False``: not
+        evaluated, no relevance grade used). With ``out``, the run (``run_file``), metrics.json, the query vectors
+        and a manifest are written there, and a second call with the same settings reuses them; without, nothing
+        is written beside the caches. Returns a :class:`~lsr_eval.pipeline.result.SystemResult` (its ``metrics``,
+        ``run``, and ``folder``: None without ``out``)."""
+        from lsr_eval.pipeline.splade import run_splade
+        from lsr_eval.workdir import work_dir
+
+        ds = load_dataset(dataset) if isinstance(dataset, str) else dataset
+        work = work_dir(self.work)
+        if out is not None:
+            result = run_splade(ds, out, work, self.settings, threads=threads, overwrite=overwrite,
+                                evaluate=evaluate, run_file=run_file)
+        else:
+            parent = work / "api"
+            parent.mkdir(parents=True, exist_ok=True)
+            with tempfile.TemporaryDirectory(prefix="lsr_eval-splade-", dir=parent) as tmp:
+                result = run_splade(ds, Path(tmp) / "run", work, self.settings, threads=threads, evaluate=evaluate,
+                                    run_file=run_file)
+            result = dataclasses.replace(result, folder=None)
+        from lsr_eval.models.static_query import IDF
+
+        if result.model is not None and self.settings.load.query_model != IDF:  # an IDF model is its corpus's
+            self._model = result.model
+        return result
 
 
 def _encoding_slot(vectors: SparseVectors) -> tuple[Path, dict[str, Any]] | None:

@@ -511,9 +511,9 @@ def _check_system_params(kind: str, params: dict[str, Any], where: str) -> None:
 
         allowed = {f.name for f in dataclasses.fields(Bm25Settings)}
     else:
-        from lsr_eval.pipeline.splade import SpladeSettings
+        from lsr_eval.pipeline.settings import STAGE_OF
 
-        allowed = {f.name for f in dataclasses.fields(SpladeSettings)}
+        allowed = {"model", *STAGE_OF}
         if "model" not in params:
             raise ConfigError(f"{where}: a splade system needs 'model'")
     unknown = sorted(set(params) - allowed)
@@ -536,32 +536,13 @@ def _check_system_params(kind: str, params: dict[str, Any], where: str) -> None:
     for key in ("model", "query_model"):
         if params.get(key) is not None:
             check_model(params[key], f"{where}: {key}", query=key == "query_model")
-    from lsr_eval.models.options import HEAD_INIT_RULES, PRECISIONS
+    from lsr_eval.pipeline.settings import SpladeSettings
 
-    for key, allowed in (("precision", PRECISIONS), ("head_init", HEAD_INIT_RULES)):
-        if key in params and params[key] not in allowed:
-            raise ConfigError(f"{where}: {key}={params[key]!r}; allowed: {', '.join(allowed)}")
-    if "device" in params:
-        from lsr_eval.models.options import check_device
-
-        try:
-            check_device(params["device"])
-        except ConfigError as e:
-            raise ConfigError(f"{where}: {e}") from None
+    try:   # the stages' own validation (types, ranges, choices), then the engine's options
+        SpladeSettings.from_flat(**params)
+    except ConfigError as e:
+        raise ConfigError(f"{where}: {e}") from None
     _check_engine(params, where)
-    for key in ("doc_top_k", "query_top_k", "prune_doc_top_k", "max_length_q", "max_length_d"):
-        v = params.get(key)
-        if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
-            raise ConfigError(f"{where}: {key}={v!r}; expected an integer >= 1 (or leave it out)")
-    for key in ("batch_size", "hits", "max_clauses", "shard_size"):
-        v = params.get(key)
-        if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
-            raise ConfigError(f"{where}: {key}={v!r}; expected an integer >= 1")
-    for key in ("threshold", "prune_doc_threshold", "query_threshold", "rescale_k", "scale"):
-        v = params.get(key)
-        if v is not None and (not _number(v) or v < 0 or (key in ("rescale_k", "scale") and v == 0)):
-            raise ConfigError(f"{where}: {key}={v!r}; expected a finite number "
-                              f"{'> 0' if key in ('rescale_k', 'scale') else '>= 0'}")
 
 
 def read_stand_ins(items: Sequence[str] = (), map_file: str | os.PathLike | None = None) -> dict[str, str]:

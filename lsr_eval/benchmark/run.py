@@ -215,25 +215,26 @@ def _costs(system: SystemEntry, dataset: Dataset, run_dir: Path) -> tuple[dict[s
 
 def _splade_settings(system: SystemEntry):
     from lsr_eval.models.offline import resolve_model
-    from lsr_eval.pipeline.splade import SpladeSettings
+    from lsr_eval.pipeline.settings import SpladeSettings
 
     params = {**system.params, "model": resolve_model(system.params["model"])}
     if params.get("query_model"):
         params["query_model"] = resolve_model(params["query_model"])
-    return SpladeSettings(**params)
+    return SpladeSettings.from_flat(**params)
 
 
-#: SpladeSettings fields that ``load_model`` does not read (a sweep over them shares one loaded model).
-_NOT_MODEL = ("hits", "max_clauses", "remove_query", "shard_size", "prune_doc_top_k", "prune_doc_threshold",
-              "engine", "engine_options")
+#: Settings that ``load_model`` does not read (a sweep over them shares one loaded model): the search stage's,
+#: the export's pruning and the shard size.
+_NOT_MODEL = ("shard_size", "prune_doc_top_k", "prune_doc_threshold")
 
 
 def _model_key(settings, dataset: Dataset | None = None) -> str:
     """Identity of the model ``load_model`` makes from these settings (an IDF query encoder: and the corpus)."""
     from lsr_eval.models.static_query import IDF
+    from lsr_eval.pipeline.settings import STAGE_OF
 
-    key = {k: v for k, v in asdict(settings).items() if k not in _NOT_MODEL}
-    if settings.query_model == IDF:
+    key = {k: v for k, v in settings.flat().items() if k not in _NOT_MODEL and STAGE_OF.get(k) != "search"}
+    if settings.load.query_model == IDF:
         key["idf_corpus"] = dataset.corpus_key() if dataset is not None else None
     return json.dumps(key, sort_keys=True, default=str)
 

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
+from lsr_eval.commands.options import add_device, add_precision
 from lsr_eval.defaults import DEFAULT_SCALE, LUCENE_MAX_CLAUSES
-from lsr_eval.models.arguments import add_device, add_precision
+
+if TYPE_CHECKING:
+    from lsr_eval.pipeline.settings import SearchOptions, SpladeSettings
 
 
 def add_model_arguments(p: argparse.ArgumentParser) -> None:
@@ -28,7 +32,6 @@ def add_model_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--threshold", type=float, default=0.0, help="drop weights <= threshold")
     p.add_argument("--keep-special", action="store_true", help="keep special tokens ([CLS], [SEP], ...)")
     add_precision(p, note=" (fp32 elsewhere: emulated bf16 is 3-40x slower)")
-    p.add_argument("--bf16", action="store_true", help="same as --precision bf16")
     add_device(p, why="cuda:LOCAL_RANK when CUDA is available, else cpu")
     p.add_argument("--batch-size", type=int, default=32)
     p.add_argument("--scale", type=float, default=float(DEFAULT_SCALE),
@@ -44,14 +47,17 @@ def resolve_model(name: str) -> str:
     return resolve(name)
 
 
-def settings_from_args(args: argparse.Namespace, **extra):
-    from lsr_eval.pipeline.splade import SpladeSettings
+def settings_from_args(args: argparse.Namespace, search: SearchOptions | None = None,
+                       shard_size: int = 50_000) -> SpladeSettings:
+    """The typed settings of the model options (``search``: the command's search stage; default: the options'
+    clause limit)."""
+    from lsr_eval.pipeline.settings import EncodeOptions, ExportOptions, LoadOptions, SearchOptions, SpladeSettings
 
-    return SpladeSettings(
-        model=resolve_model(args.model), query_model=args.query_model and resolve_model(args.query_model),
-        head_init=args.head_init, rescale_k=args.rescale_k, trust_remote_code=args.trust_remote_code,
-        max_length_q=args.max_length_q,
-        max_length_d=args.max_length_d, doc_top_k=args.doc_top_k, query_top_k=args.query_top_k,
-        threshold=args.threshold, drop_special=not args.keep_special,
-        precision="bf16" if args.bf16 else args.precision, device=args.device,
-        batch_size=args.batch_size, scale=args.scale, max_clauses=args.max_clauses, **extra)
+    load = LoadOptions(query_model=args.query_model and resolve_model(args.query_model), head_init=args.head_init,
+                       rescale_k=args.rescale_k, trust_remote_code=args.trust_remote_code, precision=args.precision,
+                       device=args.device)
+    encode = EncodeOptions(max_length_q=args.max_length_q, max_length_d=args.max_length_d, doc_top_k=args.doc_top_k,
+                           query_top_k=args.query_top_k, threshold=args.threshold, drop_special=not args.keep_special,
+                           batch_size=args.batch_size, shard_size=shard_size)
+    return SpladeSettings(resolve_model(args.model), load=load, encode=encode, export=ExportOptions(scale=args.scale),
+                          search=search or SearchOptions(max_clauses=args.max_clauses))

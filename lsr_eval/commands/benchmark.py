@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from lsr_eval.benchmark.status import Status, kind_of
-from lsr_eval.models.arguments import add_device
+from lsr_eval.commands.options import add_device
 from lsr_eval.models.options import DEVICE_CHOICES
 
 NAME = "benchmark"

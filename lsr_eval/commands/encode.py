@@ -32,13 +32,12 @@ def run(args: argparse.Namespace) -> int:
     dataset = load_dataset(args.dataset, args.split)
     model = load_model(settings)
     rank, world = resolve_rank(None, None)
-    precision = model.document.resolved_precision()
     info = encoder_fingerprint(settings, model.document)  # the run record below says why this precision
     experiment = {"stage": "encode", "encoder": info, "corpus": dataset.corpus_key()}
     summary = encode_corpus(dataset.docs(), SpladeTextEncoder(model.document), args.out, experiment,
-                            encoder_info=info, shard_size=args.shard_size, batch_size=settings.batch_size,
+                            encoder_info=info, shard_size=args.shard_size, batch_size=settings.encode.batch_size,
                             overwrite=args.overwrite, total=expected_documents(dataset),
-                            run_info={"precision": precision.to_dict(), "device": str(model.document.device)})
+                            run_info=model.document.runtime())
     if world > 1:
         import torch.distributed as dist
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from lsr_eval.models.arguments import add_device
+from lsr_eval.commands.options import add_device
 from lsr_eval.models.options import HEAD_INIT_RULES
 
 NAME = "mlm-eval"

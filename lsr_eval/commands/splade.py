@@ -31,15 +31,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Parse the options into :class:`lsr_eval.api.vectors.Splade`'s typed settings, run it, print the metrics."""
+    from lsr_eval.api.vectors import Splade
     from lsr_eval.data.datasets import load_dataset
-    from lsr_eval.pipeline.splade import run_splade
-    from lsr_eval.workdir import work_dir
+    from lsr_eval.pipeline.settings import SearchOptions
 
     dataset = load_dataset(args.dataset, args.split, args.topics, args.qrels)
-    settings = settings_from_args(args, hits=args.hits, shard_size=args.shard_size, remove_query=args.remove_query,
-                                  engine=args.engine, engine_options=engine_options(args))
-    result = run_splade(dataset, args.out, work_dir(args.work_dir), settings, threads=args.threads,
-                         overwrite=args.overwrite, evaluate=args.evaluate, run_file=args.run_file)
+    search = SearchOptions(engine=args.engine, engine_options=engine_options(args), hits=args.hits,
+                           max_clauses=args.max_clauses, remove_query=args.remove_query)
+    splade = Splade.of(settings_from_args(args, search, shard_size=args.shard_size), work=args.work_dir)
+    result = splade.run(dataset, args.out, threads=args.threads, overwrite=args.overwrite, evaluate=args.evaluate,
+                        run_file=args.run_file)
     if args.evaluate:
         print_metrics(f"splade {dataset.name}", result.metrics)
     else:

@@ -155,6 +155,17 @@ class SpladeEncoder(VocabularyTerms, nn.Module):
         """``requested`` (default: the encoder's precision) resolved for the device the model is on."""
         return resolve_precision(self.precision if requested is None else requested, self.device)
 
+    def runtime(self) -> dict[str, Any]:
+        """Where and how this encoder runs, as manifests record it beside its figures: the device and the resolved
+        precision."""
+        return {"device": str(self.device), "precision": self.resolved_precision().to_dict()}
+
+    def in_precision(self, precision: str) -> SpladeEncoder:
+        """An encoder that shares this one's model (weights, tokenizer, max length, sparsification) and runs in
+        ``precision``: the same function, another forward-pass dtype."""
+        return SpladeEncoder(self.mlm, self.tokenizer, self.max_length, sparsify=self.sparsify,
+                             head_init=self.head_init, precision=precision, chunked=self.chunked)
+
     # -- model ------------------------------------------------------------------------------------------------
     def tokenize(self, texts: Sequence[str]):
         """Padded, truncated ``BatchEncoding`` (PyTorch tensors) of ``texts``."""

@@ -15,7 +15,7 @@ from lsr_eval.data.types import Run
 class SystemResult:
     metrics: dict[str, float]
     run: Run
-    folder: Path
+    folder: Path | None  #: where its files are (None: run in memory, nothing kept)
     #: the SPLADE model this process loaded for the run (None for BM25, or when a finished run was reused)
     model: Any = None
     reused: bool = False

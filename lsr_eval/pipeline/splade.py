@@ -14,81 +14,21 @@ import os
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any
 
 from lsr_eval.data.datasets import Dataset
-from lsr_eval.defaults import DEFAULT_SCALE, LUCENE_MAX_CLAUSES
 from lsr_eval.engines.registry import DEFAULT_ENGINE
 from lsr_eval.errors import LsrEvalError
 from lsr_eval.manifest import completed, prepare_output, write_manifest
-from lsr_eval.models.options import DEFAULT_DEVICE, DEFAULT_PRECISION, PRECISIONS, check_choice, check_device
 from lsr_eval.pipeline.result import SystemResult
 from lsr_eval.pipeline.reuse import RUN_FILE
+from lsr_eval.pipeline.settings import RECORD_ORDER, SpladeSettings
 from lsr_eval.workdir import cache_slot, cached, folder_bytes, slot_lock
 
 if TYPE_CHECKING:
     from lsr_eval.encode.corpus import EncodeSummary
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class SpladeSettings:
-    """Model loading, inference and retrieval settings (all recorded in the manifests)."""
-
-    model: str
-    query_model: str | None = None
-    head_init: str = "auto"
-    rescale_k: float | None = None
-    trust_remote_code: bool = False
-    max_length_q: int | None = None
-    max_length_d: int | None = None
-    doc_top_k: int | None = None
-    query_top_k: int | None = None
-    threshold: float = 0.0
-    drop_special: bool = True
-    bf16: bool = False  # forces bf16 (alias of precision="bf16")
-    precision: str = DEFAULT_PRECISION  # fp32; bf16 or auto (bf16 on CUDA / CPUs with avx512_bf16 or AMX) opt in
-    device: str = DEFAULT_DEVICE  # auto (CUDA when present), cpu, cuda, cuda:N; in manifests, not in cache keys
-    batch_size: int = 32
-    scale: float = float(DEFAULT_SCALE)  # a float, as cache keys always held it (100.0, not 100)
-    hits: int = 1000
-    max_clauses: int = LUCENE_MAX_CLAUSES
-    remove_query: bool | None = None
-    shard_size: int = 50_000
-    # pruned at export (the encoding is reused: a sparsity sweep encodes once), see lsr_eval.export.prune
-    prune_doc_top_k: int | None = None
-    prune_doc_threshold: float = 0.0
-    query_threshold: float | None = None  # the query encoder's own threshold (None: ``threshold``)
-    engine: str = DEFAULT_ENGINE  # lsr_eval.engines.registry.ENGINES
-    engine_options: Mapping[str, Any] | None = None  # the engine's build settings and search knobs, by name
-
-    def __post_init__(self) -> None:
-        check_choice("precision", self.precision, PRECISIONS)
-        check_device(self.device)
-
-    @property
-    def requested_precision(self) -> str:
-        """The precision asked for (``bf16=True`` is short for ``precision="bf16"``)."""
-        return "bf16" if self.bf16 else self.precision
-
-    def resolved_precision(self):
-        """The precision the model runs in on the settings' device (:class:`lsr_eval.models.precision.Precision`)."""
-        from lsr_eval.models.device import resolve_device
-        from lsr_eval.models.precision import resolve_precision
-
-        return resolve_precision(self.requested_precision, resolve_device(self.device))
-
-    def engine_parts(self) -> tuple[Any, dict[str, Any], dict[str, Any]]:
-        """(the engine with its build settings, those settings, its search knobs, validated) for these settings."""
-        from lsr_eval.engines.registry import get_engine, split_options
-
-        build, search = split_options(self.engine, dict(self.engine_options or {}))
-        if self.engine == "anserini":
-            search.setdefault("max_clauses", self.max_clauses)
-        engine = get_engine(self.engine, **build)
-        engine.check_search(**search)      # a bad knob fails here, before encoding, not when the index is opened
-        return engine, build, search
 
 
 def model_fingerprint(path: str) -> dict[str, Any]:
@@ -114,13 +54,15 @@ def load_model(s: SpladeSettings, dataset: Dataset | None = None, work: str | os
     from lsr_eval.models.sparsify import Sparsify
     from lsr_eval.models.splade import SpladeModel
 
+    load, enc = s.load, s.encode
     return SpladeModel.from_pretrained(
-        s.model, s.query_model, max_length_q=s.max_length_q, max_length_d=s.max_length_d, head_init=s.head_init,
-        rescale_k=s.rescale_k, precision=s.requested_precision, quantization_scale=s.scale,
-        trust_remote_code=s.trust_remote_code, idf_corpus=dataset, work_dir=work,
-        sparsify_q=Sparsify(s.query_top_k, s.threshold if s.query_threshold is None else s.query_threshold,
-                            s.drop_special),
-        sparsify_d=Sparsify(s.doc_top_k, s.threshold, s.drop_special)).to(resolve_device(s.device))
+        s.model, load.query_model, max_length_q=enc.max_length_q, max_length_d=enc.max_length_d,
+        head_init=load.head_init, rescale_k=load.rescale_k, precision=load.precision,
+        quantization_scale=s.export.scale, trust_remote_code=load.trust_remote_code, idf_corpus=dataset,
+        work_dir=work,
+        sparsify_q=Sparsify(enc.query_top_k, enc.threshold if enc.query_threshold is None else enc.query_threshold,
+                            enc.drop_special),
+        sparsify_d=Sparsify(enc.doc_top_k, enc.threshold, enc.drop_special)).to(resolve_device(load.device))
 
 
 def encoder_fingerprint(s: SpladeSettings, encoder) -> dict[str, Any]:
@@ -165,8 +107,8 @@ def impact_keys(dataset: Dataset, model, s: SpladeSettings) -> ImpactKeys:
     fingerprint = encoder_fingerprint(s, model.document)
     enc_key = {"stage": "encode", "encoder": fingerprint, "corpus": dataset.corpus_key()}
     label = f"{Path(s.model).name}-{dataset.corpus_label()}"
-    build_options = s.engine_parts()[1] if s.engine != "anserini" else None
-    return encoding_keys(enc_key, label, s.scale, doc_prune(s), s.engine, build_options)
+    build_options = s.engine_parts()[1] if s.search.engine != "anserini" else None
+    return encoding_keys(enc_key, label, s.export.scale, doc_prune(s), s.search.engine, build_options)
 
 
 def encoding_keys(enc_key: dict[str, Any], label: str, scale: float, prune, engine: str = DEFAULT_ENGINE,
@@ -200,10 +142,10 @@ def ensure_encoding(dataset: Dataset, model, s: SpladeSettings, work: Path,
     enc_slot = cache_slot(work, "encodings", keys.encode, keys.label)
     with slot_lock(enc_slot):  # resumable in place: another process encoding it is waited for, not removed
         summary = encode_corpus(dataset.docs(), SpladeTextEncoder(model.document), enc_slot, keys.encode,
-                                encoder_info=keys.fingerprint, shard_size=s.shard_size, batch_size=s.batch_size,
+                                encoder_info=keys.fingerprint, shard_size=s.encode.shard_size,
+                                batch_size=s.encode.batch_size,
                                 total=expected_documents(dataset),
-                                run_info={"precision": model.document.resolved_precision().to_dict(),
-                                          "device": str(model.document.device)})
+                                run_info=model.document.runtime())
     if summary.shards_verified and not summary.shards_written:
         log.info("reused encoding %s", enc_slot)
     return summary
@@ -256,25 +198,23 @@ def _approximation(dataset: Dataset, model, s: SpladeSettings, work: Path, threa
                    ) -> dict[str, Any] | None:
     """For an approximate engine: its recall of the exact top-k (the reference engine's run of the same
     collection and queries), as table columns ``exact_recall@k``; None for an exact engine."""
-    from dataclasses import replace
-
     from lsr_eval.engines.registry import ENGINES, REFERENCE_ENGINE
     from lsr_eval.evaluation.exact_recall import exact_recall
 
-    if ENGINES[s.engine].exact:
+    if ENGINES[s.search.engine].exact:
         return None
-    exact_s = replace(s, engine=REFERENCE_ENGINE, engine_options=None)
+    exact_s = s.replace(engine=REFERENCE_ENGINE, engine_options=None)
     stages = ensure_impact_index(dataset, model, exact_s, work, threads)
     with open_searcher(exact_s, stages["index_dir"]) as searcher:
-        exact, _ = searcher.batch_search(maps, k=s.hits, threads=threads, remove_query=remove_query)
-    records = {f"exact_recall@{k}": exact_recall(run, exact, k) for k in sorted({min(k, s.hits) for k in
+        exact, _ = searcher.batch_search(maps, k=s.search.hits, threads=threads, remove_query=remove_query)
+    records = {f"exact_recall@{k}": exact_recall(run, exact, k) for k in sorted({min(k, s.search.hits) for k in
                                                                                   EXACT_RECALL_AT})}
     return {"reference_engine": REFERENCE_ENGINE, "reference_index": stages["index_dir"], "details": records,
             "columns": {name: r["recall"] for name, r in records.items()}}
 
 
 def open_searcher(s: SpladeSettings, index_dir: str | os.PathLike):
-    """A searcher of ``s.engine`` over ``index_dir`` with the settings' search knobs."""
+    """A searcher of ``s.search.engine`` over ``index_dir`` with the settings' search knobs."""
     engine, _, search = s.engine_parts()
     return engine.open(Path(index_dir), **search)
 
@@ -283,14 +223,16 @@ def doc_prune(s: SpladeSettings):
     """What the export drops from the encoded document vectors (:class:`lsr_eval.export.prune.Prune`)."""
     from lsr_eval.export.prune import Prune
 
-    return Prune(s.prune_doc_top_k, s.prune_doc_threshold)
+    return Prune(s.export.prune_doc_top_k, s.export.prune_doc_threshold)
 
 
 def settings_record(s: SpladeSettings) -> dict[str, Any]:
     """The settings as manifests record them, the identity of a run: the sweep fields only when set, so that
     experiments made before they existed keep their identity (and their cached runs); the precision resolved on
     the settings' device; not the device."""
-    record = asdict(s)
+    resolved = s.resolved_precision()
+    values = {**s.flat(), "bf16": resolved.bf16}
+    record = {k: values[k] for k in RECORD_ORDER if k in values}
     for name, default in (("prune_doc_top_k", None), ("prune_doc_threshold", 0.0), ("query_threshold", None),
                           ("engine", "anserini"), ("engine_options", None)):
         if record[name] == default:
@@ -299,8 +241,6 @@ def settings_record(s: SpladeSettings) -> dict[str, Any]:
     # the resolved precision, not the alias asked for: fp32 (every run made before precisions were resolved) adds
     # nothing; bf16 (asked, or auto on bf16 hardware) is another experiment
     del record["precision"]
-    resolved = s.resolved_precision()
-    record["bf16"] = resolved.bf16
     if resolved.name != "fp32":
         record["precision"] = resolved.name
     return record
@@ -335,7 +275,7 @@ def run_splade(dataset: Dataset, out: str | os.PathLike, work: Path, s: SpladeSe
     from lsr_eval.runs.trec import write_run
 
     check_run_file(run_file)
-    remove_query = dataset.remove_query if s.remove_query is None else s.remove_query
+    remove_query = dataset.remove_query if s.search.remove_query is None else s.search.remove_query
     experiment = {"method": "splade", "dataset": dataset.describe(), "settings": settings_record(s),
                   "model": model_fingerprint(s.model), "remove_query": remove_query}
     if not overwrite and (done := completed(out, experiment)):
@@ -354,13 +294,13 @@ def run_splade(dataset: Dataset, out: str | os.PathLike, work: Path, s: SpladeSe
     model = load_model(s, dataset, work)
     stages = ensure_impact_index(dataset, model, s, work, threads)
 
-    encoded = encode_queries(queries, SpladeTextEncoder(model.query), batch_size=s.batch_size)
-    export_queries(encoded.vectors, out / "queries", {"queries_of": experiment}, scale=s.scale, on_empty="skip",
-                   clause_limit=s.max_clauses, overwrite=True)
-    maps = query_weight_maps(encoded.vectors, s.scale)
+    encoded = encode_queries(queries, SpladeTextEncoder(model.query), batch_size=s.encode.batch_size)
+    export_queries(encoded.vectors, out / "queries", {"queries_of": experiment}, scale=s.export.scale,
+                   on_empty="skip", clause_limit=s.search.max_clauses, overwrite=True)
+    maps = query_weight_maps(encoded.vectors, s.export.scale)
     t_search = time.perf_counter()
     with open_searcher(s, stages["index_dir"]) as searcher:
-        run, search_counts = searcher.batch_search(maps, k=s.hits, threads=threads, remove_query=remove_query)
+        run, search_counts = searcher.batch_search(maps, k=s.search.hits, threads=threads, remove_query=remove_query)
         engine_record = searcher.describe()
     search_s = time.perf_counter() - t_search
     if search_counts.queries != len(queries):
@@ -388,7 +328,7 @@ def run_splade(dataset: Dataset, out: str | os.PathLike, work: Path, s: SpladeSe
                  encoded.counts()["avg_active_dims"]},
         throughput={"encoding": enc.get("throughput"), "search_seconds": round(search_s, 3),
                     "total_seconds": round(time.perf_counter() - t0, 3)},
-        quantization={"scale": s.scale, "rounding": stages["export"]["parameters"]["rounding"]},
+        quantization={"scale": s.export.scale, "rounding": stages["export"]["parameters"]["rounding"]},
         index={"path": stages["index_dir"], "disk_bytes": stages["index"].get("disk_bytes"),
                "engine": stages["index"].get("engine", {"engine": "anserini"})},
         search=engine_record, approximation=approximation,

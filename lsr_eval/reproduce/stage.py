@@ -66,19 +66,18 @@ def _rerun(manifest: Mapping[str, Any], dataset, model: str | None, options: Opt
                                        if k in experiment})
             run_bm25(dataset, out, work, settings, threads=options.threads)
         else:
-            from lsr_eval.pipeline.splade import SpladeSettings, run_splade
+            from lsr_eval.pipeline.settings import SpladeSettings
+            from lsr_eval.pipeline.splade import run_splade
 
             recorded = dict(experiment.get("settings") or {})
             if recorded.get("query_model"):
                 recorded["query_model"] = options.paths.here(recorded["query_model"])
-            recorded["precision"] = recorded.get("precision") or ("bf16" if recorded.get("bf16") else "fp32")
-            recorded.pop("bf16", None)
             # as recorded: a run written unevaluated (--no-eval, a test split's before its turn) stays unevaluated
             evaluate = (manifest.get("evaluation") or {}).get("evaluated") is not False
             from lsr_eval.pipeline.splade import RUN_SUFFIXES
 
             run_file = next((o for o in manifest.get("outputs") or [] if o.endswith(RUN_SUFFIXES)), "run.trec")
-            run_splade(dataset, out, work, SpladeSettings(**{**recorded, "model": model}), threads=options.threads,
+            run_splade(dataset, out, work, SpladeSettings.from_record(recorded, model=model), threads=options.threads,
                        evaluate=evaluate, run_file=run_file)
         return out
 

@@ -14,8 +14,8 @@ TOP = 10
 
 def parse_args(argv: list[str] | None = None, description: str | None = None) -> argparse.Namespace:
     """The options of studies/bf16_fidelity/run.py (``description``: its help's first paragraph)."""
+    from lsr_eval.commands.options import add_device
     from lsr_eval.defaults import DEFAULT_SCALE
-    from lsr_eval.models.arguments import add_device
 
     p = argparse.ArgumentParser(description=description)
     p.add_argument("--dataset", default=str(REPO.parent / "shared/data/beir/scifact"),

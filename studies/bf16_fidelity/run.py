@@ -75,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     work = work_dir(args.work_dir)
     systems: dict[str, dict[str, Any]] = {}
     for precision in PRECISIONS:
-        settings = SpladeSettings(**base, precision=precision, device=args.device)
+        settings = SpladeSettings.from_flat(**base, precision=precision, device=args.device)
         t0 = time.perf_counter()
         result = run_splade(dataset, work / STAGE / _label(dataset.describe()["name"]) / precision, work,
                             settings, threads=args.threads, overwrite=args.overwrite)

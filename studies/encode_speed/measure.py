@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
+from lsr_eval.commands.options import add_device, add_precision
 from lsr_eval.defaults import DEFAULT_SCALE
 from lsr_eval.efficiency.measure import rotation
-from lsr_eval.models.arguments import add_device, add_precision, encoder_record, in_precision
 
 if TYPE_CHECKING:
     from lsr_eval.models.encoder import SpladeEncoder
@@ -155,7 +155,7 @@ def bench_documents(name: str, docs: list[str], args, PyDoc) -> dict[str, Any]:
     with_backbone = len(docs) / (backbone_s + len(docs) / head_bound)
     ours_dps, py_dps = len(docs) / ours_s[args.precisions[0]], len(docs) / py_s
     first = args.precisions[0]
-    precisions = {p: {**encoder_record(x), "seconds": ours_s[p], "docs_per_s": len(docs) / ours_s[p],
+    precisions = {p: {**x.runtime(), "seconds": ours_s[p], "docs_per_s": len(docs) / ours_s[p],
                       "speed_vs_first": ours_s[first] / ours_s[p],
                       "agreement_with_first": agreement(weights[first], weights[p]) if p != first else None}
                   for p, x in setup.encoders.items()}
@@ -221,7 +221,7 @@ def _document_setup(name: str, docs: list[str], args: argparse.Namespace, PyDoc:
     model = SpladeModel.from_pretrained(path, max_length_d=args.max_length, max_length_q=args.max_length_q,
                                         precision=args.precisions[0]).to(device)
     enc = model.document   # the first precision: compared with Pyserini and the roofline
-    encoders = {p: enc if i == 0 else in_precision(enc, p) for i, p in enumerate(args.precisions)}
+    encoders = {p: enc if i == 0 else enc.in_precision(p) for i, p in enumerate(args.precisions)}
     roof = Roofline(enc.mlm.get_output_embeddings().weight.detach())
     for x in encoders.values():
         x.encode(docs[:4])   # warm-up
@@ -373,7 +373,7 @@ def bench_queries(name: str, queries: list[tuple[str, str]], args, PyQuery) -> d
         summary = {k: {"p50_ms": statistics.median(v), "mean_ms": statistics.fmean(v),
                        "p90_ms": float(np.percentile(v, 90)), "n": len(v)} for k, v in times.items()}
         return {"model": name, "queries": len(queries), "threads": 1, "max_length_q": args.max_length_q,
-                **encoder_record(lean),
+                **lean.runtime(),
                 "query_top_k": args.query_top_k, "latency": summary,
                 "fidelity": {"identical_integer_vectors": same, "queries": len(queries),
                              "fraction": same / len(queries), "differing": differing,

@@ -32,7 +32,6 @@ import logging
 import sys
 import sys as _sys
 import time
-from dataclasses import replace
 from pathlib import Path
 from pathlib import Path as _Path
 from typing import Any, Mapping
@@ -81,19 +80,20 @@ def check_dataset(spec: str, args: argparse.Namespace, work: Path) -> dict[str, 
     from lsr_eval.encode.splade import SpladeTextEncoder
     from lsr_eval.export.queries import query_weight_maps
     from lsr_eval.models.offline import resolve_model
-    from lsr_eval.pipeline.splade import SpladeSettings, ensure_impact_index, load_model, open_searcher
+    from lsr_eval.pipeline.settings import SpladeSettings
+    from lsr_eval.pipeline.splade import ensure_impact_index, load_model, open_searcher
 
     dataset = load_dataset(spec, args.split)
-    anserini = SpladeSettings(model=str(resolve_model(args.model)), doc_top_k=args.doc_top_k,
-                              query_top_k=args.query_top_k, precision=args.precision, hits=args.k,
-                              max_length_d=args.max_length_d, max_length_q=args.max_length_q)
-    settings = [anserini, *(replace(anserini, engine=e) for e in args.engines)]
+    anserini = SpladeSettings.from_flat(model=str(resolve_model(args.model)), doc_top_k=args.doc_top_k,
+                                        query_top_k=args.query_top_k, precision=args.precision, hits=args.k,
+                                        max_length_d=args.max_length_d, max_length_q=args.max_length_q)
+    settings = [anserini, *(anserini.replace(engine=e) for e in args.engines)]
     model = load_model(anserini)
     t0 = time.perf_counter()
-    stages = {s.engine: ensure_impact_index(dataset, model, s, work, args.threads) for s in settings}
+    stages = {s.search.engine: ensure_impact_index(dataset, model, s, work, args.threads) for s in settings}
     prepare_s = time.perf_counter() - t0
-    encoded = encode_queries(dataset.queries(), SpladeTextEncoder(model.query), batch_size=anserini.batch_size)
-    maps = query_weight_maps(encoded.vectors, anserini.scale)
+    encoded = encode_queries(dataset.queries(), SpladeTextEncoder(model.query), batch_size=anserini.encode.batch_size)
+    maps = query_weight_maps(encoded.vectors, anserini.export.scale)
     remove = dataset.remove_query
     runs: dict[str, dict] = {}
     seconds: dict[str, float] = {}
@@ -109,7 +109,7 @@ def check_dataset(spec: str, args: argparse.Namespace, work: Path) -> dict[str, 
                                  for q, w in maps.items()}
         seconds["anserini_java"] = time.perf_counter() - t
     for s in settings[1:]:
-        e = s.engine
+        e = s.search.engine
         with open_searcher(s, stages[e]["index_dir"]) as p:
             t = time.perf_counter()
             runs[e], c = p.batch_search(maps, k=args.k, threads=args.threads, remove_query=remove)

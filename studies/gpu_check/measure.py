@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from lsr_eval.models.arguments import add_device, add_precision
+from lsr_eval.commands.options import add_device, add_precision
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -31,7 +31,6 @@ from typing import Any
 
 _sys.path.insert(0, str(_Path(__file__).resolve().parents[2]))  # the checkout: lsr_eval and studies importable
 
-from lsr_eval.models.arguments import encoder_record, in_precision
 from studies.gpu_check.measure import parse_args
 from studies.gpu_check.summary import summary_md
 
@@ -82,9 +81,9 @@ def main(argv: list[str] | None = None) -> int:
     on_device = load(device)
     runs += [(p, on_device, p) for p in args.precisions]
     for name, encoder, precision in runs:
-        encoder = in_precision(encoder, precision)
+        encoder = encoder.in_precision(precision)
         weights[name], seconds = timed_encoding(encoder, docs, args.batch_size)
-        encodings[name] = {**encoder_record(encoder), "seconds": seconds, "docs_per_s": len(docs) / seconds}
+        encodings[name] = {**encoder.runtime(), "seconds": seconds, "docs_per_s": len(docs) / seconds}
         print(f"{name}: {encodings[name]['device']} {encodings[name]['precision']['name']}, "
               f"{encodings[name]['docs_per_s']:.1f} docs/s", flush=True)
     agreements = {f"{p}_vs_reference": agreement(weights["reference"], weights[p]) for p in args.precisions}

@@ -12,12 +12,12 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
+from lsr_eval.commands.options import add_device, add_precision
 from lsr_eval.data.types import Document, Query, Run
 from lsr_eval.defaults import DEFAULT_SCALE
 from lsr_eval.efficiency.measure import alternate, measure
 from lsr_eval.errors import InputError, LsrEvalError
 from lsr_eval.evaluation.agreement import ranked_hits_agreement
-from lsr_eval.models.arguments import add_device, add_precision
 
 REPO = Path(__file__).resolve().parents[2]
 STAGE = "bench-long-queries"
@@ -325,7 +325,7 @@ def impact_weight_maps(model, s, queries: list[Query], bench: Path) -> tuple[dic
     fp = encoder_fingerprint(s, model.query)
     key = json.loads(json.dumps({"model": fp["model"], "query_encoder": fp["document_encoder"],
                                  **({"bf16": True} if fp["bf16"] else {}),
-                                 "scale": s.scale, "queries": queries_digest(queries), "n": len(queries)},
+                                 "scale": s.export.scale, "queries": queries_digest(queries), "n": len(queries)},
                                 sort_keys=True, default=str))
     name = f"queries-{_digest(key)[:12]}"
     path, key_path = bench / f"{name}.jsonl", bench / f"{name}.key.json"
@@ -335,8 +335,8 @@ def impact_weight_maps(model, s, queries: list[Query], bench: Path) -> tuple[dic
             log.info("reusing the long queries' weight maps %s", path)
             return read_query_jsonl(path), record["encoding"]
     log.info("encoding %d long queries with the query encoder", len(queries))
-    encoded = encode_queries(queries, SpladeTextEncoder(model.query), batch_size=s.batch_size)
-    maps = query_weight_maps(encoded.vectors, s.scale)
+    encoded = encode_queries(queries, SpladeTextEncoder(model.query), batch_size=s.encode.batch_size)
+    maps = query_weight_maps(encoded.vectors, s.export.scale)
     missing = [q.id for q in queries if q.id not in maps]
     if missing:
         raise LsrEvalError(f"query encoding lost {len(missing)} queries (first: {', '.join(missing[:5])})")
@@ -352,17 +352,18 @@ def run_impact(dataset, queries: list[Query], args, bench: Path, memory) -> dict
     from lsr_eval.anserini.search_collection import pretokenized
     from lsr_eval.anserini.searcher import ImpactSearcher
     from lsr_eval.models.offline import resolve_model
+    from lsr_eval.pipeline.settings import SpladeSettings
     from lsr_eval.pipeline.splade import (
-        SpladeSettings,
         ensure_impact_index,
         inference_record,
         load_model,
         model_fingerprint,
     )
 
-    s = SpladeSettings(model=resolve_model(args.model), doc_top_k=args.doc_top_k, query_top_k=args.query_top_k,
-                       max_length_q=args.max_length_q, max_length_d=args.max_length_d, scale=args.scale, hits=args.k,
-                       precision=args.precision, device=args.device)
+    s = SpladeSettings.from_flat(model=resolve_model(args.model), doc_top_k=args.doc_top_k,
+                                 query_top_k=args.query_top_k, max_length_q=args.max_length_q,
+                                 max_length_d=args.max_length_d, scale=args.scale, hits=args.k,
+                                 precision=args.precision, device=args.device)
     model = load_model(s).eval()
     inference = inference_record(model)
     stages = ensure_impact_index(dataset, model, s, args.work_dir, args.threads)
@@ -375,8 +376,8 @@ def run_impact(dataset, queries: list[Query], args, bench: Path, memory) -> dict
                         lambda run_path: ours_impact(index, maps, run_path, args.k, args.threads),
                         lambda: ImpactSearcher(str(index)), args, bench, memory)
     return {**result, "model": model_fingerprint(s.model),
-            "settings": {"doc_top_k": s.doc_top_k, "query_top_k": s.query_top_k, "max_length_q": s.max_length_q,
-                         "scale": s.scale},
+            "settings": {"doc_top_k": s.encode.doc_top_k, "query_top_k": s.encode.query_top_k,
+                         "max_length_q": s.encode.max_length_q, "scale": s.export.scale},
             "inference": inference,
             "query_encoding": encoding, "query_weights": weight_stats(maps)}
 

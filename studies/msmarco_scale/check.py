@@ -209,7 +209,8 @@ def main(argv: list[str] | None = None) -> int:
     data, out, work = Path(args.data), Path(args.out), Path(args.work)
     t0 = time.perf_counter()
     dataset = lsr_eval.load_dataset(str(data / "beir" / "msmarco-dl19-5k"), split="test")
-    splade = lsr_eval.Splade("splade-tiny", doc_top_k=1024, query_top_k=256, work=work / "cache")
+    splade = lsr_eval.Splade("splade-tiny", encode=lsr_eval.EncodeOptions(doc_top_k=1024, query_top_k=256),
+                             work=work / "cache")
     real = query_weight_maps(splade.encode(dataset))
     queries = read_tsv_queries(data / "msmarco-passage" / "queries.dev.small.tsv")
     qmaps = {q: w for q, w in query_weight_maps(splade.encode_queries(queries)).items() if w}

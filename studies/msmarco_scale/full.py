@@ -162,7 +162,8 @@ def main(argv: list[str] | None = None) -> int:
         import lsr_eval
         from lsr_eval.export.queries import query_weight_maps
 
-        splade = lsr_eval.Splade("splade-tiny", doc_top_k=1024, query_top_k=256, work=work / "cache")
+        splade = lsr_eval.Splade("splade-tiny", encode=lsr_eval.EncodeOptions(doc_top_k=1024, query_top_k=256),
+                                 work=work / "cache")
         real = lsr_eval.load_dataset(str(Path(args.data) / "beir" / "msmarco-dl19-5k"), split="test")
         (work / "real.json").write_text(json.dumps(query_weight_maps(splade.encode(real))))
         queries = read_tsv_queries(Path(args.data) / "msmarco-passage" / "queries.dev.small.tsv")

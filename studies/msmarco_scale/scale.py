@@ -209,7 +209,8 @@ def main(argv: list[str] | None = None) -> int:
     data, out, work = Path(args.data), Path(args.out), Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
-    splade = lsr_eval.Splade("splade-tiny", doc_top_k=1024, query_top_k=256, work=work / "cache")
+    splade = lsr_eval.Splade("splade-tiny", encode=lsr_eval.EncodeOptions(doc_top_k=1024, query_top_k=256),
+                             work=work / "cache")
     real = query_weight_maps(splade.encode(lsr_eval.load_dataset(str(data / "beir" / "msmarco-dl19-5k"),
                                                                   split="test")))
     (work / "real.json").write_text(json.dumps(real))

@@ -364,7 +364,7 @@ def explain_query(qid: str, runs, float_q: Mapping[str, Mapping[str, float]],
 
 def parse_args(argv: list[str] | None = None, description: str | None = None) -> argparse.Namespace:
     """The options of studies/pyserini_parity/run.py (``description``: its help's first paragraph)."""
-    from lsr_eval.models.arguments import add_device, add_precision
+    from lsr_eval.commands.options import add_device, add_precision
 
     p = argparse.ArgumentParser(description=description)
     p.add_argument("--benchmark", type=Path, default=REPO / "pipelines" / "benchmarks" / "scifact-splade-tiny.yaml",
@@ -505,10 +505,10 @@ def _open_study(args: argparse.Namespace, config) -> _Study:
     if not corpus_file.is_file():
         raise ConfigError(f"{entry.spec}: Pyserini's encoder reads a corpus.jsonl; this dataset has none "
                           f"({dataset.corpus_key()})")
-    s = SpladeSettings(**{**system.params, "model": resolve_model(system.params["model"]), "device": args.device,
-                          **({"precision": args.precision, "bf16": False} if args.precision else {})})
+    s = SpladeSettings.from_flat(**{**system.params, "model": resolve_model(system.params["model"]),
+                                    "device": args.device, **({"precision": args.precision} if args.precision else {})})
     queries = dataset.queries()
-    remove_query = dataset.remove_query if s.remove_query is None else s.remove_query
+    remove_query = dataset.remove_query if s.search.remove_query is None else s.search.remove_query
     return _Study(args, system, dataset, corpus_file, s, model_fingerprint(s.model), queries, [q.id for q in queries],
                   remove_query)
 
@@ -526,9 +526,9 @@ def _lsr_path(study: _Study) -> _LsrPath:
     model = load_model(s).eval()
     art = impact_artefacts(study.dataset, model, s, None, args.work_dir, args.threads)
     log.info("lsr-eval impact index %s (%s)", art["index_dir"], art["source"])
-    enc_q = encode_queries(study.queries, SpladeTextEncoder(model.query), batch_size=s.batch_size)
-    maps = query_weight_maps(enc_q.vectors, s.scale)
-    with ImpactSearcher(str(art["index_dir"]), max_clauses=s.max_clauses) as searcher:
+    enc_q = encode_queries(study.queries, SpladeTextEncoder(model.query), batch_size=s.encode.batch_size)
+    maps = query_weight_maps(enc_q.vectors, s.export.scale)
+    with ImpactSearcher(str(art["index_dir"]), max_clauses=s.search.max_clauses) as searcher:
         run, counts = searcher.batch_search(maps, k=args.k, threads=args.threads, remove_query=study.remove_query)
     return _LsrPath(model, art, maps, run, counts)
 
@@ -543,15 +543,15 @@ def _full_encoding(study: _Study) -> tuple[_FullEncoding, Any]:
 
     args, s, dataset = study.args, study.s, study.dataset
     py_q_len = pyserini_query_max_length()
-    s_full = dataclasses.replace(s, doc_top_k=None, query_top_k=None, drop_special=False, max_length_q=py_q_len)
+    s_full = s.replace(doc_top_k=None, query_top_k=None, drop_special=False, max_length_q=py_q_len)
     full = load_model(s_full).eval()
     full_key = {"stage": "encode", "encoder": encoder_fingerprint(s_full, full.document),  # resolved precision
                 "corpus": dataset.corpus_key(), "code": sources_sha256(), "limit": args.limit_docs}
-    full_slot = lsr_encoding(dataset, full, full_key, args.work_dir, s.batch_size, args.limit_docs)
+    full_slot = lsr_encoding(dataset, full, full_key, args.work_dir, s.encode.batch_size, args.limit_docs)
     doc_ids, d_full = load_matrix(full_slot)
     terms = read_vocab(full_slot)
     special_ids = set(full.document.special_ids)
-    q_full = encode_queries(study.queries, SpladeTextEncoder(full.query), batch_size=s.batch_size)
+    q_full = encode_queries(study.queries, SpladeTextEncoder(full.query), batch_size=s.encode.batch_size)
     return _FullEncoding(full, full_key, full_slot, doc_ids, terms, special_ids, {terms[i] for i in special_ids},
                          q_full, py_q_len), d_full
 
@@ -569,7 +569,7 @@ def _lsr_checks(study: _Study, lsr: _LsrPath, full: _FullEncoding, d_full) -> di
     query_check = {"max_tokens": int(q_full.n_tokens.max()), "lsr_eval_max_length": model.query.max_length,
                    "queries_over_lsr_eval_max_length": int((q_full.n_tokens > model.query.max_length).sum()),
                    "max_terms_without_specials": int(q_dims.max()),
-                   "queries_over_query_top_k": int((q_dims > (s.query_top_k or q_dims.max())).sum())}
+                   "queries_over_query_top_k": int((q_dims > (s.encode.query_top_k or q_dims.max())).sum())}
     return {**cache_check, **query_check}
 
 
@@ -667,7 +667,8 @@ def _search_maps(study: _Study, index_dir: Path, maps: dict[str, dict[str, int]]
     from lsr_eval.anserini.searcher import ImpactSearcher
 
     args = study.args
-    with ImpactSearcher(str(index_dir), max_clauses=max(study.s.max_clauses, max(map(len, maps.values())))) as srch:
+    clauses = max(study.s.search.max_clauses, max(map(len, maps.values())))
+    with ImpactSearcher(str(index_dir), max_clauses=clauses) as srch:
         return srch.batch_search(maps, k=args.k, threads=args.threads, remove_query=study.remove_query)[0]
 
 
@@ -704,7 +705,7 @@ def _same_query_maps(study: _Study, full: _FullEncoding, q_float, maps_lsr) -> i
     from lsr_eval.export.quantize import quantize
 
     specials = full.specials
-    maps_100 = {q: {t: int(w) for t, w in zip(v, quantize(np.array(list(v.values())), study.s.scale)) if w > 0}
+    maps_100 = {q: {t: int(w) for t, w in zip(v, quantize(np.array(list(v.values())), study.s.export.scale)) if w > 0}
                 for q, v in ((q, {t: w for t, w in fv.items() if t not in specials}) for q, fv in q_float.items())}
     return sum(maps_100[q] == dict(maps_lsr[q]) for q in study.qids)
 

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from lsr_eval.commands.options import add_device, add_precision
 from lsr_eval.defaults import DEFAULT_SCALE
-from lsr_eval.models.arguments import add_device, add_precision
 
 REPO = Path(__file__).resolve().parents[2]
 STAGE = "bench-query-encoder"
@@ -256,7 +256,6 @@ def measure_query_encoders(args: argparse.Namespace, paths: list[str]) -> Encode
     from lsr_eval.data.datasets import load_dataset
     from lsr_eval.efficiency.latency import QueryWeights, torch_threads
     from lsr_eval.manifest import installed_version, machine, prepare_output
-    from lsr_eval.models.arguments import encoder_record
 
     t_start = time.perf_counter()
     load = {"start": list(os.getloadavg())}
@@ -280,7 +279,7 @@ def measure_query_encoders(args: argparse.Namespace, paths: list[str]) -> Encode
         "protocol": {"queries": len(queries), "warmup_queries": args.warmup, "passes": args.passes,
                      "threads": {"torch": 1, "onnxruntime_intra_op": 1, "onnxruntime_inter_op": 1},
                      "order": "interleaved, rotating per query", "machine": machine(), "versions": versions,
-                     "inference": encoder_record(encoders["torch"]),
+                     "inference": encoders["torch"].runtime(),
                      "load_average_1_5_15min": load},
         "export": export_s, "latency_ms": latency, "onnx_steps_mean_ms": steps,
         "pruned_floor_mean_ms": floor, "fidelity": fidelity,

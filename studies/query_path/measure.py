@@ -14,8 +14,8 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
+from lsr_eval.commands.options import add_device, add_precision
 from lsr_eval.defaults import DEFAULT_SCALE
-from lsr_eval.models.arguments import add_device, add_precision
 from lsr_eval.models.options import DEFAULT_PRECISION
 
 REPO = Path(__file__).resolve().parents[2]
@@ -106,7 +106,7 @@ def impact_artefacts(dataset, model, s, reuse: Path | None, work: Path, threads:
         if (read_manifest(own) or {}).get("experiment") != _canonical(idx_key):
             log.info("exporting and indexing the cached encoding %s into %s", enc, own)
             shutil.rmtree(own, ignore_errors=True)
-            export_documents(enc, own / "collection", exp_key, scale=s.scale)
+            export_documents(enc, own / "collection", exp_key, scale=s.export.scale)
             counts = build_index(own / "collection" / COLLECTION_DIR, own / "index", "impact", threads=threads)
             exported = json.loads((own / "collection" / "manifest.json").read_text())["counts"]["documents_out"]
             if counts.total_indexed != exported:
@@ -205,11 +205,11 @@ def our_rows(args: argparse.Namespace, model, s, dataset) -> dict[str, Any]:
     from lsr_eval.efficiency.latency import QueryWeights
     from lsr_eval.models.static_query import StaticQueryEncoder
 
-    rows = {"lsr-eval": QueryWeights(model.query, s.scale, runtime=args.query_runtime, work_dir=args.work_dir)}
+    rows = {"lsr-eval": QueryWeights(model.query, s.export.scale, runtime=args.query_runtime, work_dir=args.work_dir)}
     if args.inference_free:  # tokenise + look up one weight per id (no forward pass), with the document encoder's top-k
         idf = StaticQueryEncoder.from_idf(dataset, model.document, work_dir=args.work_dir,
                                           sparsify=model.query.sparsify)
-        rows["lsr-eval-idf"] = QueryWeights(idf, s.scale)
+        rows["lsr-eval-idf"] = QueryWeights(idf, s.export.scale)
     return rows
 
 
@@ -265,14 +265,14 @@ def _settings(args: argparse.Namespace):
     (checked)."""
     from lsr_eval.engines.registry import check_engine, parse_option
     from lsr_eval.models.offline import resolve_model
-    from lsr_eval.pipeline.splade import SpladeSettings
+    from lsr_eval.pipeline.settings import SpladeSettings
 
-    s = SpladeSettings(model=resolve_model(args.model), max_length_q=args.max_length_q,
-                       max_length_d=args.max_length_d, doc_top_k=args.doc_top_k or None,
-                       query_top_k=args.query_top_k or None, scale=args.scale, hits=args.k,
-                       precision=args.precision, device=args.device)
-    s_engine = dataclasses.replace(s, engine=check_engine(args.engine),
-                                   engine_options=dict(parse_option(o) for o in args.engine_option) or None)
+    s = SpladeSettings.from_flat(model=resolve_model(args.model), max_length_q=args.max_length_q,
+                                 max_length_d=args.max_length_d, doc_top_k=args.doc_top_k or None,
+                                 query_top_k=args.query_top_k or None, scale=args.scale, hits=args.k,
+                                 precision=args.precision, device=args.device)
+    s_engine = s.replace(engine=check_engine(args.engine),
+                         engine_options=dict(parse_option(o) for o in args.engine_option) or None)
     return s, s_engine
 
 
@@ -281,9 +281,10 @@ def _experiment(args: argparse.Namespace, dataset, queries: list, s, s_engine) -
     from lsr_eval.pipeline.splade import model_fingerprint
 
     experiment = {"benchmark": STAGE, "dataset": dataset.describe(), "split": args.split, "queries": len(queries),
-                  "model": model_fingerprint(s.model), "doc_top_k": s.doc_top_k, "query_top_k": s.query_top_k,
-                  "scale": s.scale, "k": args.k, "warmup": args.warmup, "bf16_queries": args.bf16_queries,
-                  "engine": s_engine.engine, "engine_options": s_engine.engine_options,
+                  "model": model_fingerprint(s.model), "doc_top_k": s.encode.doc_top_k,
+                  "query_top_k": s.encode.query_top_k, "scale": s.export.scale, "k": args.k,
+                  "warmup": args.warmup, "bf16_queries": args.bf16_queries,
+                  "engine": s_engine.search.engine, "engine_options": s_engine.search.engine_options,
                   "query_runtime": args.query_runtime}
     if args.precision != DEFAULT_PRECISION:   # earlier results (fp32, before the option) keep their identity
         experiment["precision"] = args.precision
@@ -332,7 +333,7 @@ def _open_paths(setup: _Setup, py_loaded, py_same) -> _Paths:
     LuceneImpactSearcher = pyserini_search().LuceneImpactSearcher
     ours = our_rows(args, setup.model, setup.s, setup.dataset)
     anserini_searcher = ImpactSearcher(str(art["index_dir"]))
-    if s_engine.engine == "anserini":
+    if s_engine.search.engine == "anserini":
         engine_index = Path(art["index_dir"])
     else:  # the engine's index from the same exported collection (built once, cached in the work folder)
         engine_index = Path(ensure_impact_index(setup.dataset, setup.model, s_engine, args.work_dir,
@@ -354,12 +355,12 @@ def _latency_reports(setup: _Setup, searcher) -> tuple[Any, dict[str, Any] | Non
 
     args, queries, model, s = setup.args, setup.queries, setup.model, setup.s
     with Bm25Searcher(str(setup.bm25_dir)) as bm25:
-        report = measure_latency(queries, model.query, searcher, k=args.k, scale=s.scale, warmup=args.warmup,
+        report = measure_latency(queries, model.query, searcher, k=args.k, scale=s.export.scale, warmup=args.warmup,
                                  bm25=bm25, runtime=args.query_runtime, work_dir=args.work_dir)
     bf16 = None
     if args.bf16_queries > 0:
         sub = queries[:args.bf16_queries + 2]
-        bf16 = measure_latency(sub, model.query, searcher, k=args.k, scale=s.scale, warmup=2,
+        bf16 = measure_latency(sub, model.query, searcher, k=args.k, scale=s.export.scale, warmup=2,
                                bf16=True).to_dict()
     return report, bf16
 
@@ -397,11 +398,11 @@ def _flops_and_postings(setup: _Setup, results: dict[str, list]) -> tuple[dict[s
 
     art, queries, s = setup.art, setup.queries, setup.s
     vocab = read_vocab(art["encoding_dir"])
-    docs_impact = count_encoding(art["encoding_dir"], "impact", s.scale)
+    docs_impact = count_encoding(art["encoding_dir"], "impact", s.export.scale)
     docs_weight = count_encoding(art["encoding_dir"], "weight")
     maps = {q.id: r["weights"] for q, r in zip(queries, results["lsr-eval"])}
     q_vectors = encode_queries(queries, SpladeTextEncoder(setup.model.query)).vectors
-    flops = {"impact": flops_report(docs_impact, count_weight_maps(maps, vocab, s.scale)).to_dict(),
+    flops = {"impact": flops_report(docs_impact, count_weight_maps(maps, vocab, s.export.scale)).to_dict(),
              "weight": flops_report(docs_weight, count_matrix(q_vectors.matrix, "weight")).to_dict()}
     postings = posting_stats(docs_impact, art["index_dir"]).to_dict()
     postings["lucene_check"] = lucene_check(art["index_dir"], docs_impact, vocab)

@@ -76,11 +76,21 @@ def test_tiny_end_to_end_equals_the_stage_functions(tiny_beir, tmp_path):
     with lsr_eval.Index.build(replace(docs, source=None), engine="anserini", work=tmp_path / "work") as index:
         assert index.search(queries, k=10, remove_query=True) == runs["anserini"]  # a temporary index, the same run
     assert not (tmp_path / "work" / "api").exists()  # the temporary folder is gone
-    chain = run_splade(ds, tmp_path / "splade", tmp_path / "work", SpladeSettings(model=model, hits=10))
+    chain = run_splade(ds, tmp_path / "splade", tmp_path / "work", SpladeSettings.from_flat(model=model, hits=10))
     assert runs["anserini"] == chain.run  # the API's chain is the experiment's
     # ... and its encoding is the experiment's cache entry, reused there
     manifest = json.loads((tmp_path / "splade" / "manifest.json").read_text(encoding="utf-8"))
     assert Path(manifest["paths"]["encoding"]).name == enc.last_encoding.folder.name
+    # Splade.run is that chain (the command line's lsr-eval splade calls it): in memory it keeps no folder
+    in_memory = lsr_eval.Splade(model, search=lsr_eval.SearchOptions(hits=10), work=tmp_path / "work").run(ds)
+    assert in_memory.folder is None and in_memory.run == chain.run and in_memory.metrics == chain.metrics
+    assert not any((tmp_path / "work" / "api").iterdir())
+    from lsr_eval.cli import main
+
+    assert main(["splade", model, str(tiny_beir), "--hits", "10", "--out", str(tmp_path / "cli"),
+                 "--work-dir", str(tmp_path / "work")]) == 0
+    cli = json.loads((tmp_path / "cli" / "manifest.json").read_text(encoding="utf-8"))
+    assert cli["experiment"] == manifest["experiment"] and cli["metrics"] == manifest["metrics"]
 
     fused = lsr_eval.fuse([bm25, chain.run], "rrf")
     assert fused == fuse([bm25, chain.run], "rrf", depth=1000).run

@@ -176,15 +176,15 @@ def test_long_query_key_keeps_the_fp32_identity_and_separates_bf16(tmp_path):
     queries = [Query(f"q{i}", t) for i, t in enumerate(sample_texts(3))]
     keys = {}
     for precision in ("fp32", "bf16", "auto"):
-        s = SpladeSettings(model=str(tiny_model("bert")), max_length_q=32, max_length_d=64, precision=precision,
-                           device="cpu")
+        s = SpladeSettings.from_flat(model=str(tiny_model("bert")), max_length_q=32, max_length_d=64,
+                                     precision=precision, device="cpu")
         model = load_model(s)
         folder = tmp_path / precision
         folder.mkdir()
         bench.impact_weight_maps(model, s, queries, folder)
         (key_file,) = folder.glob("*.key.json")
         keys[precision] = json.loads(key_file.read_text())["key"]
-    fp32_model = load_model(SpladeSettings(model=str(tiny_model("bert")), max_length_q=32, max_length_d=64))
+    fp32_model = load_model(SpladeSettings.from_flat(model=str(tiny_model("bert")), max_length_q=32, max_length_d=64))
     described = {k: v for k, v in fp32_model.query.describe().items() if k != "precision"}
     assert keys["fp32"] == json.loads(json.dumps({
         "model": model_fingerprint(str(tiny_model("bert"))), "query_encoder": described, "scale": 100.0,
@@ -200,7 +200,8 @@ def test_long_query_key_of_auto_follows_the_cpu(tmp_path, cpu_kind):
     from lsr_eval.pipeline.splade import SpladeSettings, load_model
     from studies.long_queries import measure as bench
 
-    s = SpladeSettings(model=str(tiny_model("bert")), max_length_q=32, max_length_d=64, precision="auto", device="cpu")
+    s = SpladeSettings.from_flat(model=str(tiny_model("bert")), max_length_q=32, max_length_d=64, precision="auto",
+                                 device="cpu")
     bench.impact_weight_maps(load_model(s), s, [Query("q0", "sparse retrieval")], tmp_path)
     (key_file,) = tmp_path.glob("*.key.json")
     key = json.loads(key_file.read_text())["key"]

@@ -240,7 +240,6 @@ def test_exact_against_anserini_on_scifact(scifact_impact, tmp_path):
 def test_nfcorpus_tied_runs_are_anserinis_bit_for_bit(tmp_path):
     """NFCorpus' tied runs with a float32 residue (``50.999996`` beside ``51.0``), on real vectors: BMP returns
     Anserini's lists."""
-    from dataclasses import replace
 
     from lsr_eval.anserini.searcher import ImpactSearcher
     from lsr_eval.data.datasets import load_dataset
@@ -251,11 +250,12 @@ def test_nfcorpus_tied_runs_are_anserinis_bit_for_bit(tmp_path):
     from lsr_eval.pipeline.splade import SpladeSettings, ensure_impact_index, load_model
 
     dataset = load_dataset(str(nfcorpus_subset(tmp_path / "nf", set(NFCORPUS_TIED), set(NFCORPUS_QUERIES))), "test")
-    settings = SpladeSettings(model=str(splade_tiny_dir()), doc_top_k=1024, query_top_k=256, precision="fp32")
+    settings = SpladeSettings.from_flat(model=str(splade_tiny_dir()), doc_top_k=1024, query_top_k=256, precision="fp32")
     model = load_model(settings)
-    index = {engine: ensure_impact_index(dataset, model, replace(settings, engine=engine), tmp_path / "work",
+    index = {engine: ensure_impact_index(dataset, model, settings.replace(engine=engine), tmp_path / "work",
                                          threads=2)["index_dir"] for engine in ("anserini", "bmp")}
-    maps = query_weight_maps(encode_queries(dataset.queries(), SpladeTextEncoder(model.query)).vectors, settings.scale)
+    maps = query_weight_maps(encode_queries(dataset.queries(), SpladeTextEncoder(model.query)).vectors,
+                             settings.export.scale)
     with BmpEngine().open(index["bmp"]) as b, ImpactSearcher(index["anserini"]) as a:
         brun, counts = b.batch_search(maps, k=1000)
         arun, _ = a.batch_search(maps, k=1000, threads=2)

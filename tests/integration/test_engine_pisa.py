@@ -433,7 +433,6 @@ def test_nfcorpus_tied_runs_are_anserinis_bit_for_bit(tmp_path):
     """The case that broke on NFCorpus, on real vectors: PISA returns Anserini's lists (order and float32 scores,
     ``50.999996`` beside ``51.0`` included), which are Anserini's own SimpleImpactSearcher's. The whole of NFCorpus
     and SciFact is checked by studies/exact_engines/run.py (results/exact-engines)."""
-    from dataclasses import replace
 
     from lsr_eval.anserini.searcher import ImpactSearcher
     from lsr_eval.data.datasets import load_dataset
@@ -443,11 +442,12 @@ def test_nfcorpus_tied_runs_are_anserinis_bit_for_bit(tmp_path):
     from lsr_eval.pipeline.splade import SpladeSettings, ensure_impact_index, load_model
 
     dataset = load_dataset(str(nfcorpus_subset(tmp_path / "nf", set(NFCORPUS_TIED), set(NFCORPUS_QUERIES))), "test")
-    settings = SpladeSettings(model=str(splade_tiny_dir()), doc_top_k=1024, query_top_k=256, precision="fp32")
+    settings = SpladeSettings.from_flat(model=str(splade_tiny_dir()), doc_top_k=1024, query_top_k=256, precision="fp32")
     model = load_model(settings)
-    index = {engine: ensure_impact_index(dataset, model, replace(settings, engine=engine), tmp_path / "work",
+    index = {engine: ensure_impact_index(dataset, model, settings.replace(engine=engine), tmp_path / "work",
                                          threads=2)["index_dir"] for engine in ("anserini", "pisa")}
-    maps = query_weight_maps(encode_queries(dataset.queries(), SpladeTextEncoder(model.query)).vectors, settings.scale)
+    maps = query_weight_maps(encode_queries(dataset.queries(), SpladeTextEncoder(model.query)).vectors,
+                             settings.export.scale)
     assert sorted(maps) == sorted(NFCORPUS_QUERIES)
     with PisaEngine().open(index["pisa"]) as p, ImpactSearcher(index["anserini"]) as a:
         prun, counts = p.batch_search(maps, k=1000, threads=2)

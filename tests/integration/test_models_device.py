@@ -67,9 +67,9 @@ def test_model_commands_take_a_device(command):
 
     module = importlib.import_module(f"lsr_eval.commands.{command}")
     args = _parse(module, ["splade-tiny", "scifact", "--out", "x", "--device", "cpu"])
-    assert settings_from_args(args).device == "cpu"
-    assert settings_from_args(_parse(module, ["splade-tiny", "scifact", "--out", "x"])).device == "auto"
-    assert settings_from_args(_parse(module, ["splade-tiny", "scifact", "--out", "x"])).precision == "fp32"
+    assert settings_from_args(args).load.device == "cpu"
+    assert settings_from_args(_parse(module, ["splade-tiny", "scifact", "--out", "x"])).load.device == "auto"
+    assert settings_from_args(_parse(module, ["splade-tiny", "scifact", "--out", "x"])).load.precision == "fp32"
     with pytest.raises(SystemExit):
         _parse(module, ["splade-tiny", "scifact", "--out", "x", "--device", "tpu"])
 
@@ -112,7 +112,7 @@ def test_splade_run_records_device_and_precision(tiny_beir, tmp_path):
     from lsr_eval.data.datasets import load_dataset
     from lsr_eval.pipeline.splade import SpladeSettings, run_splade
 
-    s = SpladeSettings(model=tiny_model("bert"), device="cpu", max_length_d=32, max_length_q=16)
+    s = SpladeSettings.from_flat(model=tiny_model("bert"), device="cpu", max_length_d=32, max_length_q=16)
     run_splade(load_dataset(str(tiny_beir), "test"), tmp_path / "out", tmp_path / "work", s, threads=1)
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
     assert manifest["inference"]["device"] == "cpu"

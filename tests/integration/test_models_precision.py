@@ -68,7 +68,7 @@ def test_the_default_is_owned_once():
     from lsr_eval.pipeline.splade import SpladeSettings
 
     assert DEFAULT_PRECISION == "fp32"
-    assert SpladeSettings(model="m").precision == DEFAULT_PRECISION
+    assert SpladeSettings.from_flat(model="m").load.precision == DEFAULT_PRECISION
     for fn in (SpladeEncoder.__init__, SpladeEncoder.from_pretrained, SpladeModel.from_pretrained, resolve_precision):
         assert inspect.signature(fn).parameters["precision" if fn is not resolve_precision else "requested"
                                                 ].default == DEFAULT_PRECISION

@@ -21,11 +21,12 @@ def tiny_data(tmp_path: Path) -> Path:
     return write_beir(tmp_path / "tiny", TINY_DOCS, TINY_QUERIES, TINY_QRELS)
 
 
-def _splade(**kwargs):
+def _splade(doc_top_k: int | None = None, **kwargs):
     """A Splade encoder of the tiny BERT (128 positions)."""
     import lsr_eval
 
-    return lsr_eval.Splade(str(tiny_bert()), max_length_d=64, max_length_q=32, **kwargs)
+    encode = lsr_eval.EncodeOptions(max_length_d=64, max_length_q=32, doc_top_k=doc_top_k)
+    return lsr_eval.Splade(str(tiny_bert()), encode=encode, **kwargs)
 
 
 def _count_forward(monkeypatch, enc) -> list[int]:
@@ -231,3 +232,19 @@ def test_vectors_know_their_folder_while_unchanged(tmp_path):
     assert read.source_folder() == "enc"
     read.matrix.data[1] = 0.25
     assert read.source_folder() is None
+
+
+def test_settings_given_flat_still_work_for_a_release_with_a_warning():
+    import lsr_eval
+    from lsr_eval.errors import ConfigError
+
+    with pytest.warns(DeprecationWarning, match=r"doc_top_k=\.\.\..*encode=EncodeOptions\(\.\.\.\)"):
+        flat = lsr_eval.Splade("m", doc_top_k=4, hits=9)
+    typed = lsr_eval.Splade("m", encode=lsr_eval.EncodeOptions(doc_top_k=4), search=lsr_eval.SearchOptions(hits=9))
+    assert flat.settings == typed.settings
+    with pytest.raises(ConfigError, match="doc_top_k is given both flat and in encode="):
+        lsr_eval.Splade("m", encode=lsr_eval.EncodeOptions(), doc_top_k=4)
+    with pytest.raises(ConfigError, match=r"unknown setting 'bf16'; settings by stage: load=LoadOptions\(query_model"):
+        lsr_eval.Splade("m", bf16=True)
+    with pytest.raises(ConfigError, match=r"SpladeSettings encode=.*expected EncodeOptions\(\.\.\.\)"):
+        lsr_eval.Splade("m", encode={"doc_top_k": 4})

@@ -16,6 +16,8 @@ THIN = {
                                       "lsr_eval.runs", "lsr_eval.manifest", "lsr_eval.evaluation.evaluate")),
     "bm25": ("lsr_eval.api.runs", ("lsr_eval.pipeline", "lsr_eval.anserini", "lsr_eval.workdir")),
     "benchmark": ("lsr_eval.api.runs", ("lsr_eval.benchmark.run", "lsr_eval.workdir")),
+    "splade": ("lsr_eval.api.vectors", ("lsr_eval.pipeline.splade", "lsr_eval.workdir", "lsr_eval.encode",
+                                        "lsr_eval.anserini", "lsr_eval.engines")),
 }
 
 

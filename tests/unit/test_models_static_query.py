@@ -244,7 +244,7 @@ def test_benchmark_loads_one_idf_model_per_corpus(monkeypatch):
     loads = []
     monkeypatch.setattr(splade, "load_model", lambda s, dataset=None, work=None: loads.append(dataset) or object())
     models: dict = {}
-    s = splade.SpladeSettings(model="m", query_model="idf")
+    s = splade.SpladeSettings.from_flat(model="m", query_model="idf")
     a, b = Corpus("scifact"), Corpus("nfcorpus")
     first = run._model_for(s, models, a)
     assert run._model_for(s, models, Corpus("scifact")) is first      # the same corpus: loaded once

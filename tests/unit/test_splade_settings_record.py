@@ -24,7 +24,7 @@ def _committed_settings() -> tuple[SpladeSettings, dict]:
     recorded = json.loads((COMMITTED / "runs" / params["name"] / "scifact" / "manifest.json").read_text())
     settings = recorded["experiment"]["settings"]
     kwargs = {k: v for k, v in params.items() if k not in ("name", "kind")}
-    return SpladeSettings(**{**kwargs, "model": settings["model"]}), settings
+    return SpladeSettings.from_flat(**{**kwargs, "model": settings["model"]}), settings
 
 
 @pytest.mark.parametrize("machine", ["host", "bf16-cpu", "cuda"])
@@ -34,7 +34,7 @@ def test_the_default_keeps_the_committed_identity_on_any_machine(machine, monkey
     elif machine == "cuda":
         simulate_cuda(monkeypatch)
     settings, recorded = _committed_settings()
-    assert settings.precision == "fp32" and settings.resolved_precision().name == "fp32"
+    assert settings.load.precision == "fp32" and settings.resolved_precision().name == "fp32"
     assert settings_record(settings) == recorded  # the committed run is reused, not recomputed
 
 
@@ -42,27 +42,30 @@ def test_explicit_fp32_and_auto_on_a_cpu_without_bf16_share_that_identity(monkey
     from lsr_eval import hardware
 
     monkeypatch.setattr(hardware, "cpu_flags", lambda: frozenset({"avx2", "avx512f"}))
-    record = settings_record(SpladeSettings(model="m"))
+    record = settings_record(SpladeSettings.from_flat(model="m"))
     assert "precision" not in record and record["bf16"] is False
-    assert record == settings_record(SpladeSettings(model="m", precision="fp32"))
-    assert record == settings_record(SpladeSettings(model="m", precision="auto", device="cpu"))
+    assert record == settings_record(SpladeSettings.from_flat(model="m", precision="fp32"))
+    assert record == settings_record(SpladeSettings.from_flat(model="m", precision="auto", device="cpu"))
 
 
 def test_auto_resolving_to_bf16_is_another_experiment(monkeypatch):
-    fp32 = settings_record(SpladeSettings(model="m", precision="auto", device="cpu"))
+    fp32 = settings_record(SpladeSettings.from_flat(model="m", precision="auto", device="cpu"))
     simulate_bf16_cpu(monkeypatch)
-    bf16 = settings_record(SpladeSettings(model="m", precision="auto", device="cpu"))
+    bf16 = settings_record(SpladeSettings.from_flat(model="m", precision="auto", device="cpu"))
     assert bf16["precision"] == "bf16" and bf16["bf16"] is True and bf16 != fp32
-    assert bf16 == settings_record(SpladeSettings(model="m", precision="bf16"))   # the resolved name, not the alias
-    assert bf16 == settings_record(SpladeSettings(model="m", bf16=True))
+    assert bf16 == settings_record(SpladeSettings.from_flat(model="m", precision="bf16"))   # the resolved name
+    # one spelling: bf16 is recorded (the resolved precision), never asked for; an old record still reads back
+    with pytest.raises(ConfigError, match="unknown setting 'bf16'"):
+        SpladeSettings.from_flat(model="m", bf16=True)
+    assert settings_record(SpladeSettings.from_record({"model": "m", "bf16": True})) == bf16
 
 
 def test_auto_on_cuda_is_bf16_but_the_device_is_not_identity(monkeypatch):
     simulate_cuda(monkeypatch)
-    assert settings_record(SpladeSettings(model="m", precision="auto"))["precision"] == "bf16"
-    assert (settings_record(SpladeSettings(model="m", device="cuda"))
-            == settings_record(SpladeSettings(model="m", device="cpu")))
-    assert "device" not in settings_record(SpladeSettings(model="m", device="cuda:0"))
+    assert settings_record(SpladeSettings.from_flat(model="m", precision="auto"))["precision"] == "bf16"
+    assert (settings_record(SpladeSettings.from_flat(model="m", device="cuda"))
+            == settings_record(SpladeSettings.from_flat(model="m", device="cpu")))
+    assert "device" not in settings_record(SpladeSettings.from_flat(model="m", device="cuda:0"))
 
 
 @pytest.mark.parametrize("kwargs, message", [
@@ -72,7 +75,7 @@ def test_auto_on_cuda_is_bf16_but_the_device_is_not_identity(monkeypatch):
 ])
 def test_bad_precision_or_device_is_refused_at_construction(kwargs, message):
     with pytest.raises(ConfigError, match=message):
-        SpladeSettings(model="m", **kwargs)
+        SpladeSettings.from_flat(model="m", **kwargs)
 
 
 def test_committed_manifests_still_name_their_settings():
@@ -80,3 +83,62 @@ def test_committed_manifests_still_name_their_settings():
     path = COMMITTED / "runs" / "splade-tiny" / "scifact" / "manifest.json"
     assert Path(path).is_file()
     assert "precision" not in json.loads(path.read_text())["experiment"]["settings"]
+
+
+def _committed_records() -> list[tuple[Path, dict]]:
+    """Every committed SPLADE run's recorded settings (the experiments' identities)."""
+    found = []
+    for path in sorted((REPO / "results").rglob("manifest.json")):
+        experiment = json.loads(path.read_text()).get("experiment")
+        if isinstance(experiment, dict) and experiment.get("method") == "splade":
+            found.append((path, experiment["settings"]))
+    return found
+
+
+def test_every_committed_identity_reads_back_byte_for_byte():
+    """The typed stages changed no run's identity: each committed record, read back into settings, is recorded again
+    as the same JSON (manifests and cache keys sort their keys), so no cached run, encoding or index is recomputed."""
+    records = _committed_records()
+    assert len(records) >= 20, "the committed results hold SPLADE runs"
+    assert any("prune_doc_top_k" in r for _, r in records) and any("engine_options" in r for _, r in records)
+    for path, recorded in records:
+        again = settings_record(SpladeSettings.from_record(recorded))
+        # one committed run predates trust_remote_code (its identity gained the field then, not now)
+        expected = {"trust_remote_code": False, **recorded}
+        assert json.dumps(again, sort_keys=True) == json.dumps(expected, sort_keys=True), path
+
+
+def test_each_flat_setting_has_one_stage_and_reads_back():
+    from lsr_eval.pipeline.settings import STAGE_OF, STAGES
+
+    flat = {"query_model": "q", "head_init": "identity", "rescale_k": 4.0, "trust_remote_code": True,
+            "precision": "bf16", "device": "cpu", "max_length_q": 8, "max_length_d": 16, "doc_top_k": 5,
+            "query_top_k": 3, "threshold": 0.1, "query_threshold": 0.2, "drop_special": False, "batch_size": 4,
+            "shard_size": 10, "scale": 50, "prune_doc_top_k": 2, "prune_doc_threshold": 0.3, "engine": "pisa",
+            "engine_options": {"block_size": 32}, "hits": 7, "max_clauses": 99, "remove_query": False}
+    assert sorted(flat) == sorted(STAGE_OF)      # every setting is named here once
+    s = SpladeSettings.from_flat(model="m", **flat)
+    for name, value in flat.items():
+        assert getattr(getattr(s, STAGE_OF[name]), name) == value
+    assert s.export.scale == 50.0 and isinstance(s.export.scale, float)   # 100 and 100.0 are one cache slot
+    assert s.flat() == {"model": "m", **flat, "scale": 50.0} and list(s.flat())[0] == "model"
+    assert s.replace(doc_top_k=9, hits=3).encode.doc_top_k == 9 and s.replace(hits=3).search.hits == 3
+    assert set(STAGES) == {"load", "encode", "export", "search"}
+
+
+@pytest.mark.parametrize("flat, message", [
+    ({"doc_top_k": 0}, "EncodeOptions doc_top_k=0: expected an integer >= 1 or None"),
+    ({"batch_size": 2.5}, "EncodeOptions batch_size=2.5: expected an integer >= 1"),
+    ({"threshold": -1}, "EncodeOptions threshold=-1: expected a finite number >= 0"),
+    ({"drop_special": "yes"}, "EncodeOptions drop_special='yes': expected true or false"),
+    ({"scale": 0}, "ExportOptions scale=0: expected a finite number > 0"),
+    ({"rescale_k": float("nan")}, "LoadOptions rescale_k=nan"),
+    ({"head_init": "zeros"}, "head_init='zeros': expected one of auto, identity, random, error"),
+    ({"engine": "faiss"}, "faiss"),
+    ({"hits": True}, "SearchOptions hits=True"),
+    ({"remove_query": 1}, "SearchOptions remove_query=1"),
+    ({"doc_topk": 3}, "unknown setting 'doc_topk'; known: "),
+])
+def test_each_stage_refuses_a_bad_value_when_made(flat, message):
+    with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        SpladeSettings.from_flat(model="m", **flat)

@@ -98,6 +98,8 @@ def test_checker_sees_a_backwards_import(tmp_path):
 #: file (an installed wheel has no checkout). The manifest's source root (``SOURCE_ROOT``: where the code that ran
 #: lives, for provenance) and the evaluation's provenance are the documented uses of ``__file__``.
 CHECKOUT_PATHS = ("parents[2]", "parents[3]", ".parent.parent.parent")
+#: Where argparse belongs: the command line (its commands and its entry point), nowhere else in the library.
+COMMAND_LINE = ("commands", "cli.py")
 
 
 def study_imports_and_checkout_paths(root: Path = PACKAGE) -> list[str]:
@@ -109,13 +111,16 @@ def study_imports_and_checkout_paths(root: Path = PACKAGE) -> list[str]:
             names = ([a.name for a in node.names] if isinstance(node, ast.Import)
                      else [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
             found += [f"lsr_eval/{rel}:{node.lineno}: imports {n}" for n in names if n.split(".")[0] == "studies"]
+            if rel.parts[0] not in COMMAND_LINE:
+                found += [f"lsr_eval/{rel}:{node.lineno}: argparse outside the command line" for n in names
+                          if n == "argparse"]
         for i, line in enumerate(source.splitlines(), 1):
             if "__file__" in line and any(p in line for p in CHECKOUT_PATHS):
                 found.append(f"lsr_eval/{rel}:{i}: a checkout path from the module's own file")
     return found
 
 
-def test_library_imports_no_study_and_knows_no_checkout_path():
+def test_library_imports_no_study_knows_no_checkout_path_and_parses_no_arguments():
     found = study_imports_and_checkout_paths()
     assert found == [], "library code that reaches the checkout:\n" + "\n".join(found)
 
@@ -123,7 +128,11 @@ def test_library_imports_no_study_and_knows_no_checkout_path():
 def test_checker_sees_a_study_import_and_a_checkout_path(tmp_path):
     (tmp_path / "report").mkdir()
     (tmp_path / "report" / "probe.py").write_text(
-        "from pathlib import Path\nimport studies.query_path.measure\nREPO = Path(__file__).resolve().parents[2]\n")
+        "from pathlib import Path\nimport studies.query_path.measure\nREPO = Path(__file__).resolve().parents[2]\n"
+        "import argparse\n")
+    (tmp_path / "commands").mkdir()
+    (tmp_path / "commands" / "fine.py").write_text("import argparse\n")
     assert study_imports_and_checkout_paths(tmp_path) == [
         "lsr_eval/report/probe.py:2: imports studies.query_path.measure",
+        "lsr_eval/report/probe.py:4: argparse outside the command line",
         "lsr_eval/report/probe.py:3: a checkout path from the module's own file"]

@@ -1,5 +1,5 @@
 """Command-line options of the model layer, one definition each for the commands and the studies' scripts:
-precision and device, and what an encoder records beside its figures."""
+precision and device (argparse lives in :mod:`lsr_eval.commands`, the library's command line)."""
 
 from __future__ import annotations
 
@@ -37,18 +37,3 @@ def add_device(p: argparse.ArgumentParser, default: str | None = DEFAULT_DEVICE,
     p.add_argument("--device", default=default, type=_device, metavar="DEVICE",
                    help=help or (f"{DEVICE_CHOICES} (default {default}"
                                  + (f": {why}" if why else "; auto = CUDA when present, else cpu") + ")"))
-
-
-def encoder_record(encoder) -> dict[str, Any]:
-    """Device and resolved precision of one encoder (a :class:`~lsr_eval.models.encoder.SpladeEncoder`), as the
-    scripts record them beside their figures."""
-    return {"device": str(encoder.device), "precision": encoder.resolved_precision().to_dict()}
-
-
-def in_precision(encoder, precision: str):
-    """A :class:`~lsr_eval.models.encoder.SpladeEncoder` that shares ``encoder``'s model (weights, tokenizer, max
-    length, sparsification) and runs in ``precision``: the same function, another forward-pass dtype."""
-    from lsr_eval.models.encoder import SpladeEncoder
-
-    return SpladeEncoder(encoder.mlm, encoder.tokenizer, encoder.max_length, sparsify=encoder.sparsify,
-                         head_init=encoder.head_init, precision=precision, chunked=encoder.chunked)
