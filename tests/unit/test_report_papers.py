@@ -111,3 +111,20 @@ def test_report_writes_paper_tables_only_for_the_papers_benchmarks(tmp_path):
         assert sorted(p.suffix for p in files.tables[n]) == [".csv", ".md", ".tex"]
     md = (tmp_path / "report" / "tables" / "paper-rescaling.md").read_text(encoding="utf-8")
     assert "**0.3200 / 0.5500 / n/a (12 of 13)**" in md
+
+
+def test_the_page_names_no_paper_and_no_study():
+    """build.py adds what lsr_eval.report.papers registers: it imports none of the papers' or studies' modules and
+    names neither paper's benchmark."""
+    from test_stage_order import PACKAGE, imported
+
+    build = PACKAGE / "report" / "build.py"
+    study_modules = ("lsr_eval.report.best_k", "lsr_eval.report.rescaling_runs", "lsr_eval.report.seeds",
+                     "lsr_eval.report.papers.")
+    assert [m for m, _ in imported(build) if m.startswith(study_modules)] == []
+    source = build.read_text(encoding="utf-8")
+    assert "paper-rescaling" not in source and "RESCALING" not in source and "seeds_" not in source
+    from lsr_eval.report.papers import BENCHMARK_PARTS, SECTIONS
+
+    assert [f.__name__ for f in BENCHMARK_PARTS] == ["seed_tables", "paper_tables"]
+    assert [f.__name__ for f in SECTIONS] == ["rescaling_section"]

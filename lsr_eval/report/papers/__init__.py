@@ -1,41 +1,25 @@
-"""The papers' own report sections, registered by the name of the benchmark that reproduces each paper: the report
-(:mod:`lsr_eval.report.build`) adds a paper's table, and its trade-off figure if it has one, to the section of a
-benchmark named here, and names no paper itself. A new paper is a module here and a line in :data:`PAPERS`."""
+"""The report's registered sections: the papers' own (their table, and their trade-off figure if they have one),
+each registered by the name of the benchmark that reproduces it (:data:`PAPERS`), and the parts and sections that
+belong to a study (:data:`BENCHMARK_PARTS`, :data:`SECTIONS`). The page (:mod:`lsr_eval.report.build`) adds what
+is registered here and names no paper and no study itself. A new paper is a module here and a line in
+:data:`PAPERS`; a new study's section is a function and a line in :data:`SECTIONS`."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Callable, Literal
+from typing import Any, Callable
 
-import pandas as pd
-
-from lsr_eval.report.formatting import NumberFormat
+from lsr_eval.report.context import ReportContext
+from lsr_eval.report.html import Section
 from lsr_eval.report.papers.efficiency import EFFICIENCY_BENCHMARK, efficiency_paper_table
+from lsr_eval.report.papers.registry import PAPERS, PaperSection
 from lsr_eval.report.papers.rescaling import RESCALING_BENCHMARK, rescaling_paper_table
-from lsr_eval.report.table import Table
+from lsr_eval.report.papers.sections import paper_tables, rescaling_section, seed_tables
 
+#: What each benchmark's section gets after its tables, in order: (context, section, benchmark name, its rows,
+#: the rows linked to their training runs) -> None (each adds its tables and figures where they apply).
+BENCHMARK_PARTS: tuple[Callable[[ReportContext, Section, str, Any, Any], None], ...] = (seed_tables, paper_tables)
+#: Sections after the efficiency section, in order: context -> the section, or None when nothing applies.
+SECTIONS: tuple[Callable[[ReportContext], Section | None], ...] = (rescaling_section,)
 
-@dataclass(frozen=True)
-class PaperSection:
-    """What a paper adds to its benchmark's section: ``table`` made from the benchmark's rows (``frame``:
-    ``"linked"``, the rows joined to their training runs, or ``"rows"`` as they are), and optionally the trade-off
-    figure of ``tradeoff`` = (cost column, measure) on the first dataset that has one."""
-
-    table: Callable[..., Table]
-    frame: Literal["rows", "linked"]
-    tradeoff: tuple[str, str] | None = None
-    caption: str = ""  #: the figure's caption, with ``{measure}``, ``{cost}`` and ``{dataset}``
-
-    def make_table(self, rows: pd.DataFrame, linked: pd.DataFrame, fmt: NumberFormat) -> Table:
-        return self.table(linked if self.frame == "linked" else rows, fmt=fmt)
-
-
-#: benchmark name -> its paper's section
-PAPERS: dict[str, PaperSection] = {
-    RESCALING_BENCHMARK: PaperSection(rescaling_paper_table, "linked", ("flops", "nDCG@10"),
-                                      "{measure} against FLOPs on {dataset}, by backbone and k"),
-    EFFICIENCY_BENCHMARK: PaperSection(efficiency_paper_table, "rows"),
-}
-
-__all__ = ["EFFICIENCY_BENCHMARK", "PAPERS", "RESCALING_BENCHMARK", "PaperSection", "efficiency_paper_table",
-           "rescaling_paper_table"]
+__all__ = ["BENCHMARK_PARTS", "EFFICIENCY_BENCHMARK", "PAPERS", "RESCALING_BENCHMARK", "SECTIONS", "PaperSection",
+           "efficiency_paper_table", "rescaling_paper_table"]
