@@ -26,7 +26,8 @@ from lsr_eval.benchmark.config import (
     SystemEntry,
     check_on_disk,
 )
-from lsr_eval.benchmark.status import OK, Status, failed, kind_of, not_run
+from lsr_eval.benchmark.row import Row
+from lsr_eval.benchmark.status import RowStatus, Status, kind_of
 from lsr_eval.data.datasets import Dataset, load_dataset
 from lsr_eval.data.registry import GROUPS, expand
 from lsr_eval.errors import LsrEvalError
@@ -165,11 +166,6 @@ def _fuse(entry: FusionEntry, runs: dict[str, Any], tune_runs: dict[str, Any] | 
     return metrics, fused_run
 
 
-#: Row key holding a system's per-query latency samples (ms) until its fusions are costed; never written out.
-SAMPLES = "_latency_samples_ms"
-#: Row key holding the uncorrected p-values ``{(baseline, measure): p}`` until the family across datasets is
-#: corrected; never written out.
-RAW_P = "_raw_p_values"
 #: The dataset label of the rows tested over the datasets' means.
 POOLED = "pooled"
 
@@ -328,13 +324,13 @@ def _measure_latencies(pending: dict[str, tuple[SystemEntry, Path]], dataset: Da
 
 
 def _latency_columns(lat: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Row columns and the latency record of ``efficiency.json`` from :func:`_measure_latencies` output."""
+    """Row columns and the latency record of ``efficiency.json`` from :func:`_measure_latencies` output (the
+    per-query samples are in the record's ``samples_ms``)."""
     from lsr_eval.efficiency.latency import LatencySummary
 
     summaries = {part: LatencySummary.from_ms(ms).to_dict() for part, ms in lat["samples_ms"].items()}
     total = summaries["total"]
-    row = {"latency_mean_ms": total["mean_ms"], "latency_p50_ms": total["p50_ms"], "latency_p99_ms": total["p99_ms"],
-           SAMPLES: lat["samples_ms"]["total"]}
+    row = {"latency_mean_ms": total["mean_ms"], "latency_p50_ms": total["p50_ms"], "latency_p99_ms": total["p99_ms"]}
     if "encode" in summaries:
         row.update(latency_encode_p50_ms=summaries["encode"]["p50_ms"],
                    latency_search_p50_ms=summaries["search"]["p50_ms"],
@@ -351,7 +347,7 @@ def system_engine(system: SystemEntry) -> str | None:
     return None if system.kind == "run" else system.params.get("engine", "anserini")
 
 
-def _bm25_reference(rows: dict[str, dict[str, Any]], systems: dict[str, SystemEntry]) -> dict[str, dict[str, Any]]:
+def _bm25_reference(rows: dict[str, Row], systems: dict[str, SystemEntry]) -> dict[str, dict[str, Any]]:
     """Each row's latency against the BM25 measured in the same run on the same engine (same k, one thread, the
     same rounds): ``latency_ratio_bm25`` (mean to mean, query text to ranked list) and, where both split it,
     ``latency_search_ratio_bm25`` (search to search), with ``latency_reference`` naming that BM25; the first BM25
@@ -359,30 +355,30 @@ def _bm25_reference(rows: dict[str, dict[str, Any]], systems: dict[str, SystemEn
     the same CPU, the same engine, side by side."""
     reference: dict[str, str] = {}
     for name, system in systems.items():
-        if system.kind == "bm25" and "latency_mean_ms" in rows.get(name, {}):
+        if system.kind == "bm25" and name in rows and rows[name].get("latency_mean_ms") is not None:
             reference.setdefault(system_engine(system), name)
     out: dict[str, dict[str, Any]] = {}
     for name, system in systems.items():
         ref = reference.get(system_engine(system))
-        row = rows.get(name, {})
-        if ref is None or "latency_mean_ms" not in row:
+        row = rows.get(name)
+        if ref is None or row is None or row.get("latency_mean_ms") is None:
             continue
         base = rows[ref]
         cols: dict[str, Any] = {"latency_reference": ref,
-                                "latency_ratio_bm25": row["latency_mean_ms"] / base["latency_mean_ms"]}
-        if "latency_search_mean_ms" in row and "latency_search_mean_ms" in base:
-            cols["latency_search_ratio_bm25"] = row["latency_search_mean_ms"] / base["latency_search_mean_ms"]
+                                "latency_ratio_bm25": row.get("latency_mean_ms") / base.get("latency_mean_ms")}
+        if row.get("latency_search_mean_ms") is not None and base.get("latency_search_mean_ms") is not None:
+            cols["latency_search_ratio_bm25"] = row.get("latency_search_mean_ms") / base.get("latency_search_mean_ms")
         out[name] = cols
     return out
 
 
-def _fusion_cost(entry: FusionEntry, by_name: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def _fusion_cost(entry: FusionEntry, by_name: dict[str, Row]) -> dict[str, Any]:
     """Columns of a fusion's cost from its parts' rows (nothing when a part lacks a cost); FLOPs summed from a
     declared part are marked declared."""
     from lsr_eval.efficiency.fusion_cost import fusion_cost
 
-    parts = [by_name.get(r, {}) for r in entry.runs]
-    cost = fusion_cost([p.get("flops") for p in parts], {r: p.get(SAMPLES) for r, p in zip(entry.runs, parts)})
+    parts = [by_name.get(r, Row("", r)) for r in entry.runs]
+    cost = fusion_cost([p.get("flops") for p in parts], {r: p.latency_samples_ms for r, p in zip(entry.runs, parts)})
     row = cost.row()
     declared = [r for r, p in zip(entry.runs, parts) if "flops" in str(p.get("declared_costs", "")).split(",")]
     if "flops" in row and declared:
@@ -399,18 +395,18 @@ def _declared_costs(system: SystemEntry) -> dict[str, Any]:
     return {**columns, "declared_costs": ",".join(columns), "cost_source": costs["source"]}
 
 
-def _judged_without_results(row: dict[str, Any], qrels, run, what: str) -> None:
+def _judged_without_results(row: Row, qrels, run, what: str) -> None:
     """``judged_without_results`` of ``row``, warned about when some judged queries have no result."""
     from lsr_eval.evaluation import count_queries
 
     counts = count_queries(qrels, run)
-    row["judged_without_results"] = counts.judged_without_results
+    row.cells["judged_without_results"] = counts.judged_without_results
     if counts.judged_without_results:
         log.warning("%s: %d of %d judged queries have no result in the run (they count 0)", what,
                     counts.judged_without_results, counts.judged)
 
 
-def _significance(sig: SignificanceEntry, qrels, runs: dict[str, Any], by_name: dict[str, dict[str, Any]],
+def _significance(sig: SignificanceEntry, qrels, runs: dict[str, Any], by_name: dict[str, Row],
                   measures: list[str], label: str) -> None:
     """Tests of every run against each baseline (:func:`lsr_eval.significance.compare`), written into the rows
     (columns: see docs/design.md)."""
@@ -430,24 +426,24 @@ def _significance(sig: SignificanceEntry, qrels, runs: dict[str, Any], by_name: 
         for rec in df.to_dict("records"):
             r, m = by_name[rec["system"]], rec["measure"]
             if rec["system"] != b:
-                r.setdefault(RAW_P, {})[(b, m)] = (rec["p_value"], rec["difference"])
+                r.raw_p[(b, m)] = (rec["p_value"], rec["difference"])
             _mark(r, sig, b, m, rec["p_corrected"], rec["difference"])
             if len(sig.baselines) > 1:
-                r["baselines"] = ",".join(sig.baselines)
+                r.cells["baselines"] = ",".join(sig.baselines)
 
 
-def _mark(row: dict[str, Any], sig: SignificanceEntry, b: str, m: str, p: float, difference: float) -> None:
+def _mark(row: Row, sig: SignificanceEntry, b: str, m: str, p: float, difference: float) -> None:
     """Write the corrected ``p`` of ``row`` against baseline ``b`` on measure ``m``, and its marker."""
     from lsr_eval.significance.compare import direction_marker
 
     marker = direction_marker(bool(p < sig.alpha), difference)
     if b == sig.baselines[0]:
-        row[f"{m}_sig"], row[f"{m}_p"], row["baseline"] = marker, p, b
+        row.cells.update({f"{m}_sig": marker, f"{m}_p": p, "baseline": b})
     if len(sig.baselines) > 1:
-        row[f"{m}_sig_vs_{b}"], row[f"{m}_p_vs_{b}"] = marker, p
+        row.cells.update({f"{m}_sig_vs_{b}": marker, f"{m}_p_vs_{b}": p})
 
 
-def _across_datasets(sig: SignificanceEntry, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _across_datasets(sig: SignificanceEntry, rows: list[Row]) -> list[Row]:
     """``significance.across_datasets``: each baseline's family is every (dataset, system, measure) tested against
     it, corrected together (replacing the per-dataset correction in the rows), and pooled rows are added: per system
     and measure, the mean over the datasets where it has an ok value (``<measure>_datasets`` counts them), tested
@@ -457,37 +453,36 @@ def _across_datasets(sig: SignificanceEntry, rows: list[dict[str, Any]]) -> list
     from lsr_eval.significance.correction import correct
     from lsr_eval.significance.ttest import paired_t_test
 
-    names = list(dict.fromkeys(m for r in rows for (_, m) in r.get(RAW_P, {})))   # the measures tested
-    ok = {(r["dataset"], r["system"]): r for r in rows if kind_of(r.get("status")) is Status.OK}
-    datasets = list(dict.fromkeys(r["dataset"] for r in rows))
+    names = list(dict.fromkeys(m for r in rows for (_, m) in r.raw_p))   # the measures tested
+    ok = {(r.dataset, r.system): r for r in rows if r.ok}
+    datasets = list(dict.fromkeys(r.dataset for r in rows))
 
     def has(d: str, system: str, m: str) -> bool:
-        value = ok.get((d, system), {}).get(m)
+        value = ok[(d, system)].get(m) if (d, system) in ok else None
         return isinstance(value, (int, float)) and not math.isnan(value)
 
-    pooled: dict[str, dict[str, Any]] = {}
-    for system in dict.fromkeys(r["system"] for r in rows):   # the means: over the datasets where it ran
+    pooled: dict[str, Row] = {}
+    for system in dict.fromkeys(r.system for r in rows):   # the means: over the datasets where it ran
         for m in names:
             where = [d for d in datasets if has(d, system, m)]
             if len(where) >= 2:
-                row = pooled.setdefault(system, {"dataset": POOLED, "system": system, "status": OK,
-                                                 "kind": ok[(where[0], system)].get("kind", "")})
-                row[m] = math.fsum(float(ok[(d, system)][m]) for d in where) / len(where)
-                row[f"{m}_datasets"] = len(where)
+                row = pooled.setdefault(system, Row(POOLED, system, {"kind": ok[(where[0], system)].get("kind", "")}))
+                row.cells[m] = math.fsum(float(ok[(d, system)].get(m)) for d in where) / len(where)
+                row.cells[f"{m}_datasets"] = len(where)
     for b in sig.baselines:
-        family = [(r, m) for r in rows for (base, m) in r.get(RAW_P, {}) if base == b]
+        family = [(r, m) for r in rows for (base, m) in r.raw_p if base == b]
         if not family:   # the baseline ran nowhere: nothing was tested against it
             continue
-        for (r, m), p in zip(family, correct([r[RAW_P][(b, m)][0] for r, m in family], sig.correction)):
-            _mark(r, sig, b, m, p, r[RAW_P][(b, m)][1])
+        for (r, m), p in zip(family, correct([r.raw_p[(b, m)][0] for r, m in family], sig.correction)):
+            _mark(r, sig, b, m, p, r.raw_p[(b, m)][1])
         tests = []
         for system, row in pooled.items():
             for m in (names if system != b else []):
                 both = [d for d in datasets if has(d, system, m) and has(d, b, m)]
-                if len(both) < 2 or len(both) != row.get(f"{m}_datasets"):
+                if len(both) < 2 or len(both) != row.cells.get(f"{m}_datasets"):
                     continue   # tested only over the datasets its mean is over
-                mine = [float(ok[(d, system)][m]) for d in both]
-                base = [float(ok[(d, b)][m]) for d in both]
+                mine = [float(ok[(d, system)].get(m)) for d in both]
+                base = [float(ok[(d, b)].get(m)) for d in both]
                 tests.append((row, m, paired_t_test(base, mine).p_value,
                               math.fsum(mine) / len(mine) - math.fsum(base) / len(base)))
         for (row, m, _, diff), p in zip(tests, correct([t[2] for t in tests], sig.correction) if tests else []):
@@ -551,16 +546,16 @@ class _DatasetRuns:
     dataset: Dataset
     label: str
     measures: list[str]
-    rows: list[dict[str, Any]] = dataclasses.field(default_factory=list)
-    by_name: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
+    rows: list[Row] = dataclasses.field(default_factory=list)
+    by_name: dict[str, Row] = dataclasses.field(default_factory=dict)
     runs: dict[str, Any] = dataclasses.field(default_factory=dict)
     pending: dict[str, tuple[SystemEntry, Path]] = dataclasses.field(default_factory=dict)
     models: dict[str, Any] = dataclasses.field(default_factory=dict)  # SPLADE models the runs loaded
     flops: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
 
-    def add(self, name: str, row: dict[str, Any]) -> None:
+    def add(self, row: Row) -> None:
         self.rows.append(row)
-        self.by_name[name] = row
+        self.by_name[row.system] = row
 
 
 @dataclasses.dataclass
@@ -569,7 +564,7 @@ class _TuneSplit:
 
     runs: dict[str, Any] | None = None
     qrels: Any = None
-    failed: str = ""
+    failed: RowStatus | None = None
 
 
 def _with_device(systems: list[SystemEntry], device: str | None) -> list[SystemEntry]:
@@ -594,55 +589,55 @@ def _open_dataset(entry: DatasetEntry, bench: _Bench) -> _DatasetRuns:
     return _DatasetRuns(entry, dataset, label, list(dataset.measures))
 
 
-def _unavailable_rows(entry: DatasetEntry, bench: _Bench, error: LsrEvalError) -> list[dict[str, Any]]:
+def _unavailable_rows(entry: DatasetEntry, bench: _Bench, error: LsrEvalError) -> list[Row]:
     """Rows of a dataset that could not be read (e.g. offline without a seeded cache): every system and fusion
     failed, saying why."""
     label = entry.label or _slug(entry.spec.replace("/", "-"))
     log.error("dataset %s is not available: %s", label, error)
     bench.unavailable[label] = str(error)
-    return [{"dataset": label, "system": s.name, "status": failed(f"dataset not available: {error}")}
+    return [Row(label, s.name, status=RowStatus(Status.FAILED, f"dataset not available: {error}"))
             for s in [*bench.systems, *bench.cfg.fusion]]
 
 
-def _run_into(system: SystemEntry, row: dict[str, Any], run_dir: Path, ds: _DatasetRuns, bench: _Bench) -> None:
+def _run_into(system: SystemEntry, row: Row, run_dir: Path, ds: _DatasetRuns, bench: _Bench) -> None:
     """Run one system on the dataset and fill its row with metrics and columns (raises when it cannot run)."""
     why = _unloadable(system, bench.probed, ds.label)
     if why is not None:
         raise LsrEvalError(why)
     result = run_system(system, ds.dataset, run_dir, bench.work, bench.threads)
-    row.update(result.metrics)
-    row.update(result.columns)
-    row.update(_declared_costs(system))
+    row.cells.update(result.metrics)
+    row.cells.update(result.columns)
+    row.cells.update(_declared_costs(system))
     _judged_without_results(row, ds.dataset.qrels(), result.run, f"{system.name} on {ds.label}")
     ds.runs[system.name] = result.run
     if result.model is not None:
         ds.models.setdefault(_model_key(_splade_settings(system), ds.dataset), result.model)
 
 
-def _costs_into(system: SystemEntry, row: dict[str, Any], run_dir: Path, ds: _DatasetRuns) -> None:
+def _costs_into(system: SystemEntry, row: Row, run_dir: Path, ds: _DatasetRuns) -> None:
     """A run's FLOPs and index columns, and the system queued for latency; a failure leaves the run standing and
     its efficiency cells saying why."""
     try:
         costs, ds.flops[system.name] = _costs(system, ds.dataset, run_dir)
-        row.update(costs)
+        row.cells.update(costs)
         ds.pending[system.name] = (system, run_dir)
     except (LsrEvalError, KeyError, OSError) as e:
         log.error("efficiency of %s on %s failed: %s", system.name, ds.label, e)
-        row["efficiency_status"] = failed(e)
+        row.cells["efficiency_status"] = RowStatus(Status.FAILED, str(e))
 
 
 def _system_row(system: SystemEntry, ds: _DatasetRuns, bench: _Bench) -> None:
     """One system's row on the dataset: its run (reused when done) and, with efficiency, its costs."""
     run_dir = bench.run_root / system.name / ds.label
-    row = {"dataset": ds.label, "system": system.name, **_system_columns(system), "status": OK}
+    row = Row(ds.label, system.name, _system_columns(system))
     try:
         _run_into(system, row, run_dir, ds, bench)
     except LsrEvalError as e:
         log.error("%s on %s failed: %s", system.name, ds.label, e)
-        row["status"] = failed(e)
+        row.fail(e)
     if bench.cfg.efficiency and system.name in ds.runs and system.kind != "run":  # a run's costs are declared
         _costs_into(system, row, run_dir, ds)
-    ds.add(system.name, row)
+    ds.add(row)
 
 
 def _latency_rows(ds: _DatasetRuns, bench: _Bench) -> None:
@@ -654,14 +649,15 @@ def _latency_rows(ds: _DatasetRuns, bench: _Bench) -> None:
         record: dict[str, Any] = {"flops": ds.flops[name]}
         if name in latencies:
             columns, record["latency"] = _latency_columns(latencies[name])
-            ds.by_name[name].update(columns)
+            ds.by_name[name].cells.update(columns)
+            ds.by_name[name].latency_samples_ms = latencies[name]["samples_ms"]["total"]
         else:
-            ds.by_name[name]["efficiency_status"] = failed("latency (see the log)")
+            ds.by_name[name].cells["efficiency_status"] = RowStatus(Status.FAILED, "latency (see the log)")
         records[name] = (run_dir, record)
     ratios = _bm25_reference(ds.by_name, {name: system for name, (system, _) in ds.pending.items()})
     for name, (run_dir, record) in records.items():
         if name in ratios:
-            ds.by_name[name].update(ratios[name])
+            ds.by_name[name].cells.update(ratios[name])
             record.setdefault("latency", {})["bm25_reference"] = ratios[name]
         (run_dir / "efficiency.json").write_text(json.dumps(record, indent=2, default=str) + "\n")
 
@@ -683,48 +679,48 @@ def _tune_split(ds: _DatasetRuns, bench: _Bench) -> _TuneSplit:
             runs[system.name] = run_system(system, tune_ds, d, bench.work, bench.threads).run
     except LsrEvalError as e:
         log.error("tune split %s of %s failed: %s", entry.tune_split, ds.label, e)
-        return _TuneSplit(failed=failed(f"tune split {entry.tune_split}: {e}"))
+        return _TuneSplit(failed=RowStatus(Status.FAILED, f"tune split {entry.tune_split}: {e}"))
     return _TuneSplit(runs, qrels)
 
 
-def _fusion_blocked(f: FusionEntry, ds: _DatasetRuns, tune: _TuneSplit) -> str:
-    """Why fusion ``f`` is not run on the dataset (its status), or empty when it can run."""
+def _fusion_blocked(f: FusionEntry, ds: _DatasetRuns, tune: _TuneSplit) -> RowStatus | None:
+    """Why fusion ``f`` is not run on the dataset (its status), or None when it can run."""
     missing = [r for r in f.runs if r not in ds.runs]
     if missing:
-        return not_run(f"inputs failed ({', '.join(missing)})")
+        return RowStatus(Status.NOT_RUN, f"inputs failed ({', '.join(missing)})")
     if f.tune_on_split and not ds.entry.tune_split:
-        return not_run(f"no tune_split on {ds.label} (no train or dev split to tune on)")
+        return RowStatus(Status.NOT_RUN, f"no tune_split on {ds.label} (no train or dev split to tune on)")
     if f.tune_on_split and tune.failed:
         return tune.failed
-    return ""
+    return None
 
 
-def _fuse_into(f: FusionEntry, row: dict[str, Any], ds: _DatasetRuns, tune: _TuneSplit, bench: _Bench) -> None:
+def _fuse_into(f: FusionEntry, row: Row, ds: _DatasetRuns, tune: _TuneSplit, bench: _Bench) -> None:
     """Fuse, evaluate and cost one fusion into its row; its small files copied to the results."""
     run_dir = bench.run_root / f.name / ds.label
     metrics, ds.runs[f.name] = _fuse(f, ds.runs, tune.runs, ds.dataset.qrels(), tune.qrels, ds.measures, run_dir)
-    row.update(metrics)
+    row.cells.update(metrics)
     _judged_without_results(row, ds.dataset.qrels(), ds.runs[f.name], f"{f.name} on {ds.label}")
     _copy_small(run_dir, bench.out / "runs" / f.name / ds.label)
-    if bench.cfg.efficiency or any(ds.by_name.get(r, {}).get("declared_costs") for r in f.runs):
-        row.update(_fusion_cost(f, ds.by_name))
+    if bench.cfg.efficiency or any(ds.by_name[r].get("declared_costs") for r in f.runs if r in ds.by_name):
+        row.cells.update(_fusion_cost(f, ds.by_name))
 
 
 def _fusion_row(f: FusionEntry, ds: _DatasetRuns, tune: _TuneSplit, bench: _Bench) -> None:
     """One fusion's row on the dataset: its numbers, or why it has none."""
-    row = {"dataset": ds.label, "system": f.name, "kind": "fusion", "model": "", "status": OK}
+    row = Row(ds.label, f.name, {"kind": "fusion", "model": ""})
     blocked = _fusion_blocked(f, ds, tune)
-    if blocked:
-        row["status"] = blocked
+    if blocked is not None:
+        row.status = blocked
     else:
         try:
             _fuse_into(f, row, ds, tune, bench)
         except LsrEvalError as e:
-            row["status"] = failed(e)
-    ds.add(f.name, row)
+            row.fail(e)
+    ds.add(row)
 
 
-def _run_dataset(entry: DatasetEntry, bench: _Bench) -> list[dict[str, Any]]:
+def _run_dataset(entry: DatasetEntry, bench: _Bench) -> list[Row]:
     """Every row of one dataset: systems, their efficiency, fusions, then significance over all of them."""
     try:
         ds = _open_dataset(entry, bench)
@@ -744,12 +740,12 @@ def _run_dataset(entry: DatasetEntry, bench: _Bench) -> list[dict[str, Any]]:
     return ds.rows
 
 
-def _write_table(bench: _Bench, rows: list[dict[str, Any]]):
+def _write_table(bench: _Bench, rows: list[Row]):
     """The results table (pandas) written as ``table.csv`` and ``table.json``, with the benchmark's manifest."""
     import pandas as pd
 
     cfg, out = bench.cfg, bench.out
-    table = pd.DataFrame([{k: v for k, v in r.items() if k not in (SAMPLES, RAW_P)} for r in rows])
+    table = pd.DataFrame([r.record() for r in rows])
     out.mkdir(parents=True, exist_ok=True)
     table.to_csv(out / "table.csv", index=False)
     table.to_json(out / "table.json", orient="records", indent=2)
@@ -775,7 +771,7 @@ def run_benchmark(cfg: BenchmarkConfig, work: Path, threads: int = 2, device: st
     check_on_disk(cfg)  # model folders, before any run
     run_root = Path(runs_dir) if runs_dir is not None else work / "benchmarks" / _slug(cfg.name) / "runs"
     bench = _Bench(cfg, _with_device(cfg.all_systems(), device), work, threads, run_root, out)
-    rows: list[dict[str, Any]] = []
+    rows: list[Row] = []
     for entry in expand_datasets(cfg.datasets):
         rows += _run_dataset(entry, bench)
     if cfg.significance and cfg.significance.across_datasets:

@@ -43,18 +43,6 @@ class RowStatus:
         return self.kind is Status.OK
 
 
-OK = str(RowStatus(Status.OK))
-
-
-def failed(reason: object) -> str:
-    """The cell of a row whose run raised ``reason``."""
-    return str(RowStatus(Status.FAILED, str(reason)))
-
-
-def not_run(reason: str) -> str:
-    """The cell of a row that could not start, and why."""
-    return str(RowStatus(Status.NOT_RUN, reason))
-
-
 def kind_of(text: object) -> Status:
+    """The kind of status a table cell holds (:meth:`RowStatus.parse`)."""
     return RowStatus.parse(text).kind

@@ -1,0 +1,26 @@
+"""A benchmark row as a type: the table holds dataset, system, the identity columns, the status text, then the cells
+in the order they were added; what later steps need (latency samples, raw p-values) never reaches the table."""
+
+from __future__ import annotations
+
+from lsr_eval.benchmark.row import Row
+from lsr_eval.benchmark.status import RowStatus, Status
+
+
+def test_record_is_the_tables_row_in_its_column_order():
+    row = Row("scifact", "splade", {"kind": "splade", "model": "m", "k": None, "engine": "anserini"})
+    row.cells.update({"nDCG@10": 0.7, "R@100": 0.9})
+    row.cells["efficiency_status"] = RowStatus(Status.FAILED, "latency (see the log)")
+    row.latency_samples_ms, row.raw_p[("bm25", "nDCG@10")] = [1.0, 2.0], (0.01, 0.1)
+    record = row.record()
+    assert list(record) == ["dataset", "system", "kind", "model", "k", "engine", "status", "nDCG@10", "R@100",
+                            "efficiency_status"]
+    assert record["status"] == "ok" and record["efficiency_status"] == "failed: latency (see the log)"
+    assert row.ok and row.get("nDCG@10") == 0.7 and row.get("kind") == "splade" and row.get("flops") is None
+
+
+def test_a_failed_row_says_why_in_the_text_committed_tables_hold():
+    row = Row("nfcorpus", "bm25")
+    row.fail(ValueError("index missing"))
+    assert not row.ok and row.record() == {"dataset": "nfcorpus", "system": "bm25", "status": "failed: index missing"}
+    assert RowStatus.parse(row.record()["status"]) == row.status
