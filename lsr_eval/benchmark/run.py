@@ -491,13 +491,16 @@ def _across_datasets(sig: SignificanceEntry, rows: list[Row]) -> list[Row]:
 
 
 def _system_columns(system: SystemEntry) -> dict[str, Any]:
-    """Identity columns of a system's row: kind, model, k, the precision a SPLADE model runs in (resolved on its
+    """Identity columns of a system's row: kind, model, the MLM-head rescaling ``k`` of a system that sets
+    ``rescale_k`` (no other row has the column), the engine, the precision a SPLADE model runs in (resolved on its
     device, as in the run's identity), and for a sweep point its sweep, label and values."""
     if system.kind == "run":
         return {"kind": "run", "model": "", **({"display_name": system.params["display_name"]}
                                                if system.params.get("display_name") else {})}
-    row = {"kind": system.kind, "model": system.params.get("model", ""), "k": system.params.get("rescale_k"),
-           "engine": system.params.get("engine", "anserini")}
+    row = {"kind": system.kind, "model": system.params.get("model", "")}
+    if system.params.get("rescale_k") is not None:
+        row["k"] = system.params["rescale_k"]
+    row["engine"] = system.params.get("engine", "anserini")
     if system.kind == "splade":
         row["precision"] = _splade_settings(system).resolved_precision().name
     if system.sweep:

@@ -24,3 +24,13 @@ def test_a_failed_row_says_why_in_the_text_committed_tables_hold():
     row.fail(ValueError("index missing"))
     assert not row.ok and row.record() == {"dataset": "nfcorpus", "system": "bm25", "status": "failed: index missing"}
     assert RowStatus.parse(row.record()["status"]) == row.status
+
+
+def test_only_a_rescaled_systems_row_has_the_k_column():
+    from lsr_eval.benchmark.config import SystemEntry
+    from lsr_eval.benchmark.run import _system_columns
+
+    assert "k" not in _system_columns(SystemEntry("bm25", "bm25", {"k1": 0.9, "b": 0.4}))
+    assert "k" not in _system_columns(SystemEntry("s", "splade", {"model": "m"}))
+    rescaled = _system_columns(SystemEntry("s4", "splade", {"model": "m", "rescale_k": 4.0}))
+    assert rescaled["k"] == 4.0 and list(rescaled)[:4] == ["kind", "model", "k", "engine"]
