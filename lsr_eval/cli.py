@@ -9,14 +9,12 @@ import pkgutil
 import sys
 from types import ModuleType
 
-from lsr_eval import __version__
+from lsr_eval import __version__, commands
 from lsr_eval.errors import LsrEvalError, on_disk_full
 
 
 def _command_modules() -> list[ModuleType]:
-    import lsr_eval.commands as pkg
-
-    mods = [importlib.import_module(f"{pkg.__name__}.{m.name}") for m in pkgutil.iter_modules(pkg.__path__)]
+    mods = [importlib.import_module(f"{commands.__name__}.{m.name}") for m in pkgutil.iter_modules(commands.__path__)]
     return sorted((m for m in mods if hasattr(m, "NAME")), key=lambda m: m.NAME)
 
 

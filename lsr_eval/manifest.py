@@ -14,6 +14,7 @@ import os
 import platform
 import re
 import shutil
+import site
 import subprocess
 import sys
 import sysconfig
@@ -25,6 +26,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 from lsr_eval import __version__
 from lsr_eval.errors import InputError, LsrEvalError, OutputExistsError, on_disk_full
+from lsr_eval.hardware import describe
 
 MANIFEST = "manifest.json"
 
@@ -71,8 +73,6 @@ def note_work_folder(path: str | os.PathLike) -> None:
 
 
 def _site_folders() -> list[str]:
-    import site
-
     found = [sysconfig.get_path("purelib"), sysconfig.get_path("platlib"), *site.getsitepackages()]
     user = site.getusersitepackages()
     return list(dict.fromkeys(f for f in (*found, user) if f))
@@ -300,8 +300,6 @@ def check_provenance(folder: str | os.PathLike, src: Path | None = None) -> None
 def machine() -> dict[str, Any]:
     """The hardware (:func:`lsr_eval.hardware.describe`): CPU model and its relevant flags, cores, memory, platform,
     and the GPUs when this process runs torch with CUDA."""
-    from lsr_eval.hardware import describe
-
     return describe()
 
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 import os
 from types import ModuleType
 
+from lsr_eval.anserini import jvm
+
 #: Placeholder key: pyserini only builds the client object, no request is made.
 DUMMY_OPENAI_KEY = "sk-unused-by-lsr-eval"
 
@@ -31,7 +33,5 @@ def pyserini_search() -> ModuleType:
 
 
 def _prepare() -> None:
-    from lsr_eval.anserini import jvm
-
     os.environ.setdefault("OPENAI_API_KEY", DUMMY_OPENAI_KEY)
     jvm.start()

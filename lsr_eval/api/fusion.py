@@ -19,6 +19,7 @@ from typing import Any, Callable, Mapping, Sequence, Union
 from lsr_eval.api.runs import QrelsLike, RunLike, _named, as_run, judgments
 from lsr_eval.data.types import Qrels, Run
 from lsr_eval.errors import ConfigError, OutputExistsError
+from lsr_eval.manifest import check_provenance, prepare_output, write_manifest
 
 #: Documents kept per fused query unless ``depth`` says otherwise (Pyserini's fusion default, its ``--k``).
 DEFAULT_DEPTH = 1000
@@ -104,8 +105,6 @@ class _Output:
     ``<file>.manifest.json`` beside it; checked before any work."""
 
     def __init__(self, out: str | os.PathLike, experiment: dict[str, Any], overwrite: bool) -> None:
-        from lsr_eval.manifest import check_provenance, prepare_output
-
         path = Path(out)
         self.is_file = path.is_file() or (path.suffix in RUN_FILE_SUFFIXES and not path.is_dir())
         if not self.is_file:
@@ -259,7 +258,6 @@ def _write(output: _Output, experiment: dict[str, Any], fused: Fused) -> None:
     """The fused run, its metrics (a folder) and its manifest."""
     from lsr_eval.evaluation import count_queries, write_metrics
     from lsr_eval.evaluation.provenance import evaluation_code
-    from lsr_eval.manifest import write_manifest
     from lsr_eval.runs.trec import write_run
 
     lines = write_run(fused.run, output.run_path, tag=fused.tag)

@@ -6,14 +6,19 @@ pandas DataFrames. Nothing is written unless ``out=`` is given; indexes that Ans
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence, Union
 
+from lsr_eval.benchmark import run as benchmark_run
+from lsr_eval.benchmark.config import apply_stand_ins, load_config, read_stand_ins
 from lsr_eval.data.datasets import Dataset, load_dataset
+from lsr_eval.data.trec_files import read_qrels
 from lsr_eval.data.types import Qrels, Run
 from lsr_eval.engines.registry import DEFAULT_ENGINE
 from lsr_eval.errors import ConfigError
+from lsr_eval.workdir import work_dir
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -30,8 +35,6 @@ def read_qrels_spec(spec: str | os.PathLike, split: str | None = None
                     ) -> tuple[Qrels, tuple[str, ...] | None, dict[str, Any]]:
     """Qrels from a qrels file (TREC or BEIR TSV) or a dataset spec (registry name, ``irds:<id>``, BEIR folder);
     returns (qrels, the dataset's measures or None for a file, a description for manifests)."""
-    from lsr_eval.data.trec_files import read_qrels
-
     path = Path(spec)
     if path.is_file():
         if split is not None:
@@ -107,7 +110,7 @@ def evaluate(data: QrelsLike, runs: RunLike | Sequence[RunLike] | Mapping[str, R
     ``<measure>_sig`` (``†`` better, ``↓`` worse, empty otherwise); the test settings are in ``df.attrs``. Per-query
     values and query counts: :func:`lsr_eval.api.evaluation.run_evaluation`, of which this is the table.
     """
-    from lsr_eval.api.evaluation import run_evaluation
+    from lsr_eval.api.evaluation import run_evaluation  # it reads this module's runs and judgments
 
     return run_evaluation(data, runs, measures, baseline, test, alpha, correction).table()
 
@@ -119,7 +122,7 @@ def fuse(runs: Sequence[RunLike] | Mapping[str, RunLike], method: str = "rrf", n
     are the method's (``k=60`` for RRF, ``weights=[0.3, 0.7]`` for wsum), or ``tune`` chooses them
     (:class:`~lsr_eval.api.fusion.TuneOn`, or :class:`~lsr_eval.api.fusion.CrossValidate` over ``qrels``). The
     metrics, the chosen parameters and files: :func:`lsr_eval.api.fusion.run_fusion`, of which this is the run."""
-    from lsr_eval.api.fusion import run_fusion
+    from lsr_eval.api.fusion import run_fusion  # it reads this module's runs and judgments
 
     return run_fusion(runs, method, norm, depth, params, qrels=qrels, tune=tune).run
 
@@ -137,7 +140,6 @@ def bm25(dataset: Dataset | str, out: str | os.PathLike | None = None, work: str
     ``remove_query``: drop a query's own id from its hits (None: the dataset's default, on for BEIR).
     """
     from lsr_eval.pipeline.bm25 import Bm25Settings, run_bm25, search_bm25
-    from lsr_eval.workdir import work_dir
 
     ds = load_dataset(dataset) if isinstance(dataset, str) else dataset
     settings = Bm25Settings(k1=k1, b=b, hits=hits, remove_query=remove_query, fields=tuple(fields) if fields else None,
@@ -156,14 +158,9 @@ def run_benchmark(config: str | os.PathLike, out: str | os.PathLike | None = Non
     ``stand_ins`` (``ID=PATH``) and ``map_file`` (a YAML mapping ``ID: PATH``) run a hub id or a dataset name on a
     local copy instead (recorded in the manifest); each of ``stand_ins`` must name something of the config.
     (Named ``run_benchmark`` at the package root: ``lsr_eval.benchmark`` is the benchmark package.)"""
-    import dataclasses
-
-    from lsr_eval.benchmark.config import apply_stand_ins, load_config, read_stand_ins
-    from lsr_eval.benchmark.run import run_benchmark as run
-    from lsr_eval.workdir import work_dir
 
     explicit = read_stand_ins(stand_ins)   # each must name something of the config; a map file may hold more
     cfg = apply_stand_ins(load_config(config), {**read_stand_ins((), map_file), **explicit}, list(explicit))
     if out is not None:
         cfg = dataclasses.replace(cfg, out=str(out))
-    return run(cfg, work_dir(work), threads=threads, device=device)
+    return benchmark_run.run_benchmark(cfg, work_dir(work), threads=threads, device=device)

@@ -17,9 +17,19 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Union
 from lsr_eval.data.datasets import Dataset, load_dataset
 from lsr_eval.data.types import Document, Query, Run
 from lsr_eval.defaults import DEFAULT_SCALE
+from lsr_eval.encode.corpus import write_vectors
 from lsr_eval.encode.protocol import SparseVectors
-from lsr_eval.engines.registry import DEFAULT_ENGINE
-from lsr_eval.errors import ConfigError
+from lsr_eval.encode.queries import encode_queries
+from lsr_eval.encode.reader import load_vectors
+from lsr_eval.encode.splade import SpladeTextEncoder
+from lsr_eval.engines.registry import DEFAULT_ENGINE, get_engine, split_options
+from lsr_eval.errors import ConfigError, LsrEvalError, OutputExistsError
+from lsr_eval.export.documents import COLLECTION_DIR, export_documents
+from lsr_eval.export.prune import Prune
+from lsr_eval.export.quantize import check_scale
+from lsr_eval.export.queries import query_weight_maps
+from lsr_eval.manifest import read_manifest, write_manifest
+from lsr_eval.models.offline import resolve_model
 from lsr_eval.pipeline.result import SystemResult
 from lsr_eval.pipeline.reuse import RUN_FILE
 from lsr_eval.pipeline.settings import (
@@ -31,6 +41,8 @@ from lsr_eval.pipeline.settings import (
     SearchOptions,
     SpladeSettings,
 )
+from lsr_eval.pipeline.splade import encoding_keys, ensure_encoding, ensure_encoding_index, run_splade
+from lsr_eval.workdir import cache_slot, slot_label, work_dir
 
 if TYPE_CHECKING:
     from lsr_eval.encode.corpus import EncodeSummary
@@ -94,7 +106,6 @@ class Splade:
     def __init__(self, model: str, *, load: LoadOptions | None = None, encode: EncodeOptions | None = None,
                  export: ExportOptions | None = None, search: SearchOptions | None = None,
                  work: str | os.PathLike | None = None, cache: bool = True, **flat: Any) -> None:
-        from lsr_eval.models.offline import resolve_model
         given = {"load": load, "encode": encode, "export": export, "search": search}
         stages = {name: value if value is not None else STAGES[name]() for name, value in given.items()}
         if flat:
@@ -138,9 +149,6 @@ class Splade:
         return self._model
 
     def _encode(self, texts: Texts, documents: bool) -> SparseVectors:
-        from lsr_eval.encode.queries import encode_queries
-        from lsr_eval.encode.splade import SpladeTextEncoder
-
         encoder = self.model.document if documents else self.model.query
         return encode_queries(_as_queries(texts, documents), SpladeTextEncoder(encoder),
                               batch_size=self.settings.encode.batch_size).vectors
@@ -152,9 +160,6 @@ class Splade:
         if dataset is None:
             self.last_encoding = None
             return self._encode(docs, documents=True)
-        from lsr_eval.encode.reader import load_vectors
-        from lsr_eval.pipeline.splade import ensure_encoding
-        from lsr_eval.workdir import work_dir
 
         self.last_encoding = ensure_encoding(dataset, self.model, self.settings, work_dir(self.work))
         return load_vectors(self.last_encoding.folder)
@@ -172,9 +177,6 @@ class Splade:
         and a manifest are written there, and a second call with the same settings reuses them; without, nothing
         is written beside the caches. Returns a :class:`~lsr_eval.pipeline.result.SystemResult` (its ``metrics``,
         ``run``, and ``folder``: None without ``out``)."""
-        from lsr_eval.pipeline.splade import run_splade
-        from lsr_eval.workdir import work_dir
-
         ds = load_dataset(dataset) if isinstance(dataset, str) else dataset
         work = work_dir(self.work)
         if out is not None:
@@ -197,9 +199,6 @@ class Splade:
 def _encoding_slot(vectors: SparseVectors) -> tuple[Path, dict[str, Any]] | None:
     """The work folder's encoding slot (``<work>/encodings/<label>-<hash of its key>``) that ``vectors`` are, read
     and unchanged, with its key; None for any other vectors."""
-    from lsr_eval.manifest import read_manifest
-    from lsr_eval.workdir import cache_slot, slot_label
-
     folder = vectors.source_folder()
     if folder is None:
         return None
@@ -251,14 +250,6 @@ class Index:
         that work folder's caches instead, as ``lsr-eval splade`` does (and a second build reuses them);
         ``dataclasses.replace(vectors, source=None)`` builds a temporary index of them.
         """
-        from lsr_eval.encode.corpus import write_vectors
-        from lsr_eval.engines.registry import get_engine, split_options
-        from lsr_eval.errors import LsrEvalError, OutputExistsError
-        from lsr_eval.export.documents import COLLECTION_DIR, export_documents
-        from lsr_eval.export.quantize import check_scale
-        from lsr_eval.manifest import write_manifest
-        from lsr_eval.workdir import work_dir
-
         check_scale(scale)
         build_options, search_options = split_options(engine, dict(options))
         eng = get_engine(engine, **build_options)
@@ -305,10 +296,6 @@ class Index:
                      ) -> Index:
         """The index of the work folder's encoding slot ``encoding`` (made from ``enc_key``), exported and indexed
         into that work folder's caches under the keys the pipelines use (reused when there)."""
-        from lsr_eval.export.prune import Prune
-        from lsr_eval.pipeline.splade import encoding_keys, ensure_encoding_index
-        from lsr_eval.workdir import slot_label
-
         scale = float(scale)  # the pipelines' key holds a float: scale=100 is their slot too
         keys = encoding_keys(enc_key, slot_label(encoding), scale, Prune(), engine, build_options)
         stages = ensure_encoding_index(encoding.parent.parent, encoding, keys, eng, threads)
@@ -318,8 +305,6 @@ class Index:
     def search(self, queries: SparseVectors, k: int = 1000, threads: int = 2, remove_query: bool = False) -> Run:
         """The top ``k`` documents of each query (vectors quantised with the index's scale); ``remove_query`` drops
         hits whose document id is the query id (BEIR's convention)."""
-        from lsr_eval.export.queries import query_weight_maps
-
         if self.closed:
             raise ConfigError("this Index is closed: build it again to search")
         maps = query_weight_maps(queries, self.scale)

@@ -15,7 +15,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Sequence, get_args
 
-from lsr_eval.errors import ConfigError
+from lsr_eval.data.datasets import BeirFolder
+from lsr_eval.data.registry import BENCHMARKS, GROUPS, split_spec
+from lsr_eval.engines.registry import check_engine, get_engine, split_options
+from lsr_eval.errors import ConfigError, InputError, LsrEvalError
+from lsr_eval.models.offline import OFFLINE_MODELS
+from lsr_eval.pipeline.settings import SpladeSettings
 
 SystemKind = Literal["bm25", "splade", "run"]
 #: Keys of a ``kind: run`` system besides ``name`` and ``kind``.
@@ -276,7 +281,6 @@ def _measures(names: Any, where: str) -> tuple[str, ...]:
         return ()
     if isinstance(names, str) or not isinstance(names, list):
         raise ConfigError(f"{where}: measures must be a list of names (e.g. [nDCG@10, R@1000]), got {names!r}")
-    from lsr_eval.errors import LsrEvalError
     from lsr_eval.evaluation.measures import parse_measure
 
     for m in names:
@@ -289,7 +293,6 @@ def _measures(names: Any, where: str) -> tuple[str, ...]:
 
 def _fusion(f: Any, systems: list[str], datasets: list[DatasetEntry], where: str) -> FusionEntry:
     """A fusion entry with its method, normalisation, parameters and metric checked against the fusion registry."""
-    from lsr_eval.errors import LsrEvalError
     from lsr_eval.fusion.methods import check_norm, get_method, resolve_params
 
     f = _build(FusionEntry, f, where)
@@ -373,9 +376,6 @@ def _run_params(params: dict[str, Any], folder: Path, where: str) -> dict[str, A
 
 def _check_registry_splits(entry: dict[str, Any], where: str) -> None:
     """A registry dataset's ``split`` and ``tune_split`` are splits it has (checked before anything runs)."""
-    from lsr_eval.data.registry import split_spec
-    from lsr_eval.errors import InputError
-
     spec = entry.get("spec")
     if not isinstance(spec, str) or spec.startswith("irds:"):
         return
@@ -436,8 +436,6 @@ def check_model(name: Any, where: str, on_disk: bool = False, *, query: bool = F
     """A model name is a non-empty string; with ``on_disk`` (before running, on this machine) it must be an offline
     alias, an existing folder, or shaped like a hub id (``name`` or ``org/name``), else a ConfigError naming the
     aliases. (Without ``on_disk`` a config may name a folder that an earlier step, e.g. training, writes.)"""
-    from lsr_eval.models.offline import OFFLINE_MODELS
-
     if not isinstance(name, str) or not name:
         raise ConfigError(f"{where}: model must be a folder, a hub id or an alias, got {name!r}")
     if query:      # a query encoder may also be the corpus IDF, the binary bag of tokens, or static:<folder or hub id>
@@ -472,10 +470,6 @@ def check_on_disk(cfg: BenchmarkConfig) -> None:
 def _check_dataset_on_disk(entry: DatasetEntry, where: str) -> None:
     """A dataset given as a folder is a BEIR folder with the qrels of its split and tune split; registry names,
     groups and ``irds:`` ids are resolved by their loaders."""
-    from lsr_eval.data.datasets import BeirFolder
-    from lsr_eval.data.registry import GROUPS, split_spec
-    from lsr_eval.errors import InputError
-
     if entry.spec.startswith("irds:") or entry.spec in GROUPS or split_spec(entry.spec) is not None:
         return
     if not Path(entry.spec).is_dir():
@@ -492,8 +486,6 @@ def _check_dataset_on_disk(entry: DatasetEntry, where: str) -> None:
 def _check_engine(params: dict[str, Any], where: str) -> None:
     """``engine`` is a known engine, installed, and ``engine_options`` a mapping of options it takes; its build
     settings are validated by constructing it, its search knobs by its ``check_search`` (before any run)."""
-    from lsr_eval.engines.registry import check_engine, get_engine, split_options
-
     engine, options = params.get("engine", "anserini"), params.get("engine_options")
     if options is not None and not isinstance(options, dict):
         raise ConfigError(f"{where}: engine_options must be a mapping of option: value, got {options!r}")
@@ -536,7 +528,6 @@ def _check_system_params(kind: str, params: dict[str, Any], where: str) -> None:
     for key in ("model", "query_model"):
         if params.get(key) is not None:
             check_model(params[key], f"{where}: {key}", query=key == "query_model")
-    from lsr_eval.pipeline.settings import SpladeSettings
 
     try:   # the stages' own validation (types, ranges, choices), then the engine's options
         SpladeSettings.from_flat(**params)
@@ -575,8 +566,6 @@ def apply_stand_ins(cfg: BenchmarkConfig, stand_ins: dict[str, str],
     (``beir-13``) with a mapped member becomes its members. A key of ``must_use`` (default: every key; the command
     passes its ``--map`` items, a map file may hold a whole mirror) that the config does not name is refused: a typo
     would otherwise run the real thing."""
-    from lsr_eval.data.registry import BENCHMARKS, GROUPS
-
     if not stand_ins:
         return cfg
     used: set[str] = set()

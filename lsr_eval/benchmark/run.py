@@ -11,9 +11,11 @@ import logging
 import math
 import re
 import shutil
+import socket
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlparse
 
 from lsr_eval.benchmark.config import (
     DECLARED_COSTS,
@@ -32,6 +34,10 @@ from lsr_eval.data.datasets import Dataset, load_dataset
 from lsr_eval.data.registry import GROUPS, expand
 from lsr_eval.errors import LsrEvalError
 from lsr_eval.manifest import MANIFEST, check_copy, check_provenance, read_manifest, update_manifest, write_manifest
+from lsr_eval.models.offline import OFFLINE_MODELS, resolve_model
+from lsr_eval.models.options import check_device
+from lsr_eval.pipeline.settings import STAGE_OF, SpladeSettings
+from lsr_eval.pipeline.splade import doc_prune, load_model, open_searcher, run_splade
 
 log = logging.getLogger(__name__)
 
@@ -65,16 +71,12 @@ def run_system(system: SystemEntry, dataset: Dataset, out: Path, work: Path, thr
         from lsr_eval.pipeline.bm25 import Bm25Settings, run_bm25
 
         return run_bm25(dataset, out, work, Bm25Settings(**system.params), threads=threads)
-    from lsr_eval.pipeline.splade import run_splade
 
     return run_splade(dataset, out, work, _splade_settings(system), threads=threads)
 
 
 def _hub_reachable() -> bool:
     """Whether the hub's host name resolves (one lookup): without it the hub client would retry for ~25 s."""
-    import socket
-    from urllib.parse import urlparse
-
     from huggingface_hub import constants
 
     try:
@@ -109,7 +111,6 @@ def _unloadable(system: SystemEntry, probed: dict[str, str | None], dataset: str
     try and names itself on every row it would have filled."""
     if system.kind != "splade":
         return None
-    from lsr_eval.models.offline import OFFLINE_MODELS
 
     for key in ("model", "query_model"):
         name = system.params.get(key)
@@ -196,7 +197,6 @@ def _costs(system: SystemEntry, dataset: Dataset, run_dir: Path) -> tuple[dict[s
     from lsr_eval.efficiency.flops import count_encoding, count_weight_maps, flops_report
     from lsr_eval.encode.reader import read_vocab
     from lsr_eval.export.queries import read_query_jsonl
-    from lsr_eval.pipeline.splade import doc_prune
 
     paths = manifest["paths"]
     prune = doc_prune(_splade_settings(system))
@@ -210,9 +210,6 @@ def _costs(system: SystemEntry, dataset: Dataset, run_dir: Path) -> tuple[dict[s
 
 
 def _splade_settings(system: SystemEntry):
-    from lsr_eval.models.offline import resolve_model
-    from lsr_eval.pipeline.settings import SpladeSettings
-
     params = {**system.params, "model": resolve_model(system.params["model"])}
     if params.get("query_model"):
         params["query_model"] = resolve_model(params["query_model"])
@@ -227,7 +224,6 @@ _NOT_MODEL = ("shard_size", "prune_doc_top_k", "prune_doc_threshold")
 def _model_key(settings, dataset: Dataset | None = None) -> str:
     """Identity of the model ``load_model`` makes from these settings (an IDF query encoder: and the corpus)."""
     from lsr_eval.models.static_query import IDF
-    from lsr_eval.pipeline.settings import STAGE_OF
 
     key = {k: v for k, v in settings.flat().items() if k not in _NOT_MODEL and STAGE_OF.get(k) != "search"}
     if settings.load.query_model == IDF:
@@ -238,8 +234,6 @@ def _model_key(settings, dataset: Dataset | None = None) -> str:
 def _model_for(settings, models: dict[str, Any], dataset: Dataset | None = None, work: Path | None = None):
     """The loaded model for these settings: the one the run loaded, or one loaded once and shared by every
     latency round and by sweep points that only differ in export pruning, search or engine settings."""
-    from lsr_eval.pipeline.splade import load_model
-
     key = _model_key(settings, dataset)
     if key not in models:
         models[key] = load_model(settings, dataset, work)
@@ -275,7 +269,6 @@ def _latency(system: SystemEntry, dataset: Dataset, run_dir: Path, cfg, models: 
             ms, _ = timed(lambda q: s.search(q.text, cfg.hits), queries, cfg.warmup)
         return {"k": cfg.hits, "warmup_queries": cfg.warmup, "samples_ms": {"total": ms}}
     from lsr_eval.efficiency.latency import measure_latency
-    from lsr_eval.pipeline.splade import open_searcher
 
     settings = _splade_settings(system)
     model = _model_for(settings, models, dataset, work)
@@ -574,7 +567,6 @@ def _with_device(systems: list[SystemEntry], device: str | None) -> list[SystemE
     """The systems with every SPLADE system's ``device`` replaced by ``device`` (checked), when given."""
     if device is None:
         return systems
-    from lsr_eval.models.options import check_device
 
     check_device(device)
     return [dataclasses.replace(s, params={**s.params, "device": device}) if s.kind == "splade" else s

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from lsr_eval.engines.registry import DEFAULT_ENGINE, ENGINES
+from lsr_eval.engines.registry import DEFAULT_ENGINE, ENGINES, parse_option
 
 
 def add_engine_arguments(p: argparse.ArgumentParser) -> None:
@@ -19,6 +19,4 @@ def add_engine_arguments(p: argparse.ArgumentParser) -> None:
 
 def engine_options(args: argparse.Namespace) -> dict[str, Any] | None:
     """The ``--engine-option`` values as a dict (None when none was given)."""
-    from lsr_eval.engines.registry import parse_option
-
     return dict(parse_option(o) for o in args.engine_option) or None

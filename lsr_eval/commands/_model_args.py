@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING
 
 from lsr_eval.commands.options import add_device, add_precision
 from lsr_eval.defaults import DEFAULT_SCALE, LUCENE_MAX_CLAUSES
+from lsr_eval.models.offline import resolve_model
+from lsr_eval.pipeline.settings import EncodeOptions, ExportOptions, LoadOptions, SearchOptions, SpladeSettings
 
 if TYPE_CHECKING:
     from lsr_eval.pipeline.settings import SearchOptions, SpladeSettings
@@ -40,19 +42,10 @@ def add_model_arguments(p: argparse.ArgumentParser) -> None:
                    help="terms allowed per query (Lucene's limit is %(default)s; more raises it)")
 
 
-def resolve_model(name: str) -> str:
-    """An offline alias (``splade-tiny``, ``minilm``) -> its folder; anything else unchanged."""
-    from lsr_eval.models.offline import resolve_model as resolve
-
-    return resolve(name)
-
-
 def settings_from_args(args: argparse.Namespace, search: SearchOptions | None = None,
                        shard_size: int = 50_000) -> SpladeSettings:
     """The typed settings of the model options (``search``: the command's search stage; default: the options'
     clause limit)."""
-    from lsr_eval.pipeline.settings import EncodeOptions, ExportOptions, LoadOptions, SearchOptions, SpladeSettings
-
     load = LoadOptions(query_model=args.query_model and resolve_model(args.query_model), head_init=args.head_init,
                        rescale_k=args.rescale_k, trust_remote_code=args.trust_remote_code, precision=args.precision,
                        device=args.device)

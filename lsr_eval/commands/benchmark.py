@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from lsr_eval.api.runs import run_benchmark
+from lsr_eval.benchmark.config import load_config
 from lsr_eval.benchmark.status import Status, kind_of
 from lsr_eval.commands.options import add_device
 from lsr_eval.models.options import DEVICE_CHOICES
@@ -32,9 +34,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Parse the options into :func:`lsr_eval.api.runs.run_benchmark`'s arguments, and print its tables."""
-    from lsr_eval.api.runs import run_benchmark
-    from lsr_eval.benchmark.config import load_config
-
     table = run_benchmark(args.config, args.out, args.work_dir, threads=args.threads, device=args.device,
                           stand_ins=args.map, map_file=args.map_file)
     cfg = load_config(args.config)

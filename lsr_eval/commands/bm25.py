@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import argparse
 
+from lsr_eval.api.runs import bm25
 from lsr_eval.commands._common import add_dataset_arguments, add_output_arguments, print_metrics
+from lsr_eval.commands._engine_args import engine_options
+from lsr_eval.data.datasets import load_dataset
 from lsr_eval.engines.registry import DEFAULT_ENGINE
+from lsr_eval.manifest import read_manifest
 
 NAME = "bm25"
 HELP = "BM25 flat (or multifield) baseline: index (or reuse), retrieve, evaluate"
@@ -33,11 +37,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Parse the options into :func:`lsr_eval.api.runs.bm25`'s arguments, and print the metrics it wrote."""
-    from lsr_eval.api.runs import bm25
-    from lsr_eval.commands._engine_args import engine_options
-    from lsr_eval.data.datasets import load_dataset
-    from lsr_eval.manifest import read_manifest
-
     dataset = load_dataset(args.dataset, args.split, args.topics, args.qrels)
     bm25(dataset, args.out, args.work_dir, k1=args.k1, b=args.b, hits=args.hits, fields=args.fields,
          threads=args.threads, overwrite=args.overwrite, engine=args.engine, engine_options=engine_options(args),

@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import json
+from pathlib import Path
+
+from lsr_eval.data.splits import DEV, carve_dev_split
+from lsr_eval.manifest import write_manifest
 
 NAME = "carve-dev"
 HELP = "write a BEIR folder whose qrels add 'dev' (n training queries, seeded) and 'fit' (the rest)"
@@ -17,11 +22,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import json
-    from pathlib import Path
-
-    from lsr_eval.data.splits import DEV, carve_dev_split
-    from lsr_eval.manifest import write_manifest
 
     counts = carve_dev_split(args.dataset, args.out, split=args.split, n=args.n, seed=args.seed)
     summary = {k: v for k, v in counts.items() if k != "dev_qids"}

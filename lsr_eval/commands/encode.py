@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 
 from lsr_eval.commands._model_args import add_model_arguments, settings_from_args
+from lsr_eval.data.datasets import load_dataset
+from lsr_eval.pipeline.splade import encoder_fingerprint, load_model
 
 NAME = "encode"
 HELP = "encode a corpus with a SPLADE model into sharded sparse vectors (torchrun-shardable, resumable)"
@@ -21,12 +23,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from lsr_eval.data.datasets import load_dataset
     from lsr_eval.encode.corpus import encode_corpus, resolve_rank
     from lsr_eval.encode.finalize import finalize_encoding
     from lsr_eval.encode.progress import expected_documents
     from lsr_eval.encode.splade import SpladeTextEncoder
-    from lsr_eval.pipeline.splade import encoder_fingerprint, load_model
 
     settings = settings_from_args(args, shard_size=args.shard_size)
     dataset = load_dataset(args.dataset, args.split)

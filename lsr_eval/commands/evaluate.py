@@ -10,7 +10,9 @@ import json
 import sys
 from pathlib import Path
 
+from lsr_eval.api.evaluation import run_evaluation
 from lsr_eval.errors import ConfigError
+from lsr_eval.evaluation.measures import DEFAULT_MEASURES, FAMILIES
 from lsr_eval.significance.correction import CORRECTIONS
 
 NAME = "evaluate"
@@ -23,8 +25,6 @@ FORMATS = ("table", "json", "trec_eval")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from lsr_eval.evaluation.measures import DEFAULT_MEASURES, FAMILIES
-
     parser.add_argument("qrels", metavar="QRELS",
                         help="qrels file (TREC 'qid 0 docid grade' or BEIR TSV with its 'query-id corpus-id score' "
                              "header), or a dataset: registry name, irds:<id>, BEIR folder (with --split)")
@@ -65,8 +65,6 @@ def _table(header: list[str], rows: list[list[str]]) -> str:
 def run(args: argparse.Namespace) -> int:
     """Parse the options into :func:`lsr_eval.api.evaluation.run_evaluation`'s arguments, and print what it
     measured."""
-    from lsr_eval.api.evaluation import run_evaluation
-
     fmt = "json" if args.json else args.format
     if args.json and args.format not in ("table", "json"):
         raise ConfigError(f"--json and --format {args.format}: choose one")

@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from lsr_eval.api.fusion import DEFAULT_DEPTH, RUN_FILE_SUFFIXES, CrossValidate, Spelling, TuneOn
+from lsr_eval.api.fusion import DEFAULT_DEPTH, RUN_FILE_SUFFIXES, CrossValidate, Spelling, TuneOn, run_fusion
 from lsr_eval.commands._common import print_metric_rows
 from lsr_eval.errors import ConfigError
 
@@ -140,8 +140,6 @@ OPTIONS = Spelling(qrels="--qrels", measures="--measures", split="--split", cv="
 
 def run(args: argparse.Namespace) -> int:
     """Parse the options into :func:`lsr_eval.api.fusion.run_fusion`'s arguments, and print what it made."""
-    from lsr_eval.api.fusion import run_fusion
-
     fused = run_fusion(args.runs, args.method, args.norm, args.depth, _params(args), qrels=args.qrels,
                        split=args.split, measures=args.measures, tune=_tune(args), out=args.out,
                        overwrite=args.overwrite, tag=args.tag, spell=OPTIONS)

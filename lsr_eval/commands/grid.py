@@ -7,6 +7,9 @@ import os
 import sys
 from pathlib import Path
 
+from lsr_eval.train import grid
+from lsr_eval.train.grid import plan, summary
+
 NAME = "grid"
 HELP = ("train a list of training configs: run after run on this node (torchrun when --nproc > 1) or as a SLURM "
         "array; finished runs are skipped, killed ones resume")
@@ -43,8 +46,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _print_plan(runs) -> None:
-    from lsr_eval.train.grid import summary
-
     counts = summary(runs)
     print(f"grid: {counts['runs']} runs: {counts.get('done', 0)} done, {counts.get('partial', 0)} to resume, "
           f"{counts.get('new', 0)} new")
@@ -52,8 +53,6 @@ def _print_plan(runs) -> None:
 
 def _report(configs, overrides) -> int:
     """Statuses after training; 1 when a run is not done."""
-    from lsr_eval.train.grid import plan
-
     runs = plan(configs, overrides)
     missing = [r for r in runs if r.status != "done"]
     for r in runs:
@@ -67,8 +66,6 @@ def _report(configs, overrides) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from lsr_eval.train import grid
-
     runs = grid.plan(args.configs, args.overrides)
     _print_plan(runs)
     if args.estimate:

@@ -6,6 +6,9 @@ import argparse
 
 from lsr_eval.commands._common import stage_folder
 from lsr_eval.commands._engine_args import add_engine_arguments, engine_options
+from lsr_eval.engines.registry import get_engine, split_options
+from lsr_eval.errors import ConfigError
+from lsr_eval.manifest import prepare_output, write_manifest
 
 NAME = "index"
 HELP = ("index a JsonVectorCollection (--kind impact, with --engine anserini|pisa|seismic) or a JsonCollection "
@@ -23,9 +26,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from lsr_eval.errors import ConfigError
     from lsr_eval.export.documents import COLLECTION_DIR
-    from lsr_eval.manifest import prepare_output, write_manifest
 
     src = stage_folder(args.collection, COLLECTION_DIR)
     options = engine_options(args)
@@ -42,7 +43,6 @@ def run(args: argparse.Namespace) -> int:
         print(f"{counts.total_indexed} documents indexed ({counts.empty_appended} empty appended) into "
               f"{out / 'index'}")
         return 0
-    from lsr_eval.engines.registry import get_engine, split_options
 
     build, search = split_options(args.engine, options)
     if search:

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from lsr_eval.errors import InputError
+from lsr_eval.models.offline import resolve_model
 from lsr_eval.models.options import HEAD_INIT_RULES
 
 NAME = "inspect-head"
@@ -56,7 +57,6 @@ def run(args: argparse.Namespace) -> int:
     from lsr_eval.models.diagnostics import format_diagnosis, inspect_head
 
     texts = read_texts(args.text_file) if args.text_file else None
-    from lsr_eval.commands._model_args import resolve_model
 
     d = inspect_head(resolve_model(args.model), args.k, texts, head_init=args.head_init, max_length=args.max_length,
                      scale_bias=args.scale_bias, tied_input=args.tied_input,

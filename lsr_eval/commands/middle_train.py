@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from lsr_eval.commands.train import add_training_arguments, execute
+from lsr_eval.train.config import MiddleTrainConfig
 
 NAME = "middle-train"
 HELP = "middle-train a masked LM with MLM + FLOPS on its SPLADE pooling (Lassance & Clinchant 2022)"
@@ -15,7 +16,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from lsr_eval.train.config import MiddleTrainConfig
     from lsr_eval.train.run import middle_train
 
     return execute(args, MiddleTrainConfig, middle_train)

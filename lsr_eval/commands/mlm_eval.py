@@ -4,9 +4,16 @@ held-out texts (docs/training.md)."""
 from __future__ import annotations
 
 import argparse
+import json
+import time
+from pathlib import Path
 
 from lsr_eval.commands.options import add_device
+from lsr_eval.errors import ConfigError
+from lsr_eval.manifest import write_manifest
+from lsr_eval.models.offline import resolve_model
 from lsr_eval.models.options import HEAD_INIT_RULES
+from lsr_eval.train.config import MiddleTrainConfig, load_config
 
 NAME = "mlm-eval"
 HELP = "masked-token top-1 accuracy and perplexity of masked LMs on a middle-training config's held-out texts"
@@ -28,8 +35,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def parse_models(items: list[str]) -> dict[str, str]:
     """``LABEL=PATH`` or ``PATH`` (its own label) -> {label: path}; a repeated label is an error."""
-    from lsr_eval.errors import ConfigError
-
     out: dict[str, str] = {}
     for item in items:
         label, sep, path = item.partition("=")
@@ -44,16 +49,9 @@ def parse_models(items: list[str]) -> dict[str, str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    import json
-    import time
-    from pathlib import Path
 
-    from lsr_eval.errors import ConfigError
-    from lsr_eval.manifest import write_manifest
     from lsr_eval.models.device import resolve_device
     from lsr_eval.models.loading import load_mlm
-    from lsr_eval.models.offline import resolve_model
-    from lsr_eval.train.config import MiddleTrainConfig, load_config
     from lsr_eval.train.mlm_eval import evaluate_masked_lm
     from lsr_eval.train.mlm_text import collect_texts
     from lsr_eval.train.recipe import head_norm

@@ -8,7 +8,17 @@ not run`` (why). Exit status 1 when a row differs, is refused or fails (``--stri
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
+
+from lsr_eval.errors import ConfigError
+from lsr_eval.reproduce.compare import COULD_NOT_RUN
+from lsr_eval.reproduce.jobs import Options, plan, reproduce_result
+from lsr_eval.reproduce.machine import describe_machine
+from lsr_eval.reproduce.matrix import MatrixEntry, kept_entries, write_matrix
+from lsr_eval.reproduce.paths import PathMap
+from lsr_eval.reproduce.results import find_results, load_result
+from lsr_eval.reproduce.tolerance import Tolerances
 
 NAME = "reproduce"
 HELP = ("rerun committed results (folders, manifests or benchmark YAMLs) from their manifests and compare every "
@@ -44,15 +54,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from lsr_eval.errors import ConfigError
-    from lsr_eval.reproduce.compare import COULD_NOT_RUN
-    from lsr_eval.reproduce.jobs import Options, plan, reproduce_result
-    from lsr_eval.reproduce.machine import describe_machine
-    from lsr_eval.reproduce.matrix import MatrixEntry, write_matrix
-    from lsr_eval.reproduce.paths import PathMap
-    from lsr_eval.reproduce.results import find_results, load_result
-    from lsr_eval.reproduce.tolerance import Tolerances
-
     if not args.results and not args.all:
         raise ConfigError("name one or more results (folders, manifests, benchmark YAMLs) or --all DIR")
     if args.max_minutes is not None and args.max_minutes <= 0:
@@ -94,10 +95,6 @@ def run(args: argparse.Namespace) -> int:
 
 def _update(folder: Path, results: list, whole: bool) -> tuple[list, list]:
     """``--update``: (the kept entries of ``folder``'s matrix, the results to rerun), said on the console."""
-    import json
-
-    from lsr_eval.errors import ConfigError
-    from lsr_eval.reproduce.matrix import kept_entries
 
     if not whole:
         raise ConfigError("--update needs --all DIR (the matrix lists every result under it)")

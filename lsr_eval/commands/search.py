@@ -6,9 +6,12 @@ import argparse
 from dataclasses import asdict
 from pathlib import Path
 
+from lsr_eval.api.runs import judgments
 from lsr_eval.commands._common import stage_folder
 from lsr_eval.commands._engine_args import add_engine_arguments, engine_options
 from lsr_eval.defaults import LUCENE_MAX_CLAUSES
+from lsr_eval.engines.registry import get_engine, split_options
+from lsr_eval.manifest import prepare_output, write_manifest
 
 NAME = "search"
 HELP = "search an impact index with exported query vectors (queries.jsonl); evaluate with --dataset"
@@ -29,12 +32,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from lsr_eval.api.runs import judgments
-    from lsr_eval.engines.registry import get_engine, split_options
     from lsr_eval.evaluation import count_queries, evaluate, write_metrics
     from lsr_eval.evaluation.measures import DEFAULT_MEASURES
     from lsr_eval.export.queries import read_query_jsonl
-    from lsr_eval.manifest import prepare_output, write_manifest
     from lsr_eval.runs.trec import write_run
 
     index = stage_folder(args.index, "index")

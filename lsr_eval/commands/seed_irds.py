@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from lsr_eval.data.irds_cache import irds_home, seed_cache
+
 NAME = "seed-irds"
 HELP = "seed $IR_DATASETS_HOME from a folder laid out like the cache (e.g. ../shared/data/ir_datasets)"
 
@@ -14,8 +16,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from lsr_eval.data.irds_cache import irds_home, seed_cache
-
     copied = seed_cache(args.source, args.home)
     print(f"{len(copied)} files copied into {args.home or irds_home()}")
     return 0

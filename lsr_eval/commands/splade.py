@@ -7,7 +7,9 @@ import argparse
 from lsr_eval.commands._common import add_dataset_arguments, add_output_arguments, print_metrics
 from lsr_eval.commands._engine_args import add_engine_arguments, engine_options
 from lsr_eval.commands._model_args import add_model_arguments, settings_from_args
+from lsr_eval.data.datasets import load_dataset
 from lsr_eval.pipeline.reuse import RUN_FILE
+from lsr_eval.pipeline.settings import SearchOptions
 
 NAME = "splade"
 HELP = "SPLADE end to end: encode, export, impact-index (each cached), search, evaluate"
@@ -33,8 +35,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Parse the options into :class:`lsr_eval.api.vectors.Splade`'s typed settings, run it, print the metrics."""
     from lsr_eval.api.vectors import Splade
-    from lsr_eval.data.datasets import load_dataset
-    from lsr_eval.pipeline.settings import SearchOptions
 
     dataset = load_dataset(args.dataset, args.split, args.topics, args.qrels)
     search = SearchOptions(engine=args.engine, engine_options=engine_options(args), hits=args.hits,

@@ -4,6 +4,11 @@ lines (:mod:`lsr_eval.data.teacher`)."""
 from __future__ import annotations
 
 import argparse
+import json
+from pathlib import Path
+
+from lsr_eval.data.teacher import HUB_FILE, HUB_REPO, check_expected, convert, fetch
+from lsr_eval.errors import InputError
 
 NAME = "teacher-scores"
 HELP = ("fetch the MS MARCO cross-encoder teacher scores (sentence-transformers/msmarco-hard-negatives) and convert "
@@ -18,11 +23,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import json
-    from pathlib import Path
-
-    from lsr_eval.data.teacher import HUB_FILE, HUB_REPO, check_expected, convert, fetch
-    from lsr_eval.errors import InputError
 
     out = Path(args.out)
     done = out.with_name(out.name + ".counts.json")

@@ -5,6 +5,9 @@ from __future__ import annotations
 import argparse
 import os
 
+from lsr_eval.errors import ConfigError
+from lsr_eval.train.config import SpladeTrainConfig, load_configs
+
 NAME = "train"
 HELP = "train a SPLADE model from a YAML config (single process or under torchrun)"
 
@@ -24,9 +27,6 @@ def add_training_arguments(p: argparse.ArgumentParser) -> None:
 
 def load(args: argparse.Namespace, cls) -> list:
     """The validated configs, one per seed of a ``seeds`` list (none after printing them with ``--check``)."""
-    from lsr_eval.errors import ConfigError
-    from lsr_eval.train.config import load_configs
-
     if args.stop_after is not None and args.stop_after < 1:
         raise ConfigError(f"--stop-after {args.stop_after}: expected a step >= 1")
     configs = load_configs(args.config, args.overrides, cls)
@@ -54,7 +54,6 @@ def execute(args: argparse.Namespace, cls, fn) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from lsr_eval.train.config import SpladeTrainConfig
     from lsr_eval.train.run import train
 
     return execute(args, SpladeTrainConfig, train)

@@ -16,7 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import AbstractSet, Any, Iterable, Iterator
 
+from lsr_eval.data.fingerprint import corpus_fingerprint, qrels_fingerprint, queries_fingerprint
+from lsr_eval.data.irds_cache import irds_home
 from lsr_eval.data.registry import BEIR_MEASURES, Benchmark, LocalFiles, split_spec, unknown_dataset_message
+from lsr_eval.data.trec_files import read_qrels, read_topics_tsv
 from lsr_eval.data.types import Document, Qrels, Query
 from lsr_eval.errors import InputError, LsrEvalError
 
@@ -197,8 +200,6 @@ class Dataset(ABC):
 
     def override(self, topics: str | None = None, qrels: str | None = None) -> Dataset:
         """Replace queries and/or qrels with TREC files (topics TSV ``qid<TAB>text``; qrels TREC or BEIR TSV)."""
-        from lsr_eval.data.trec_files import read_qrels, read_topics_tsv
-
         if topics:
             self._queries = read_topics_tsv(topics)
             self.name += f"+topics:{Path(topics).name}"
@@ -217,8 +218,6 @@ class Dataset(ABC):
         """The data this dataset holds, by content: corpus, queries and qrels with counts and sha256s
         (:mod:`lsr_eval.data.fingerprint`). Recorded in a benchmark's manifest; ``lsr-eval reproduce`` refuses a
         rerun on data whose fingerprint differs. Not in :meth:`describe` (the identity of cached runs)."""
-        from lsr_eval.data.fingerprint import corpus_fingerprint, qrels_fingerprint, queries_fingerprint
-
         return {"name": self.name, "corpus": corpus_fingerprint(self.corpus_key()),
                 "queries": queries_fingerprint(self.queries()), "qrels": qrels_fingerprint(self.qrels())}
 
@@ -279,8 +278,6 @@ class BeirFolder(Dataset):
         return out
 
     def _load_qrels(self) -> Qrels:
-        from lsr_eval.data.trec_files import read_qrels
-
         return read_qrels(self.qrels_path)
 
     def corpus_key(self) -> dict[str, Any]:
@@ -332,8 +329,6 @@ class IrdsDataset(Dataset):
             logging.disable(previous)
 
     def _offline_hint(self) -> str:
-        from lsr_eval.data.irds_cache import irds_home
-
         if self.local is not None:
             folder = irds_home() / self.local.folder
             return (f"offline, put {' and '.join(self.local.names())} into {folder}/ (e.g. lsr-eval seed-irds "
@@ -400,7 +395,6 @@ def _local_paths(local: LocalFiles | None) -> dict[str, Path]:
     """``{"topics": path, "qrels": path}`` when both local files exist under the ir_datasets home, else ``{}``."""
     if local is None:
         return {}
-    from lsr_eval.data.irds_cache import irds_home
 
     folder = irds_home() / local.folder
     paths = {"topics": folder / local.topics, "qrels": folder / local.qrels}

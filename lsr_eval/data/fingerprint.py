@@ -15,6 +15,7 @@ import hashlib
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
+from lsr_eval.data.trec_files import file_sha256
 from lsr_eval.data.types import Qrels, Query
 
 
@@ -38,8 +39,6 @@ def qrels_fingerprint(qrels: Qrels) -> dict[str, Any]:
 
 @functools.lru_cache(maxsize=16)
 def _file_sha256(path: str, size: int, mtime_ns: int) -> str:  # size and time: a changed file is hashed again
-    from lsr_eval.data.trec_files import file_sha256
-
     return file_sha256(path)
 
 

@@ -18,6 +18,7 @@ import os
 import shutil
 from pathlib import Path
 
+from lsr_eval.data.registry import BENCHMARKS
 from lsr_eval.errors import InputError
 
 log = logging.getLogger(__name__)
@@ -29,8 +30,6 @@ def irds_home() -> Path:
 
 def local_file_targets() -> dict[str, str]:
     """File name -> folder under the ir_datasets home, for every registry benchmark's local topics and qrels."""
-    from lsr_eval.data.registry import BENCHMARKS
-
     return {name: b.local.folder for b in BENCHMARKS.values() if b.local is not None for name in b.local.names()}
 
 

@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from lsr_eval.data.trec_files import read_qrels
 from lsr_eval.errors import InputError
 
 DEV, FIT = "dev", "fit"
@@ -22,7 +23,6 @@ def carve_dev_split(source: str | os.PathLike, out: str | os.PathLike, *, split:
     """Write ``out`` (a BEIR folder) with ``qrels/dev.tsv`` and ``qrels/fit.tsv``; returns the counts."""
     import numpy as np
 
-    from lsr_eval.data.trec_files import read_qrels
 
     src, dst = Path(source), Path(out)
     qrels_path = src / "qrels" / f"{split}.tsv"

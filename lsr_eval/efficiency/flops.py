@@ -15,6 +15,8 @@ from typing import Any, Literal, Mapping, Sequence, get_args
 import numpy as np
 import scipy.sparse as sp
 
+from lsr_eval.encode.reader import read_encoding_manifest, read_vocab
+from lsr_eval.encode.store import read_shard
 from lsr_eval.errors import ConfigError, InputError
 from lsr_eval.export.prune import Prune
 from lsr_eval.export.quantize import DEFAULT_SCALE, check_scale, quantize
@@ -112,9 +114,6 @@ def count_encoding(folder: str | os.PathLike, active: Active = "impact", scale: 
                    prune: Prune | None = None) -> TermCounts:
     """Counts of every document of a finalised encoding folder (:mod:`lsr_eval.encode.store`), one shard at a time.
     ``scale`` and ``prune`` must be the export's (the impacts that were indexed)."""
-    from lsr_eval.encode.reader import read_encoding_manifest, read_vocab
-    from lsr_eval.encode.store import read_shard
-
     path = Path(folder)
     manifest = read_encoding_manifest(path)
     counter = TermCounter(len(read_vocab(path)), active, scale)

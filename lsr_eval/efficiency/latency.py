@@ -15,6 +15,7 @@ from lsr_eval.efficiency.stats import percentile
 from lsr_eval.errors import ConfigError, InputError
 from lsr_eval.export.quantize import DEFAULT_SCALE, VocabCheck, check_scale, quantize_rows, row_weight_map
 from lsr_eval.manifest import machine
+from lsr_eval.models.onnx_query import query_encoder
 
 
 @dataclass(frozen=True)
@@ -51,8 +52,6 @@ class QueryWeights:
 
     def __init__(self, encoder, scale: float = DEFAULT_SCALE, bf16: bool | None = None, *, runtime: str = "torch",
                  work_dir=None) -> None:
-        from lsr_eval.models.onnx_query import query_encoder
-
         self.scale = check_scale(scale)
         if bf16 and runtime == "onnx":
             raise ConfigError("query_runtime='onnx' computes in float32 only; bf16 needs query_runtime='torch'")

@@ -10,6 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from lsr_eval.anserini.indexer import build_index
+from lsr_eval.anserini.jvm import info
 from lsr_eval.defaults import LUCENE_MAX_CLAUSES
 from lsr_eval.engines.base import BuildCounts, check_index_engine, write_marker
 from lsr_eval.errors import ConfigError, LsrEvalError
@@ -37,13 +39,9 @@ class AnseriniEngine:
     name = NAME
 
     def describe(self) -> dict[str, Any]:
-        from lsr_eval.anserini.jvm import info
-
         return {"engine": NAME, "index": "Lucene impact (IndexCollection -impact -pretokenized)", "java": info()}
 
     def build(self, collection: Path, index: Path, threads: int = 2) -> BuildCounts:
-        from lsr_eval.anserini.indexer import build_index
-
         index = Path(index)
         if index.exists() and any(index.iterdir()):
             raise ConfigError(f"{index} is not empty; choose a new folder for the index")

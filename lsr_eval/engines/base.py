@@ -16,6 +16,7 @@ from typing import Any, Iterator, Mapping, Protocol
 from lsr_eval.data.types import Run
 from lsr_eval.engines.counts import SearchCounts
 from lsr_eval.errors import InputError
+from lsr_eval.export.jsonl import open_collection_file
 from lsr_eval.manifest import read_json_object
 
 #: File written into every index folder lsr-eval builds: ``{"engine": name, ...}``.
@@ -119,8 +120,6 @@ def iter_vectors(collection: Path) -> Iterator[tuple[str, dict[str, int]]]:
 
     A line that is not a JSON object with an ``id`` and a ``vector`` of positive integers is an error naming the
     file and line."""
-    from lsr_eval.export.jsonl import open_collection_file
-
     files = sorted(p for p in Path(collection).iterdir() if p.is_file() and (p.suffix in (".jsonl", ".json", ".gz")))
     if not files:
         raise InputError(f"{collection} holds no .jsonl/.jsonl.gz collection files")

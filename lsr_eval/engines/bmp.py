@@ -19,6 +19,8 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any, Mapping
 
+import numpy as np
+
 from lsr_eval.data.types import Run
 from lsr_eval.engines.base import (
     BuildCounts,
@@ -33,6 +35,7 @@ from lsr_eval.engines.counts import SearchCounts, check_k
 from lsr_eval.engines.registry import require
 from lsr_eval.engines.ties import adjusted_hits
 from lsr_eval.errors import ConfigError, InputError
+from lsr_eval.manifest import installed_version
 
 NAME = "bmp"
 PACKAGE = "bmp"
@@ -61,8 +64,6 @@ def _bmp() -> Any:
 
 
 def package_version() -> str:
-    from lsr_eval.manifest import installed_version
-
     return installed_version(PACKAGE) or "unknown"
 
 
@@ -246,8 +247,6 @@ class BmpSearcher(ClosingSearcher):
     engine = NAME
 
     def __init__(self, index: Path, alpha: float = 1.0, beta: float = 1.0) -> None:
-        import numpy as np
-
         self.knobs = check_search_knobs(alpha, beta)
         self.safe = self.knobs["alpha"] == 1.0 and self.knobs["beta"] == 1.0
         index = Path(index)

@@ -7,8 +7,12 @@ from __future__ import annotations
 import json
 import string
 import time
+from array import array
+from itertools import repeat
 from pathlib import Path
 from typing import Any, Iterable, Mapping
+
+import numpy as np
 
 from lsr_eval.data.types import Run
 from lsr_eval.engines.base import (
@@ -189,10 +193,6 @@ def _invert(docs: Iterable[tuple[str, dict[str, int]]], index: Path, batch_size:
     Not pyterrier-pisa 0.4.9's ``PisaToksIndexer``: its batch files hold a list per term known so far, but PISA's
     merge reads as many lists from every batch as there are terms in the end, so a term first seen after the first
     batch corrupts the index. Here earlier batches are padded with empty lists before the merge."""
-    from array import array
-    from itertools import repeat
-
-    import numpy as np
 
     lexicon: dict[str, int] = {}
     lookup = lexicon.get
@@ -262,8 +262,6 @@ def _invert(docs: Iterable[tuple[str, dict[str, int]]], index: Path, batch_size:
 def _write_batch(name: str, tids: Any, owners: Any, weights: Any, terms: int, sizes: Any) -> None:
     """One batch of postings as PISA's inverter writes it: ``.docs`` (header, then a ``[length, docids...]`` list per
     term id), ``.freqs`` (the same lists of impacts), ``.sizes`` (document lengths)."""
-    import numpy as np
-
     t = np.frombuffer(tids, dtype=np.uint32)
     order = np.argsort(t, kind="stable")  # by term, documents in order within a term
     counts = np.bincount(t, minlength=terms).astype(np.uint32)
@@ -288,8 +286,6 @@ class PisaSearcher(ClosingSearcher):
 
     def __init__(self, index: Path, query_algorithm: str, index_encoding: str, escaped: bool = True,
                  built: Mapping[str, Any] | None = None) -> None:
-        import numpy as np
-
         pp = _pisa()
         self._np, self._retrieve_fn, self.version = np, pp._pisathon.retrieve, pp.__version__
         self.index, self.query_algorithm, self.index_encoding = Path(index), query_algorithm, index_encoding

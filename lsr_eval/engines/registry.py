@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import inspect
 from dataclasses import dataclass
 from typing import Any
 
@@ -67,8 +68,6 @@ def split_options(name: str, options: dict[str, Any] | None) -> tuple[dict[str, 
     """``options`` of engine ``name`` split into build settings (its constructor's keywords) and search knobs
     (its ``open`` keywords), each then validated by the engine; an option neither takes is an error listing both
     sets."""
-    import inspect
-
     spec = ENGINES[check_engine(name)]
     cls = getattr(importlib.import_module(spec.module), spec.cls)
 

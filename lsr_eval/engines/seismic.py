@@ -32,7 +32,9 @@ from lsr_eval.engines.base import (
     write_marker,
 )
 from lsr_eval.engines.counts import SearchCounts, check_k, chunks
+from lsr_eval.engines.registry import require
 from lsr_eval.errors import ConfigError, InputError
+from lsr_eval.manifest import installed_version
 
 log = logging.getLogger(__name__)
 
@@ -95,14 +97,10 @@ def _threads(threads: Any) -> int:
 
 def _seismic() -> Any:
     """The ``seismic`` module, or a ConfigError naming the pip package."""
-    from lsr_eval.engines.registry import require
-
     return require("seismic", ENGINE)
 
 
 def package_version() -> str:
-    from lsr_eval.manifest import installed_version
-
     return installed_version(PACKAGE) or "unknown"
 
 

@@ -11,6 +11,7 @@ measure it reproduces (with ``trec_eval -c``, see :mod:`.evaluate`).
 
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import dataclass
 from typing import Iterable
@@ -165,8 +166,6 @@ def find_measure(name: str) -> Measure | None:
 def suggest(name: str, n: int = 3) -> list[str]:
     """Up to ``n`` known measure names closest to ``name`` (canonical and trec_eval spellings, with the cutoff that
     ``name`` gives, if any), best first."""
-    import difflib
-
     digits = re.findall(r"\d+", name)
     cutoff = int(digits[0]) if digits else None
     candidates: dict[str, str] = {}

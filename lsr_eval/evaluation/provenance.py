@@ -9,6 +9,9 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
+from lsr_eval import __version__
+from lsr_eval.manifest import git_commit, installed_version
+
 #: Modules whose source decides the value of a metric (relative to the ``lsr_eval`` package).
 SOURCES = ("evaluation/evaluate.py", "evaluation/measures.py", "runs/trec.py")
 
@@ -24,9 +27,6 @@ def sources_sha256() -> str:
 
 def evaluation_code() -> dict[str, Any]:
     """The ``evaluation`` section of a manifest: sources' sha256, lsr-eval and ranx versions, commit."""
-    from lsr_eval import __version__
-    from lsr_eval.manifest import git_commit, installed_version
-
     ranx = installed_version("ranx")
     return {"sources_sha256": sources_sha256(), "sources": list(SOURCES), "lsr-eval": __version__, "ranx": ranx,
             "commit": git_commit()}

@@ -16,6 +16,8 @@ from __future__ import annotations
 import os
 import re
 import time
+from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import get_context
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
@@ -145,9 +147,6 @@ def _export_shards(tasks: list[tuple[Path, Path]], exporter: _ShardExporter, *, 
                    progress: bool, on_error: Callable[[], None]) -> tuple[dict[str, int], float]:
     """Run ``exporter`` on every (shard, file) task, in ``workers`` processes when more than one, with a progress
     bar over ``documents``; (the summed counts, seconds). On any error ``on_error`` runs before it is raised."""
-    from concurrent.futures import ProcessPoolExecutor
-    from multiprocessing import get_context
-
     from tqdm import tqdm
 
     totals: dict[str, int] = {}

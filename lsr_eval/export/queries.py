@@ -13,6 +13,7 @@ Impacts: :mod:`lsr_eval.export.quantize` (same scale as the documents); tokens i
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from dataclasses import dataclass
@@ -86,8 +87,6 @@ def write_query_jsonl(maps: Mapping[str, Mapping[str, int]], path: str | os.Path
 
 def read_query_jsonl(path: str | os.PathLike) -> WeightMaps:
     """Weight maps back from :func:`write_query_jsonl`; errors name file and line."""
-    import json
-
     maps: WeightMaps = {}
     with open(path, encoding="utf-8") as f:
         for lineno, line in enumerate(f, 1):

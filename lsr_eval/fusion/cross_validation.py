@@ -16,6 +16,8 @@ import logging
 from dataclasses import dataclass
 from typing import Any, Sequence
 
+import numpy as np
+
 from lsr_eval.data.types import Qrels, Run
 from lsr_eval.errors import ConfigError
 from lsr_eval.fusion.fuse import FusionCounts, Prepared, check_inputs, fuse_prepared, jsonable
@@ -69,8 +71,6 @@ class CrossValidated:
 def assign_folds(judged: Sequence[str], unjudged: Sequence[str], k: int, seed: int) -> list[tuple[list[str],
                                                                                                   list[str]]]:
     """``k`` folds of (judged, unjudged) query ids, drawn as the module doc says (inputs are sorted first)."""
-    import numpy as np
-
     rng = np.random.default_rng(seed)
     out: list[tuple[list[str], list[str]]] = [([], []) for _ in range(k)]
     for part, ids in enumerate((sorted(judged), sorted(unjudged))):

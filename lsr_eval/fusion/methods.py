@@ -12,6 +12,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping, Sequence
 
+import numpy as np
+
 from lsr_eval.errors import ConfigError
 
 #: Normalisations accepted by :func:`lsr_eval.fusion.fuse` (``none``: scores as they are).
@@ -201,8 +203,6 @@ def resolve_params(method: FusionMethod, params: Mapping[str, Any] | None, n_run
 
 def ranx_params(method: FusionMethod, params: Mapping[str, Any]) -> dict[str, Any]:
     """The keyword arguments of the ranx function (training-only settings dropped, arrays as float64)."""
-    import numpy as np
-
     out = {k: v for k, v in params.items() if not (method.train_scalar and method.scalar and k == method.scalar.name)}
     for name in method.trained:
         if name == "map_scores":

@@ -16,6 +16,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from lsr_eval.data.types import Qrels, Run
 from lsr_eval.errors import ConfigError
+from lsr_eval.evaluation import evaluate, evaluate_graded, parse_measure
 from lsr_eval.fusion.fuse import Prepared, check_depth, fuse_prepared, jsonable
 from lsr_eval.fusion.methods import DEFAULT_WEIGHT_STEP, FusionMethod, Settings, check_norm, get_method, weight_grid
 from lsr_eval.fusion.native import supports
@@ -95,8 +96,6 @@ def tune_weights(runs: Sequence[Run], qrels_train: Qrels, method: str = "wsum", 
     ``depth``: the cut applied to the fused run (as :func:`lsr_eval.fusion.fuse`), so candidates are scored as
     they will be reported.
     """
-    from lsr_eval.evaluation import evaluate, evaluate_graded, parse_measure
-
     check_disjoint(qrels_train, reported)
     m = get_method(method)
     if not m.tunable:

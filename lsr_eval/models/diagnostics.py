@@ -18,6 +18,7 @@ import torch
 
 from lsr_eval.errors import ConfigError, InputError
 from lsr_eval.models.heads import head_parts, tied
+from lsr_eval.models.loading import load_mlm
 from lsr_eval.models.options import TIED_INPUT_CHOICES, TiedInput, check_choice
 from lsr_eval.models.rescale import input_scale, set_input_scale
 
@@ -238,8 +239,6 @@ def inspect_head(model: str | os.PathLike, ks: Sequence[float] = DEFAULT_KS, tex
                  trust_remote_code: bool = False) -> HeadDiagnosis:
     """Load ``model`` (folder or hub id) as :func:`~lsr_eval.models.loading.load_mlm` does and diagnose its head
     on ``texts`` (default :data:`SAMPLE_TEXTS`)."""
-    from lsr_eval.models.loading import load_mlm
-
     mlm, tokenizer, report = load_mlm(model, head_init=head_init, trust_remote_code=trust_remote_code)
     texts = list(SAMPLE_TEXTS if texts is None else texts)
     all_ks = sorted({*SUGGEST_KS, *map(float, ks)})

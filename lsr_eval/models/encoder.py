@@ -22,8 +22,10 @@ from torch import nn
 from lsr_eval.errors import ConfigError, InputError
 from lsr_eval.models.head_init import HeadInitReport
 from lsr_eval.models.kernels import splade_weights
+from lsr_eval.models.loading import load_mlm
 from lsr_eval.models.options import DEFAULT_PRECISION, HeadInitRule, IdentityHead, TiedInput
 from lsr_eval.models.precision import Precision, resolve_precision
+from lsr_eval.models.rescale import rescale_head
 from lsr_eval.models.sparsify import Sparsify
 from lsr_eval.models.terms import VocabularyTerms
 
@@ -128,9 +130,6 @@ class SpladeEncoder(VocabularyTerms, nn.Module):
                         trust_remote_code: bool = False) -> SpladeEncoder:
         """Load ``path`` (folder or hub id) with :func:`~lsr_eval.models.loading.load_mlm`, then divide the
         head by ``rescale_k`` if given (:func:`~lsr_eval.models.rescale.rescale_head`)."""
-        from lsr_eval.models.loading import load_mlm
-        from lsr_eval.models.rescale import rescale_head
-
         mlm, tokenizer, report = load_mlm(path, head_init=head_init, identity=identity,
                                           trust_remote_code=trust_remote_code)
         if rescale_k is not None:

@@ -8,10 +8,12 @@ Design notes: docs/design.md."""
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import math
 import os
+import threading
 import time
 import warnings
 from pathlib import Path
@@ -21,6 +23,8 @@ import numpy as np
 
 from lsr_eval.errors import ConfigError, InputError, LsrEvalError
 from lsr_eval.models.options import QUERY_RUNTIMES, check_choice
+from lsr_eval.workdir import slot_lock
+from lsr_eval.workdir import work_dir as default_work
 
 if TYPE_CHECKING:    # torch, transformers, onnx and onnxruntime are imported when first needed
     from lsr_eval.models.sparsify import Sparsify
@@ -273,8 +277,6 @@ def _static_shapes(base, max_length: int, vocab_size: int):
     (the same sizes and symbols) becomes an Identity, and nodes no output needs are dropped. Shapes come from ONNX
     Runtime's symbolic shape inference; the result is kept only if it gives ``h`` bit for bit equal to ``base``'s
     on token counts 1, 2 and ``max_length`` (else, or where the inference fails, ``base`` itself is returned)."""
-    import copy
-
     from onnx import numpy_helper as nh
 
     try:
@@ -414,7 +416,6 @@ class OnnxQueryEncoder:
         self.precision = self._check_precision(encoder.precision)
         self.encoder = encoder
         self._dec = decoder_of(encoder)
-        from lsr_eval.workdir import work_dir as default_work
 
         self.key = {"format_version": FORMAT_VERSION, "mode": self.mode, "opset": OPSET,
                     "w_levels": W_LEVELS, "torch": _torch_version(), "weights_sha256": weights_fingerprint(encoder.mlm)}
@@ -443,8 +444,6 @@ class OnnxQueryEncoder:
         """Output buffers of the filter session, allocated once for the longest query and reused by every call (no
         per-call allocation of the L x V product, and memory that stays mapped); a lock keeps calls on one encoder
         from sharing them at the same time."""
-        import threading
-
         V, E = self._dec.W.shape
         n = max(1, int(self.max_length))
         self._acc_buf = np.empty((n, V), dtype=np.int32)
@@ -485,8 +484,6 @@ class OnnxQueryEncoder:
     def _ensure_files(self) -> bool:
         """Export into :attr:`folder` unless a complete export with the same key is there; True when exported.
         Another process exporting the same model is waited for (:func:`~lsr_eval.workdir.slot_lock`)."""
-        from lsr_eval.workdir import slot_lock
-
         if self._exported():
             return False
         with slot_lock(self.folder):

@@ -21,7 +21,9 @@ from lsr_eval.errors import ConfigError, InputError
 from lsr_eval.manifest import read_json_object
 from lsr_eval.models.encoder import SpladeEncoder
 from lsr_eval.models.options import DEFAULT_PRECISION, HeadInitRule, IdentityHead
+from lsr_eval.models.sentence_transformers_files import write_files
 from lsr_eval.models.sparsify import Sparsify
+from lsr_eval.models.static_query import BINARY, IDF, StaticQueryEncoder, is_static_model, static_location
 
 log = logging.getLogger(__name__)
 
@@ -92,7 +94,6 @@ class SpladeModel(nn.Module):
             "quantization_scale", DEFAULT_SCALE)
         common = dict(head_init=head_init, identity=identity, rescale_k=rescale_k, scale_bias=scale_bias,
                       bf16=bf16, precision=precision, trust_remote_code=trust_remote_code)
-        from lsr_eval.models.static_query import BINARY, IDF, StaticQueryEncoder, is_static_model, static_location
 
         if saved is not None and not saved.get("shared", True):
             root = Path(path)
@@ -154,7 +155,6 @@ class SpladeModel(nn.Module):
         else:
             self.query.save_pretrained(root / "query")
             self.document.save_pretrained(root / "document")
-        from lsr_eval.models.sentence_transformers_files import write_files
 
         st = write_files(self, root)  # sentence-transformers SparseEncoder files, when representable
         with open(root / SPLADE_CONFIG, "w", encoding="utf-8") as f:

@@ -22,9 +22,14 @@ import torch
 from torch import nn
 
 from lsr_eval.errors import ConfigError, InputError
-from lsr_eval.manifest import load_json, read_json_object
+from lsr_eval.manifest import load_json, read_json_object, write_manifest
+from lsr_eval.models.encoder import Encoded
+from lsr_eval.models.offline import resolve_model
+from lsr_eval.models.precision import resolve_precision
 from lsr_eval.models.sparsify import Sparsify
 from lsr_eval.models.terms import VocabularyTerms
+from lsr_eval.workdir import cache_slot, cached
+from lsr_eval.workdir import work_dir as default_work
 
 log = logging.getLogger(__name__)
 
@@ -144,17 +149,12 @@ class StaticQueryEncoder(VocabularyTerms, nn.Module):
         """The corpus IDF of ``dataset`` (a :class:`~lsr_eval.data.datasets.Dataset`) on ``tokenizer``: a
         tokenizer, an encoder holding one (its ``vocab_size`` is taken too), or a model folder / hub id / offline
         alias. Counted once per (corpus, tokenizer) and cached under ``work_dir`` (default: the work folder)."""
-        from lsr_eval.workdir import cache_slot, cached
-        from lsr_eval.workdir import work_dir as default_work
-
         tokenizer, size = _tokenizer_and_size(tokenizer, vocab_size)
         key = {"stage": "idf", "corpus": dataset.corpus_key(), "tokenizer_sha256": tokenizer_fingerprint(tokenizer),
                "vocab_size": size, "counted_on": "contents, no special tokens, no truncation"}
         slot = cache_slot(default_work(work_dir), "idf", key, dataset.corpus_label())
 
         def build() -> None:
-            from lsr_eval.manifest import write_manifest
-
             docs = dataset.docs()
             df, n = document_frequencies((d.contents for d in docs), tokenizer, size)
             read = dataset.doc_stats.read
@@ -237,8 +237,6 @@ class StaticQueryEncoder(VocabularyTerms, nn.Module):
 
     def resolved_precision(self, requested: str | None = None):
         """Always fp32: a table lookup has no lower-precision path (``requested`` is validated, not used)."""
-        from lsr_eval.models.precision import resolve_precision
-
         if requested is not None:
             resolve_precision(requested, self.device)
         return resolve_precision("fp32", self.device)
@@ -286,7 +284,6 @@ class StaticQueryEncoder(VocabularyTerms, nn.Module):
         (``batch_size``, ``bf16`` and ``precision`` are checked, not used: the lookup is exact in float32)."""
         import scipy.sparse as sp
 
-        from lsr_eval.models.encoder import Encoded
 
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise ConfigError(f"batch_size={batch_size!r}: expected an integer >= 1")
@@ -384,7 +381,6 @@ def _local_folder(path: str) -> Path:
 def _load_tokenizer(path: str):
     from transformers import AutoTokenizer
 
-    from lsr_eval.models.offline import resolve_model
 
     try:
         return AutoTokenizer.from_pretrained(resolve_model(path))

@@ -24,13 +24,22 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
+from lsr_eval.anserini.analysis import ANALYZER, EnglishAnalyzer, write_term_frequencies
+from lsr_eval.anserini.collections import check_fields, write_json_collection
+from lsr_eval.anserini.indexer import build_index
+from lsr_eval.anserini.jvm import info
+from lsr_eval.anserini.searcher import Bm25Searcher
 from lsr_eval.data.datasets import Dataset
 from lsr_eval.data.types import Run
 from lsr_eval.engines.pisa import BUILD_KEYS
-from lsr_eval.engines.registry import DEFAULT_ENGINE
+from lsr_eval.engines.registry import DEFAULT_ENGINE, get_engine
 from lsr_eval.errors import ConfigError, LsrEvalError
+from lsr_eval.evaluation import count_queries, evaluate, write_metrics
+from lsr_eval.evaluation.provenance import evaluation_code
 from lsr_eval.manifest import completed, prepare_output, write_manifest
 from lsr_eval.pipeline.result import SystemResult
+from lsr_eval.pipeline.reuse import reevaluate
+from lsr_eval.runs.trec import write_run
 from lsr_eval.workdir import cache_slot, cached
 
 log = logging.getLogger(__name__)
@@ -49,8 +58,6 @@ class Bm25Settings:
     engine_options: Mapping[str, Any] | None = None  # PISA's index_encoding, query_algorithm, block_size
 
     def __post_init__(self) -> None:
-        from lsr_eval.anserini.collections import check_fields
-
         object.__setattr__(self, "fields", check_fields(self.fields))
         if self.engine not in BM25_ENGINES:
             raise ConfigError(f"BM25 runs on engine {' or '.join(BM25_ENGINES)}, not {self.engine!r} (the other "
@@ -79,8 +86,6 @@ class Bm25Settings:
 
     def pisa_engine(self):
         """The PISA engine that indexes this BM25's term frequencies and searches them (engine pisa only)."""
-        from lsr_eval.engines.registry import get_engine
-
         return get_engine("pisa", scorer="bm25", bm25_k1=float(self.k1), bm25_b=float(self.b),
                           **dict(self.engine_options or {}))
 
@@ -112,10 +117,6 @@ def ensure_bm25_index(dataset: Dataset, work: Path, threads: int = 2, multifield
                       ) -> tuple[Path, dict[str, Any]]:
     """Build the ``bm25-flat`` (or ``bm25-multifield``) index of the dataset's corpus, or reuse the cached one;
     returns (folder, manifest)."""
-    from lsr_eval.anserini.collections import write_json_collection
-    from lsr_eval.anserini.indexer import build_index
-    from lsr_eval.anserini.jvm import info
-
     kind = "bm25-multifield" if multifield else "bm25-flat"
     key = {"kind": kind, "corpus": dataset.corpus_key()}
     slot = cache_slot(work, "indexes", key, f"{kind}-{dataset.corpus_label()}")
@@ -145,9 +146,6 @@ def ensure_bm25_pisa_index(dataset: Dataset, work: Path, settings: Bm25Settings,
     """PISA's BM25 index of the dataset's corpus (or the cached one): the flat index's analysed terms counted per
     document (:func:`lsr_eval.anserini.analysis.write_term_frequencies`), indexed with PISA's ``bm25`` scorer;
     returns (folder, manifest)."""
-    from lsr_eval.anserini.analysis import ANALYZER, write_term_frequencies
-    from lsr_eval.anserini.jvm import info
-
     engine = settings.pisa_engine()
     key = {"kind": "bm25-pisa", "corpus": dataset.corpus_key(), "analyzer": ANALYZER,
            "engine_build": {k: v for k, v in engine.settings.items() if k != "batch_size"}}
@@ -171,8 +169,6 @@ def ensure_bm25_pisa_index(dataset: Dataset, work: Path, settings: Bm25Settings,
 def open_bm25_pisa(settings: Bm25Settings, index: Path):
     """(a PISA searcher over a BM25 index that :func:`ensure_bm25_pisa_index` built, the analyzer that turns a
     query text into its weights)."""
-    from lsr_eval.anserini.analysis import EnglishAnalyzer
-
     return settings.pisa_engine().open(index), EnglishAnalyzer()  # knobs default to the engine's and the index's
 
 
@@ -181,8 +177,6 @@ def search_bm25(dataset: Dataset, work: Path, settings: Bm25Settings = Bm25Setti
     """Index the corpus (or reuse the cached index in ``work``) and search every query in memory; returns the run
     and what a manifest records of it (``index``: path and manifest; ``counts``: topics and search; ``search``;
     ``search_seconds``)."""
-    from lsr_eval.anserini.searcher import Bm25Searcher
-
     params = settings.resolved(dataset)
     slot, index_manifest = ensure_bm25_index(dataset, work, threads, multifield=bool(settings.fields))
     lucene = slot / "index"   # its term statistics cost every BM25 run (FLOPs, postings), whichever engine scores
@@ -219,11 +213,6 @@ def run_bm25(dataset: Dataset, out: str | Path, work: Path, settings: Bm25Settin
              threads: int = 2, overwrite: bool = False) -> SystemResult:
     """Index (or reuse), search every query, evaluate; writes run.trec, metrics.json and manifest.json to ``out``
     and returns them in memory."""
-    from lsr_eval.evaluation import count_queries, evaluate, write_metrics
-    from lsr_eval.evaluation.provenance import evaluation_code
-    from lsr_eval.pipeline.reuse import reevaluate
-    from lsr_eval.runs.trec import write_run
-
     params = settings.resolved(dataset)
     method = settings.method
     experiment = {"method": method, "dataset": dataset.describe(), **params}

@@ -14,6 +14,7 @@ from typing import Any, Mapping
 
 from lsr_eval.data.types import Qrels
 from lsr_eval.errors import LsrEvalError
+from lsr_eval.manifest import update_manifest
 from lsr_eval.pipeline.result import SystemResult
 
 log = logging.getLogger(__name__)
@@ -29,7 +30,6 @@ def reevaluate(folder: str | Path, qrels: Qrels, measures, done: Mapping[str, An
     from lsr_eval.evaluation import count_queries, write_metrics
     from lsr_eval.evaluation import evaluate as evaluate_run
     from lsr_eval.evaluation.provenance import evaluation_code
-    from lsr_eval.manifest import update_manifest
     from lsr_eval.runs.trec import read_run
 
     folder = Path(folder)

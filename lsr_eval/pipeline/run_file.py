@@ -10,6 +10,7 @@ from pathlib import Path
 
 from lsr_eval.data.datasets import Dataset
 from lsr_eval.data.trec_files import file_sha256
+from lsr_eval.manifest import write_manifest
 from lsr_eval.pipeline.result import SystemResult
 
 
@@ -18,7 +19,6 @@ def run_file(dataset: Dataset, path: str | os.PathLike, out: Path) -> SystemResu
     ``metrics.json`` and ``manifest.json`` to ``out`` (the run itself stays where it is: its sha256 names it)."""
     from lsr_eval.evaluation import count_queries, evaluate, write_metrics
     from lsr_eval.evaluation.provenance import evaluation_code
-    from lsr_eval.manifest import write_manifest
     from lsr_eval.runs.trec import read_run
 
     path = Path(path).resolve()

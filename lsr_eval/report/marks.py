@@ -11,6 +11,7 @@ import pandas as pd
 
 from lsr_eval.benchmark.status import Status, kind_of
 from lsr_eval.report.loading import P_SUFFIX, SIG_SUFFIX
+from lsr_eval.significance.correction import CONTROLS, NAMES
 
 ABSENT = "absent"
 MISSING = "missing"
@@ -89,8 +90,6 @@ def precision_mark(row: pd.Series) -> str:
 def corrected(correction: str) -> str:
     """How a note names a correction for multiple comparisons (:mod:`lsr_eval.significance.correction`): Bonferroni
     as before corrections were a choice, the others with what their markers control."""
-    from lsr_eval.significance.correction import CONTROLS, NAMES
-
     if correction == "bonferroni" or correction not in NAMES:
         return f"{NAMES.get(correction, correction)}-corrected"
     return f"{NAMES[correction]}-corrected ({CONTROLS[correction]}" + (

@@ -18,6 +18,7 @@ from lsr_eval.errors import ConfigError
 from lsr_eval.report.loading import HeadDiagnosis, TrainingRun
 from lsr_eval.report.marks import why_missing
 from lsr_eval.report.tables import group_column, main_measure
+from lsr_eval.report.tradeoff import KINDS, row_family, sweep_curves, tradeoff_points
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -124,7 +125,6 @@ def tradeoff_figure(frame: pd.DataFrame, dataset: str, cost: str = "flops", meas
     (max). A cost declared by a run file's source is hatched and labelled "(declared)". The rows not drawn are named
     under the axes with the reason."""
     from lsr_eval.efficiency.fusion_cost import RULE
-    from lsr_eval.report.tradeoff import KINDS, sweep_curves, tradeoff_points
 
     if cost not in COSTS:
         raise ConfigError(f"cost {cost!r}: expected one of {', '.join(COSTS)}")
@@ -258,7 +258,6 @@ def _tradeoff_legend(ax, pts: pd.DataFrame, colours: dict) -> None:
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
-    from lsr_eval.report.tradeoff import KINDS
 
     kind_of = {f: mine.iloc[0] if len(set(mine)) == 1 else "" for f, mine in pts.groupby("family", sort=False)["kind"]}
     handles = [Line2D([], [], marker=KINDS[kind_of[f]].marker if kind_of[f] else "o", linestyle="",
@@ -318,7 +317,6 @@ def rescaling_figure(frame: pd.DataFrame, dataset: str, measure: str | None = No
     measure = measure or main_measure(frame, dataset)
     if rows.empty or measure is None or measure not in rows.columns:
         raise ConfigError(f"no model with a rescaling k and a {measure!r} value on {dataset!r}")
-    from lsr_eval.report.tradeoff import row_family
 
     fig = _figure()
     ax = fig.add_subplot()

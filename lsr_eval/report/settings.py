@@ -12,6 +12,10 @@ import json
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from lsr_eval.benchmark.run import POOLED
+from lsr_eval.errors import InputError
+from lsr_eval.manifest import read_json_object, results_root
+
 #: The label of a row whose settings no manifest records.
 UNKNOWN = "settings unknown"
 #: Every run lsr-eval makes ranks ties as trec_eval does (score, then docid descending: lsr_eval.runs.trec).
@@ -76,9 +80,6 @@ def row_settings(manifest: Mapping[str, Any] | None) -> dict[str, str] | None:
 
 def _read(path: Path) -> dict | None:
     """The manifest at ``path``; None when there is none or it cannot be read (its row's settings are unknown)."""
-    from lsr_eval.errors import InputError
-    from lsr_eval.manifest import read_json_object
-
     try:
         return read_json_object(path)
     except InputError:
@@ -89,8 +90,6 @@ def benchmark_settings(folder: str | Path, rows: Sequence[tuple[str, str]]) -> d
     """``{(dataset, system): settings or None}`` for the rows of a benchmark folder (``runs/<system>/<dataset>/
     manifest.json``; a ``kind: run`` row's settings are those of the manifest beside its run file, when lsr-eval
     made it: :func:`run_manifest`, its recorded path read from the checkout that holds the benchmark)."""
-    from lsr_eval.manifest import results_root
-
     root = results_root(folder)
     out: dict[tuple[str, str], dict | None] = {}
     for dataset, system in rows:
@@ -139,8 +138,6 @@ def table_settings_notes(folder: str | Path, rows: Sequence[tuple[str, str]]) ->
     """:func:`settings_notes` of a benchmark's ``(dataset, system)`` rows, each system once when its settings are
     the same on every dataset (else once per dataset, as ``system on dataset``); rows without a run of their own
     (pooled over datasets, or failed) are left out."""
-    from lsr_eval.benchmark.run import POOLED
-
     found = benchmark_settings(folder, [(d, s) for d, s in rows if d != POOLED])
     by_system: dict[str, dict[str, dict | None]] = {}
     for (dataset, system), s in found.items():

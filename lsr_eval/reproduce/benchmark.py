@@ -11,6 +11,9 @@ import tempfile
 from pathlib import Path
 from typing import Any, Mapping
 
+from lsr_eval.benchmark.config import load_config
+from lsr_eval.benchmark.run import _label, expand_datasets, run_benchmark
+from lsr_eval.data.datasets import load_dataset
 from lsr_eval.errors import LsrEvalError
 from lsr_eval.manifest import read_manifest
 from lsr_eval.reproduce.checks import Blocker, check_dataset, check_model, check_run_file, needs_gpu
@@ -111,7 +114,6 @@ def _load(config: dict[str, Any]):
     """Validate a configuration the way ``lsr-eval benchmark`` does (through its YAML); returns it and the YAML."""
     import yaml
 
-    from lsr_eval.benchmark.config import load_config
 
     text = yaml.safe_dump(_yaml_config(config), sort_keys=False, allow_unicode=True)
     with tempfile.TemporaryDirectory() as tmp:
@@ -145,9 +147,6 @@ def _check_datasets(cfg, folder: Path, recorded: Mapping[str, Any]) -> tuple[dic
                                                                               list[str]]:
     """(blocked dataset labels, the runnable entries (groups expanded) by label, load errors of datasets whose label
     is unknown)."""
-    from lsr_eval.benchmark.run import _label, expand_datasets
-    from lsr_eval.data.datasets import load_dataset
-
     blocked: dict[str, Blocker] = {}
     runnable: dict[str, Any] = {}
     errors: list[str] = []
@@ -228,8 +227,6 @@ def plan(result: Result, options: Options) -> Job:
         efficiency_seconds(d) for s in reduced.all_systems() for d in (folder / "runs" / s.name).glob("*"))
 
     def run(out: Path, work: Path) -> Rows:
-        from lsr_eval.benchmark.run import run_benchmark
-
         (out / "benchmark.yaml").write_text(text, encoding="utf-8")
         run_benchmark(dataclasses.replace(reduced, out=str(out / "result")), work, threads=options.threads,
                       runs_dir=out / "runs")

@@ -8,7 +8,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
+from lsr_eval.data.trec_files import file_sha256
 from lsr_eval.errors import InputError
+from lsr_eval.models.offline import OFFLINE_MODELS, offline_path
+from lsr_eval.pipeline.splade import model_fingerprint
 from lsr_eval.reproduce.compare import COULD_NOT_RUN, REFUSED
 from lsr_eval.reproduce.paths import PathMap
 
@@ -72,8 +75,6 @@ def check_dataset(dataset, recorded: Mapping[str, Any] | None, manifests: Iterab
 
 def check_run_file(path: str, recorded: Mapping[str, Any] | None, paths: PathMap) -> tuple[str, Blocker | None]:
     """A ``kind: run`` system's file here (mapped) and its blocker: missing, or a sha256 other than recorded."""
-    from lsr_eval.data.trec_files import file_sha256
-
     here = paths.here(path)
     if not Path(here).is_file():
         return here, Blocker(COULD_NOT_RUN, f"missing data: run file {here}")
@@ -91,9 +92,6 @@ def _file_sizes(files: Mapping[str, Any]) -> dict[str, int]:
 def check_model(name: str, recorded: Mapping[str, Any] | None, paths: PathMap) -> tuple[str, Blocker | None]:
     """The model ``name`` (alias, folder or hub id) here and its blocker: missing (could not run), or weights
     other than the recorded ones (refused)."""
-    from lsr_eval.models.offline import OFFLINE_MODELS, offline_path
-    from lsr_eval.pipeline.splade import model_fingerprint
-
     recorded = recorded or {}
     if name in OFFLINE_MODELS:
         try:

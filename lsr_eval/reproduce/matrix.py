@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from lsr_eval.manifest import check_provenance, recorded, write_manifest
 from lsr_eval.reproduce.compare import REPRODUCED, STATUSES, RowOutcome
 from lsr_eval.reproduce.jobs import Job, Options
 from lsr_eval.reproduce.results import Result
@@ -181,8 +182,6 @@ def write_matrix(entries: list[MatrixEntry], machine: dict[str, Any], options: O
     """Write :data:`FILES` and a manifest into ``folder`` (under a repository's ``results/``: from a clean checkout
     only, :func:`lsr_eval.manifest.write_manifest`), with the ``kept`` entries of an earlier matrix beside those
     rerun now; returns the files written."""
-    from lsr_eval.manifest import check_provenance, recorded, write_manifest
-
     check_provenance(folder)
     folder.mkdir(parents=True, exist_ok=True)
     data = to_json(entries, machine, options, invocation, kept)

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lsr_eval.errors import ConfigError
+from lsr_eval.manifest import SOURCE_ROOT, resolve_anchor
 
 
 @dataclass(frozen=True)
@@ -33,8 +34,6 @@ class PathMap:
     def apply(self, path: str) -> str:
         """``path`` with its longest mapped prefix replaced (whole path components only), then an anchored path
         (``$WORK/...``, ``site-packages:...``) resolved on this machine."""
-        from lsr_eval.manifest import resolve_anchor
-
         for old, new in self.pairs:
             if path == old or path.startswith(old + "/"):
                 return resolve_anchor(new + path[len(old):])
@@ -61,7 +60,5 @@ def locate(path: str, bases: list[Path], paths: PathMap) -> str:
 def search_bases(repo: Path | None) -> list[Path]:
     """Folders a relative recorded path is looked for from: the result's checkout, the current folder, and the
     checkout of the running lsr-eval."""
-    from lsr_eval.manifest import SOURCE_ROOT
-
     out = [p for p in (repo, Path.cwd(), SOURCE_ROOT) if p is not None]
     return list(dict.fromkeys(p.resolve() for p in out))

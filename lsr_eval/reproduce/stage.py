@@ -12,6 +12,8 @@ import os
 from pathlib import Path
 from typing import Any, Mapping
 
+from lsr_eval.cli import build_parser
+from lsr_eval.data.datasets import load_dataset
 from lsr_eval.errors import LsrEvalError
 from lsr_eval.reproduce.checks import Blocker, check_dataset, check_model, needs_gpu
 from lsr_eval.reproduce.compare import COULD_NOT_RUN
@@ -24,8 +26,6 @@ from lsr_eval.reproduce.results import Result
 
 def _recorded_args(manifest: Mapping[str, Any]):
     """The recorded command line parsed by today's ``lsr-eval`` parser (None when it no longer parses)."""
-    from lsr_eval.cli import build_parser
-
     argv = [str(a) for a in manifest.get("command") or []]
     stage = manifest.get("stage")
     if stage not in argv:
@@ -38,8 +38,6 @@ def _recorded_args(manifest: Mapping[str, Any]):
 
 def _dataset(manifest: Mapping[str, Any], repo: Path | None, options: Options):
     """The dataset of the recorded command (its spec located here), else the recorded corpus's BEIR folder."""
-    from lsr_eval.data.datasets import load_dataset
-
     bases = search_bases(repo)
     args = _recorded_args(manifest)
     if args is not None:

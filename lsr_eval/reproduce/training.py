@@ -28,6 +28,7 @@ from lsr_eval.reproduce.jobs import Job, Options, Rows
 from lsr_eval.reproduce.records import run_record
 from lsr_eval.reproduce.results import Result
 from lsr_eval.reproduce.stage import stage_job
+from lsr_eval.train.config import SpladeTrainConfig, load_config
 
 TRAINING = "training"
 LOG = "log.jsonl"
@@ -85,7 +86,6 @@ def _train(config: dict[str, Any], out: Path, work: Path, name: str) -> Path:
     """Train as ``config`` says into ``out`` (log, manifest) and ``work`` (checkpoints); the final model's folder."""
     import yaml
 
-    from lsr_eval.train.config import SpladeTrainConfig, load_config
     from lsr_eval.train.run import train
 
     with tempfile.TemporaryDirectory() as tmp:

@@ -16,6 +16,7 @@ from typing import Any, Iterable, Literal, Mapping, get_args
 
 from lsr_eval.data.types import Qrels, Run
 from lsr_eval.errors import ConfigError, InputError
+from lsr_eval.evaluation import evaluate
 from lsr_eval.significance.correction import Correction, check_correction, correct
 from lsr_eval.significance.randomisation import DEFAULT_PERMUTATIONS, DEFAULT_SEED, randomisation_test
 from lsr_eval.significance.ttest import paired_t_test
@@ -128,8 +129,6 @@ def compare(per_query: PerQuery, baseline: str, test: Test = "t-test", alpha: fl
 def compare_runs(qrels: Qrels, runs: Mapping[str, Run], baseline: str, measures: Iterable[str],
                  **kwargs: Any) -> Any:
     """:func:`compare` on per-query scores of ``runs`` (name -> run) computed with our trec_eval -c evaluation."""
-    from lsr_eval.evaluation import evaluate
-
     measures = list(measures)
     return compare({name: evaluate(qrels, run, measures, per_query=True) for name, run in runs.items()}, baseline,
                    **kwargs)

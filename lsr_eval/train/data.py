@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from lsr_eval.data.datasets import load_dataset
 from lsr_eval.errors import ConfigError, InputError
 from lsr_eval.train.config import DataConfig
 from lsr_eval.train.files import TeacherScores, read_hard_negatives, read_teacher_scores
@@ -105,8 +106,6 @@ class QuerySet:
 
 def build_query_set(cfg: DataConfig, seed: int) -> QuerySet:
     """Queries, positives, negative pools and teacher scores of a dataset (``data.source: dataset``)."""
-    from lsr_eval.data.datasets import load_dataset
-
     split = cfg.split or ("train" if Path(cfg.dataset).is_dir() else None)
     ds = load_dataset(cfg.dataset, split)
     queries = {q.id: q.text for q in ds.queries()}

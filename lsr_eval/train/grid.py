@@ -21,6 +21,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from lsr_eval.errors import ConfigError, InputError
+from lsr_eval.manifest import read_manifest
+from lsr_eval.train.config import SpladeTrainConfig, load_configs, result_keys
 
 Status = Literal["done", "partial", "new"]
 
@@ -72,8 +74,6 @@ def runs_of_config(path: Path, overrides: list[str]) -> list[tuple[Any, list[str
     """The runs one config file stands for, each as (validated config, the ``--set`` overrides that select it): one,
     or one per seed of a ``seeds:`` list, selected by ``seeds=[N]`` (the grid's plan, array tasks, skipping and
     resuming work per entry)."""
-    from lsr_eval.train.config import SpladeTrainConfig, load_configs
-
     configs = load_configs(path, overrides, SpladeTrainConfig)
     if len(configs) == 1:
         return [(configs[0], list(overrides))]
@@ -85,8 +85,6 @@ def plan(configs: list[str | os.PathLike], overrides: list[str] | None = None) -
 
     Two runs writing the same output folder are refused (they would overwrite each other).
     """
-    from lsr_eval.manifest import read_manifest
-    from lsr_eval.train.config import result_keys
     from lsr_eval.train.trainer import FINAL_MODEL
 
     if not configs:

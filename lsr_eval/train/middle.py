@@ -17,9 +17,10 @@ import torch.nn.functional as F
 from torch import nn
 
 from lsr_eval.errors import ConfigError, InputError
-from lsr_eval.models.encoder import splade_pool
+from lsr_eval.models.encoder import chunkable_decoder, head_features, splade_pool
 from lsr_eval.train import distributed
 from lsr_eval.train.config import MiddleTrainConfig
+from lsr_eval.train.mlm_text import collect_texts
 from lsr_eval.train.recipe import head_norm
 from lsr_eval.train.regularizers import flops, sparsity_stats
 from lsr_eval.train.schedule import reg_weight
@@ -66,8 +67,6 @@ class TextSet:
 def load_texts(cfg: MiddleTrainConfig) -> TextSet:
     """The training texts of ``cfg.data`` (:func:`lsr_eval.train.mlm_text.collect_texts`; held-out texts left
     out), counts included."""
-    from lsr_eval.train.mlm_text import collect_texts
-
     texts = collect_texts(cfg.data)
     return TextSet(texts.train, cfg.train.seed, texts.counts)
 
@@ -77,8 +76,6 @@ def masked_logits(mlm: nn.Module, input_ids: torch.Tensor, attention_mask: torch
     """N x V logits of the positions where ``selected`` (B x L bool) is true, in row-major order. With a plain
     linear decoder only those rows are projected (:func:`lsr_eval.models.encoder.head_features`), else the full
     logits are computed and indexed. ``net``: what to call instead of ``mlm`` (a DDP wrapper)."""
-    from lsr_eval.models.encoder import chunkable_decoder, head_features
-
     decoder = chunkable_decoder(mlm)
     if decoder is None:
         return (net or mlm)(input_ids=input_ids, attention_mask=attention_mask).logits[selected]

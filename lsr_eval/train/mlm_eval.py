@@ -21,6 +21,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from lsr_eval.errors import ConfigError, InputError
+from lsr_eval.train.middle import mask_tokens, masked_logits
 
 
 @dataclass(frozen=True)
@@ -64,8 +65,6 @@ def score_masked(logits: torch.Tensor, labels: torch.Tensor) -> MaskedLmScore:
 def evaluate_masked_lm(mlm: nn.Module, tokenizer, texts: Sequence[str], *, mask_prob: float, max_length: int,
                        seed: int = 0, batch_size: int = 32) -> MaskedLmScore:
     """:class:`MaskedLmScore` of ``mlm`` (eval mode, its own device) on ``texts`` (module doc)."""
-    from lsr_eval.train.middle import mask_tokens, masked_logits
-
     if not texts:
         raise InputError("masked-LM evaluation: no text")
     if batch_size < 1:

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from lsr_eval.data.datasets import load_dataset
 from lsr_eval.errors import InputError
 from lsr_eval.train.config import MiddleDataConfig
 
@@ -44,8 +45,6 @@ def texts_sha256(texts: list[str]) -> str:
 
 def _query_texts(spec: str, split: str) -> list[str] | None:
     """Query texts of ``spec``'s qrels split ``split``; None when a BEIR folder has no such split."""
-    from lsr_eval.data.datasets import load_dataset
-
     if Path(spec).is_dir() and not (Path(spec) / "qrels" / f"{split}.tsv").is_file():
         return None
     return [q.text for q in load_dataset(spec, split).queries()]
@@ -63,8 +62,6 @@ def _any_split(spec: str) -> str | None:
 def read_texts(data: MiddleDataConfig) -> list[tuple[str, str]]:
     """``(source, text)`` in reading order (module doc), before deduplication; ``source`` is
     ``<dataset>:docs`` or ``<dataset>:queries/<split>``. Empty texts are skipped."""
-    from lsr_eval.data.datasets import load_dataset
-
     specs = [data.dataset] if isinstance(data.dataset, str) else list(data.dataset)
     out: list[tuple[str, str]] = []
     found_splits: set[str] = set()

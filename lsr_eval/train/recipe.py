@@ -14,14 +14,19 @@ from typing import Any
 from torch import nn
 
 from lsr_eval.errors import ConfigError
+from lsr_eval.models.diagnostics import identity_warning, measure_suggested_k
+from lsr_eval.models.encoder import SpladeEncoder
+from lsr_eval.models.loading import load_mlm
+from lsr_eval.models.offline import resolve_model
+from lsr_eval.models.rescale import rescale_head
+from lsr_eval.models.splade import SpladeModel, check_same_vocabulary
+from lsr_eval.models.static_query import BINARY, IDF, StaticQueryEncoder, is_static_model, static_location
 from lsr_eval.train.config import BuildConfig, MiddleModelConfig, ModelConfig
 
 log = logging.getLogger(__name__)
 
 def resolve_path(path: str) -> str:
     """An offline alias (:data:`lsr_eval.models.offline.OFFLINE_MODELS`) -> its folder; anything else unchanged."""
-    from lsr_eval.models.offline import resolve_model
-
     return resolve_model(path)
 
 
@@ -53,9 +58,6 @@ def rescale_at_init(mlm: nn.Module, tokenizer, k, *, scale_bias: bool, max_lengt
                     tied_input: str = "divided") -> tuple[float, str, dict | None]:
     """Divide the head of ``mlm`` by ``k`` (number, ``suggested`` or None); returns (k, rule, the suggestion's
     statistics or None)."""
-    from lsr_eval.models.diagnostics import identity_warning, measure_suggested_k
-    from lsr_eval.models.rescale import rescale_head
-
     if k is None:
         return 1.0, "none", None
     measured = None
@@ -82,8 +84,6 @@ def rescale_at_init(mlm: nn.Module, tokenizer, k, *, scale_bias: bool, max_lengt
 
 def _load(path: str, max_length: int, head_init: str, k, scale_bias: bool, tied_input: str, bf16: bool,
           trust_remote_code: bool = False):
-    from lsr_eval.models.encoder import SpladeEncoder
-
     source = resolve_path(path)
     enc = SpladeEncoder.from_pretrained(source, max_length, head_init=head_init, bf16=bf16,
                                         trust_remote_code=trust_remote_code)
@@ -110,10 +110,6 @@ def build_model(cfg: ModelConfig, *, bf16: bool = False, idf_corpus=None):
     """``(SpladeModel, {"document": InitReport, "query": InitReport})``. Seed torch first: built encoders and
     transformers' random heads draw from its generator. ``idf_corpus``: the dataset ``model.query.path: idf``
     counts its IDF on."""
-    from lsr_eval.models.encoder import SpladeEncoder
-    from lsr_eval.models.splade import SpladeModel, check_same_vocabulary
-    from lsr_eval.models.static_query import BINARY, IDF, StaticQueryEncoder, is_static_model, static_location
-
     document, d_rep = _load(cfg.path, cfg.max_length_d, cfg.head_init, cfg.rescale_k, cfg.scale_bias,
                             cfg.tied_input, bf16,
                             cfg.trust_remote_code)
@@ -157,8 +153,6 @@ def build_model(cfg: ModelConfig, *, bf16: bool = False, idf_corpus=None):
 
 def build_mlm(cfg: MiddleModelConfig):
     """``(mlm, tokenizer, InitReport)`` for middle training."""
-    from lsr_eval.models.loading import load_mlm
-
     source = resolve_path(cfg.path)
     mlm, tokenizer, init = load_mlm(os.fspath(source), head_init=cfg.head_init,
                                     trust_remote_code=cfg.trust_remote_code)

@@ -10,8 +10,27 @@ from __future__ import annotations
 import random
 from typing import Any, Callable
 
+import numpy as np
+import torch
+
+from lsr_eval.data.datasets import load_dataset
+from lsr_eval.errors import ConfigError
+from lsr_eval.models.device import resolve_device
+from lsr_eval.models.static_query import IDF
+from lsr_eval.train import distributed
 from lsr_eval.train.config import MiddleTrainConfig, SpladeTrainConfig, result_keys
-from lsr_eval.train.trainer import TrainResult
+from lsr_eval.train.data import build_source
+from lsr_eval.train.middle import MlmFlopsTask, load_texts
+from lsr_eval.train.ranking import RankingTask
+from lsr_eval.train.recipe import build_mlm, build_model
+from lsr_eval.train.trainer import (
+    TrainResult,
+    check_outputs,
+    pick_device,
+    reports_dict,
+    run_training,
+    training_precision,
+)
 
 
 def _config_key(config: dict[str, Any]) -> dict[str, Any]:
@@ -20,12 +39,6 @@ def _config_key(config: dict[str, Any]) -> dict[str, Any]:
 
 
 def _setup(train_cfg):
-    import numpy as np
-    import torch
-
-    from lsr_eval.models.device import resolve_device
-    from lsr_eval.train import distributed
-    from lsr_eval.train.trainer import pick_device
 
     if train_cfg.num_threads:
         torch.set_num_threads(train_cfg.num_threads)
@@ -42,13 +55,9 @@ def _run(cfg: SpladeTrainConfig | MiddleTrainConfig, stage: str,
          stop_after: int | None) -> TrainResult:
     """Shared by both entry points: outputs checked, process group and seeds set up, ``build(info, precision)`` ->
     ``(task, init reports, data counts)`` (the first report is the main encoder's), training, teardown."""
-    from lsr_eval.train import distributed
-    from lsr_eval.train.trainer import check_outputs, reports_dict, run_training
-
     config = cfg.to_dict()
     key = _config_key(config)
     check_outputs(cfg.output, key, resume=resume, overwrite=overwrite)
-    from lsr_eval.train.trainer import training_precision
 
     info, device = _setup(cfg.train)
     precision = training_precision(cfg.train, device)
@@ -67,12 +76,8 @@ def _run(cfg: SpladeTrainConfig | MiddleTrainConfig, stage: str,
 
 def _idf_corpus(cfg: SpladeTrainConfig):
     """The training dataset when the query encoder is its corpus's IDF (``model.query.path: idf``), else None."""
-    from lsr_eval.models.static_query import IDF
-
     if cfg.model.query is None or cfg.model.query.path != IDF:
         return None
-    from lsr_eval.data.datasets import load_dataset
-    from lsr_eval.errors import ConfigError
 
     if not cfg.data.dataset:
         raise ConfigError("model.query.path=idf counts the IDF on data.dataset's corpus: give data.dataset")
@@ -83,10 +88,6 @@ def train(cfg: SpladeTrainConfig, *, resume: bool = False, overwrite: bool = Fal
           stop_after: int | None = None) -> TrainResult:
     """Train a SPLADE model as ``cfg`` says (see :mod:`lsr_eval.train.trainer` for outputs and resume)."""
     def build(info, precision):
-        from lsr_eval.train.data import build_source
-        from lsr_eval.train.ranking import RankingTask
-        from lsr_eval.train.recipe import build_model
-
         source = build_source(cfg.data, cfg.train.seed)
         model, reports = build_model(cfg.model, bf16=precision.bf16, idf_corpus=_idf_corpus(cfg))  # "document" first
         return RankingTask(model, source, cfg, info, reports), reports, source.counts
@@ -98,9 +99,6 @@ def middle_train(cfg: MiddleTrainConfig, *, resume: bool = False, overwrite: boo
                  stop_after: int | None = None) -> TrainResult:
     """MLM + FLOPS middle training as ``cfg`` says; the final model is a masked LM (``MODEL_DIR/model``)."""
     def build(info, precision):
-        from lsr_eval.train.middle import MlmFlopsTask, load_texts
-        from lsr_eval.train.recipe import build_mlm
-
         texts = load_texts(cfg)
         mlm, tokenizer, report = build_mlm(cfg.model)
         if cfg.model.trainable == "head":

@@ -19,6 +19,8 @@ from torch import nn
 
 from lsr_eval.errors import OutputExistsError
 from lsr_eval.manifest import prepare_output, read_manifest, recorded, write_manifest
+from lsr_eval.models.device import resolve_device
+from lsr_eval.models.precision import resolve_precision
 from lsr_eval.train import distributed
 from lsr_eval.train.checkpoint import list_checkpoints, load_checkpoint, save_checkpoint
 from lsr_eval.train.config import OptimConfig, OutputConfig, TrainConfig
@@ -46,8 +48,6 @@ class TrainResult:
 def pick_device(choice: str, info: distributed.DistInfo) -> torch.device:
     """``train.device`` -> this process's device (:func:`lsr_eval.models.device.resolve_device`; a GPU per
     local rank)."""
-    from lsr_eval.models.device import resolve_device
-
     device = resolve_device(choice, info.local_rank)
     if device.type == "cuda":
         torch.cuda.set_device(device)
@@ -58,8 +58,6 @@ def training_precision(train: TrainConfig, device: torch.device):
     """The precision of the forward pass (:class:`lsr_eval.models.precision.Precision`): ``train.bf16`` true or
     false forces bf16 or fp32; unset, the ``auto`` rule (bf16 autocast only where the hardware has it natively:
     emulated bf16 is 7-40x slower on CPUs without avx512_bf16/AMX)."""
-    from lsr_eval.models.precision import resolve_precision
-
     return resolve_precision("auto" if train.bf16 is None else "bf16" if train.bf16 else "fp32", device)
 
 

@@ -258,7 +258,7 @@ def test_latency_rounds_and_sweep_points_share_one_loaded_model(monkeypatch):
     import lsr_eval.pipeline.splade as splade
 
     loads = []
-    monkeypatch.setattr(splade, "load_model", lambda s, dataset=None, work=None: loads.append(s) or object())
+    monkeypatch.setattr(run, "load_model", lambda s, dataset=None, work=None: loads.append(s) or object())
     models: dict = {}
     base = splade.SpladeSettings.from_flat(model="m")
     first = run._model_for(base, models)

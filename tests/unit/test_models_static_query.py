@@ -242,7 +242,7 @@ def test_benchmark_loads_one_idf_model_per_corpus(monkeypatch):
             return {"path": self.path}
 
     loads = []
-    monkeypatch.setattr(splade, "load_model", lambda s, dataset=None, work=None: loads.append(dataset) or object())
+    monkeypatch.setattr(run, "load_model", lambda s, dataset=None, work=None: loads.append(dataset) or object())
     models: dict = {}
     s = splade.SpladeSettings.from_flat(model="m", query_model="idf")
     a, b = Corpus("scifact"), Corpus("nfcorpus")
