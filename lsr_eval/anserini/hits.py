@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from lsr_eval.anserini.jvm import autoclass, java_errors
+from lsr_eval.anserini.jvm import autoclass, cast, java_errors
 
 #: Documents per JNI call when reading the docid table.
 DOCID_BLOCK = 200_000
@@ -47,8 +47,6 @@ class _Handles:
     def call(self, handle, *args: Any) -> Any:
         """``handle(*args)`` through ``invokeWithArguments(List)`` (pyjnius cannot call signature-polymorphic
         ``invokeExact``)."""
-        from jnius import cast
-
         lst = self.array_list()
         for a in args:
             lst.add(a)

@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Iterable, Literal, get_args
 
 from lsr_eval.anserini.collections import CONTENTS, MULTIFIELD, empty_documents
-from lsr_eval.anserini.jvm import autoclass, java_errors
+from lsr_eval.anserini.jvm import autoclass, java_errors, java_exception
 from lsr_eval.errors import ConfigError, JavaError, format_bytes, free_bytes
 from lsr_eval.workdir import folder_bytes
 
@@ -117,14 +117,12 @@ def build_index(collection_dir: str | os.PathLike, index_dir: str | os.PathLike,
 def _check_committed(index_dir: str | os.PathLike, indexed: int) -> None:
     """Refuse an index whose last commit does not hold the ``indexed`` documents Anserini counted: ``IndexCollection``
     logs an ``IOException`` at its commit (a full disk) and still returns its counters."""
-    from jnius import JavaException
-
     directory = None
     try:
         directory = autoclass("org.apache.lucene.store.FSDirectory").open(autoclass("java.io.File")(
             str(index_dir)).toPath())
         reader = autoclass("org.apache.lucene.index.DirectoryReader").open(directory)
-    except JavaException as e:
+    except java_exception() as e:
         held, why = None, f"{getattr(e, 'classname', None) or 'java exception'}: {getattr(e, 'innermessage', e)}"
     else:
         held, why = int(reader.numDocs()), ""

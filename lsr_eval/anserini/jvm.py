@@ -178,15 +178,36 @@ def autoclass(name: str) -> Any:
         return jnius.autoclass(name)
 
 
+def cast(java_class: str, obj: Any) -> Any:
+    """``obj`` seen as ``java_class`` (pyjnius' cast: an interface or a superclass it implements)."""
+    start()
+    import jnius
+
+    return jnius.cast(java_class, obj)
+
+
+def detach() -> None:
+    """Detach the calling thread from the JVM (a thread that called Java detaches before it ends)."""
+    import jnius
+
+    jnius.detach()
+
+
+def java_exception() -> type[BaseException]:
+    """The type of the Java exceptions that cross into Python (starting the JVM on first use)."""
+    start()
+    import jnius
+
+    return jnius.JavaException
+
+
 @contextmanager
 def java_errors(what: str) -> Iterator[None]:
     """Re-raise Java exceptions as :class:`JavaError` carrying the Java class and message."""
     start()  # importing jnius before start() would launch a JVM without Anserini on its classpath
-    import jnius
-
     try:
         yield
-    except jnius.JavaException as e:
+    except java_exception() as e:
         cls = getattr(e, "classname", None) or "java exception"
         msg = getattr(e, "innermessage", None) or str(e)
         raise JavaError(f"{what}: {cls}: {msg}") from e

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Iterable, Literal, Mapping
 
 from lsr_eval.anserini.hits import handles
-from lsr_eval.anserini.jvm import autoclass, java_errors
+from lsr_eval.anserini.jvm import autoclass, cast, detach, java_errors
 from lsr_eval.errors import ConfigError, InputError, JavaError
 
 MB = 2 ** 20
@@ -176,9 +176,7 @@ class JvmMemory:
     """The running JVM's heap (``MemoryMXBean`` and the heap's memory pools), in MiB."""
 
     def __init__(self) -> None:
-        with java_errors("reading the JVM's memory beans"):  # starts the JVM before jnius is imported
-            from jnius import cast
-
+        with java_errors("reading the JVM's memory beans"):
             factory = autoclass("java.lang.management.ManagementFactory")
             self._bean = factory.getMemoryMXBean()
             pools = factory.getMemoryPoolMXBeans()
@@ -255,9 +253,7 @@ class HeapSampler:
         except BaseException as e:  # reported by __exit__ in the caller's thread
             self._error = e
         finally:
-            import jnius
-
-            jnius.detach()
+            detach()
 
     def __enter__(self) -> HeapSampler:
         self._thread = threading.Thread(target=self._loop, name="lsr-heap-sampler", daemon=True)

@@ -17,7 +17,7 @@ import numpy as np
 
 from lsr_eval.anserini.collections import CONTENTS, MULTIFIELD, check_fields, lucene_fields
 from lsr_eval.anserini.hits import parse_hits, read_docid_table, top_docs_string
-from lsr_eval.anserini.jvm import autoclass, java_errors
+from lsr_eval.anserini.jvm import autoclass, cast, java_errors
 from lsr_eval.data.types import Query, Run
 from lsr_eval.defaults import LUCENE_MAX_CLAUSES
 from lsr_eval.engines.counts import SearchCounts, check_k, chunks
@@ -56,8 +56,6 @@ class _Searcher:
         index_dir = str(index_dir)
         with java_errors(f"opening index {index_dir}"):
             self._s = autoclass(self._java_class)(index_dir)
-            from jnius import cast
-
             directory = autoclass("org.apache.lucene.store.FSDirectory").open(
                 autoclass("java.io.File")(index_dir).toPath())
             self._reader = autoclass("org.apache.lucene.index.DirectoryReader").open(directory)

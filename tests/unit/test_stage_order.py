@@ -136,3 +136,38 @@ def test_checker_sees_a_study_import_and_a_checkout_path(tmp_path):
         "lsr_eval/report/probe.py:2: imports studies.query_path.measure",
         "lsr_eval/report/probe.py:4: argparse outside the command line",
         "lsr_eval/report/probe.py:3: a checkout path from the module's own file"]
+
+
+#: Each heavy library and the one module (or the one stage) that imports it: the rest of the library goes through
+#: that owner (the JVM through lsr_eval.anserini.jvm, as Pyserini's one module owns it).
+OWNERS = {"jnius": ("anserini/jvm.py",), "jnius_config": ("anserini/jvm.py",), "matplotlib": ("report/plots.py",),
+          "ranx": ("fusion/ranx_runs.py",), "onnx": ("models/onnx_query.py",),
+          "onnxruntime": ("models/onnx_query.py",), "pyserini": ("anserini/pyserini_modules.py",),
+          "numba": ("fusion/",)}
+
+
+def owner_violations(root: Path = PACKAGE, owners: dict = OWNERS) -> list[str]:
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root).as_posix()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
+            for name in names:
+                allowed = owners.get(name.split(".")[0])
+                if allowed is not None and not rel.startswith(allowed):
+                    found.append(f"lsr_eval/{rel}:{node.lineno}: imports {name}, owned by {', '.join(allowed)}")
+    return found
+
+
+def test_each_heavy_library_has_one_owner():
+    found = owner_violations()
+    assert found == [], "\n".join(found)
+
+
+def test_checker_sees_a_second_owner(tmp_path):
+    (tmp_path / "anserini").mkdir()
+    (tmp_path / "anserini" / "searcher.py").write_text("def f():\n    from jnius import cast\n")
+    (tmp_path / "anserini" / "jvm.py").write_text("import jnius\n")
+    assert owner_violations(tmp_path) == [
+        "lsr_eval/anserini/searcher.py:2: imports jnius, owned by anserini/jvm.py"]
