@@ -46,8 +46,8 @@ test-fast:
 
 # Only the reproduction tests (a few minutes).
 test-reproduce:
-	$(PYTEST) -q tests/unit/test_reproduce_tolerance.py tests/integration/test_reproduce_checks.py \
-		tests/unit/test_reproduce_readme.py tests/integration/test_reproduce_committed.py
+	$(PYTEST) -q tests/unit/reproduce/test_reproduce_tolerance.py tests/integration/test_reproduce_checks.py \
+		tests/unit/reproduce/test_reproduce_readme.py tests/integration/test_reproduce_committed.py
 
 # The regression matrix of this machine: every committed result rerun (those estimated to take at most
 # MAX_MINUTES), into work/reproduce/matrix.{md,html,json}; MATRIX=results/reproduce to commit it (clean tree).

@@ -123,6 +123,8 @@ def cpu_kind(request, monkeypatch) -> str:
 #: ``LSR_EVAL_TIER=unit`` (``make test-fast``): a test that starts the JVM or reads ``../shared`` fails. A test under
 #: ``tests/unit/`` is held to that in the full suite too.
 UNIT_TIER = os.environ.get("LSR_EVAL_TIER") == "unit"
+#: The unit tier's folder: its tests mirror the package (``tests/unit/<package>/``), package-wide ones at its top.
+UNIT_TESTS = Path(__file__).resolve().parent / "unit"
 _IN_UNIT_TEST = [False]
 #: Packages a unit test does not import: ranx's numba kernels compile for minutes on a fresh machine (its fusions
 #: and ranx parity are integration tests; the native fusions and evaluation run without it).
@@ -147,7 +149,7 @@ sys.meta_path.insert(0, _UnitTierImports())
 def _unit_tier_guard(request, monkeypatch):
     """A test of the unit tier (``tests/unit/``, or any under ``LSR_EVAL_TIER=unit``) fails if it starts the JVM or
     reads ``../shared``: it belongs in ``tests/integration/``."""
-    unit = UNIT_TIER or request.node.path.parent.name == "unit"
+    unit = UNIT_TIER or UNIT_TESTS in request.node.path.parents
     if unit:
         from lsr_eval.anserini import jvm
 

@@ -120,7 +120,7 @@ def test_k_param_and_depth(files, tmp_path):
 
 def test_param_option(files, tmp_path, capsys):
     # RRF's k (computed without ranx: ranx's methods compile for a minute on a cold numba cache; their scalars
-    # parse through the same code, and tests/unit/test_fusion_by_hand.py fuses with each of them)
+    # parse through the same code, and tests/unit/fusion/test_fusion.py fuses with each of them)
     base = ["fuse", files["a"], files["b"], "--qrels", files["qrels"], "--method", "rrf", "--out"]
     assert main([*base, str(tmp_path / "g"), "--param", "k=10"]) == 0
     assert json.loads((tmp_path / "g" / "manifest.json").read_text())["fusion"]["params"] == {"k": 10}

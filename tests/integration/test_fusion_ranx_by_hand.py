@@ -1,7 +1,7 @@
 """Every fusion normalisation and every untrained fusion method against values computed by hand from the formulas
 of ranx 0.3.21's documentation and source (``ranx/normalization``, ``ranx/fusion``), on three small runs without
 ties; max and rank normalisations and the ranx run conversion on runs with ties. rrf, sum and wsum without
-normalisation or with min-max (computed without ranx) are in tests/unit/test_fusion.py. Integration tests: ranx's
+normalisation or with min-max (computed without ranx) are in tests/unit/fusion/test_fusion.py. Integration tests: ranx's
 numba kernels compile for minutes on a fresh machine."""
 
 from __future__ import annotations

@@ -9,8 +9,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
-PACKAGE = REPO / "lsr_eval"
+from package_imports import PACKAGE, imported
 
 #: Stages in data-flow order; modules of one stage may import each other.
 STAGES: list[set[str]] = [
@@ -43,28 +42,6 @@ def stage_of(module: str) -> str:
     """``lsr_eval.engines.pisa`` -> ``engines``; ``lsr_eval`` -> ``__init__``."""
     parts = module.split(".")
     return parts[1] if len(parts) > 1 else "__init__"
-
-
-def imported(path: Path, root: Path = PACKAGE) -> list[tuple[str, int]]:
-    """Every ``lsr_eval`` module ``path`` (under the package folder ``root``) imports, absolute or relative, at any
-    depth, with its line."""
-    package = ".".join(("lsr_eval", *path.relative_to(root).with_suffix("").parts[:-1]))
-    out = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            out += [(a.name, node.lineno) for a in node.names if a.name.split(".")[0] == "lsr_eval"]
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")[:len(package.split(".")) - node.level + 1]
-                module = ".".join(base + ([node.module] if node.module else []))
-            else:
-                module = node.module or ""
-            if module == "lsr_eval":   # from lsr_eval import hardware: the names are modules, or the root's own
-                out += [(f"lsr_eval.{a.name}" if (root / a.name).exists() or (root / f"{a.name}.py").exists()
-                         else "lsr_eval", node.lineno) for a in node.names]
-            elif module.split(".")[0] == "lsr_eval":
-                out.append((module, node.lineno))
-    return out
 
 
 def backwards_imports(root: Path = PACKAGE) -> list[str]:

@@ -116,7 +116,7 @@ def test_report_writes_paper_tables_only_for_the_papers_benchmarks(tmp_path):
 def test_the_page_names_no_paper_and_no_study():
     """build.py adds what lsr_eval.report.papers registers: it imports none of the papers' or studies' modules and
     names neither paper's benchmark."""
-    from test_stage_order import PACKAGE, imported
+    from package_imports import PACKAGE, imported
 
     build = PACKAGE / "report" / "build.py"
     study_modules = ("lsr_eval.report.best_k", "lsr_eval.report.rescaling_runs", "lsr_eval.report.seeds",

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from test_stage_order import PACKAGE, imported
+from package_imports import PACKAGE, imported
 
 #: command -> (the API module it calls, module prefixes of the verb's own logic it must not import)
 THIN = {

@@ -4,11 +4,10 @@ command they ran (never rewritten), and each still resolves to a script of this 
 from __future__ import annotations
 
 import json
-from pathlib import Path
+
+from conftest import REPO
 
 from lsr_eval.reproduce.pipeline import MOVED_SCRIPTS, is_pipeline, script_path
-
-REPO = Path(__file__).resolve().parents[2]
 
 
 def test_every_moved_script_has_its_new_home_and_left_its_old_one():

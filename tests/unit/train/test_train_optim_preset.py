@@ -5,16 +5,15 @@ identity (the same experiment to resume, skip in a grid, or reproduce)."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 import torch
+from conftest import REPO
 
 from lsr_eval.errors import ConfigError
 from lsr_eval.train.config import ADDED_KEYS, MiddleTrainConfig, OptimConfig, load_configs, result_keys
 from lsr_eval.train.trainer import param_groups
 
-REPO = Path(__file__).resolve().parents[2]
 PAPER = ["efficient-splade-V-small.yaml", "efficient-splade-VI-BT-large.yaml", "middle-distilbert-msmarco.yaml",
          "middle-bert-tiny-msmarco.yaml"]
 

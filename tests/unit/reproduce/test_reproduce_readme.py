@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from conftest import REPO
 
-REPO = Path(__file__).resolve().parents[2]
 README = REPO / "README.md"
 RESULTS_DOC = REPO / "docs" / "results.md"
 #: Pages whose result tables are checked once their results are committed (the study writes its page with them).

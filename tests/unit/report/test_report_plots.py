@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from conftest import REPO
 
 from lsr_eval.errors import ConfigError
 from lsr_eval.report import load_results
@@ -24,7 +25,7 @@ from lsr_eval.report.plots import (
 )
 from lsr_eval.report.tables import rescaling_table
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "report"
+DATA = REPO / "tests" / "data" / "report"
 
 
 @pytest.fixture(scope="module")

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import REPO
 
 from lsr_eval.cli import main
 from lsr_eval.errors import ConfigError
@@ -19,8 +20,6 @@ from lsr_eval.train.config import (
     read_yaml,
     result_keys,
 )
-
-REPO = Path(__file__).resolve().parents[2]
 
 MINIMAL = {
     "model": {"path": "minilm"},

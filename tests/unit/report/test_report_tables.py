@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from conftest import REPO
 
 from lsr_eval.errors import ConfigError, InputError
 from lsr_eval.report import NumberFormat, combine, load_benchmark, load_results, load_training_run
@@ -22,7 +23,7 @@ from lsr_eval.report.summary import benchmarks_table, training_table
 from lsr_eval.report.table import latex_escape
 from lsr_eval.report.tables import benchmark_table, benchmark_tables, efficiency_table, rescaling_table
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "report"
+DATA = REPO / "tests" / "data" / "report"
 BEIR = ("trec-covid", "nfcorpus", "nq", "hotpotqa", "fiqa", "arguana", "webis-touche2020", "quora", "dbpedia-entity",
         "scidocs", "fever", "climate-fever", "scifact")
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
