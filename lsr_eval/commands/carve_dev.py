@@ -4,10 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
-
-from lsr_eval.data.splits import DEV, carve_dev_split
-from lsr_eval.manifest import write_manifest
 
 NAME = "carve-dev"
 HELP = "write a BEIR folder whose qrels add 'dev' (n training queries, seeded) and 'fit' (the rest)"
@@ -22,11 +18,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """:func:`lsr_eval.api.files.carve_dev`, and print its counts."""
+    from lsr_eval.api.files import carve_dev
 
-    counts = carve_dev_split(args.dataset, args.out, split=args.split, n=args.n, seed=args.seed)
-    summary = {k: v for k, v in counts.items() if k != "dev_qids"}
-    experiment = {k: counts[k] for k in ("source", "split", "seed", DEV)}  # DEV: the number of dev queries
-    write_manifest(Path(args.out), stage="carve-dev", experiment=experiment, counts=summary,
-                   outputs={"dev_qids": counts["dev_qids"]})
-    print(json.dumps(summary))
+    print(json.dumps(carve_dev(args.dataset, args.out, split=args.split, n=args.n, seed=args.seed)))
     return 0

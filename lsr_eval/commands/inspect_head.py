@@ -54,7 +54,7 @@ def read_texts(path: Path) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from lsr_eval.models.diagnostics import format_diagnosis, inspect_head
+    from lsr_eval.models.diagnostics import format_diagnosis, inspect_head, save_diagnosis
 
     texts = read_texts(args.text_file) if args.text_file else None
 
@@ -64,14 +64,8 @@ def run(args: argparse.Namespace) -> int:
     text = format_diagnosis(d)
     print(json.dumps(d.to_dict(), indent=2) if args.json else text)
     if args.out:
-        from lsr_eval.manifest import write_manifest
-
-        args.out.mkdir(parents=True, exist_ok=True)
-        (args.out / "diagnosis.txt").write_text(text + "\n", encoding="utf-8")
-        (args.out / "diagnosis.json").write_text(json.dumps(d.to_dict(), indent=2) + "\n", encoding="utf-8")
-        write_manifest(args.out, "inspect-head",
-                       {"model": args.model, "k": list(args.k), "text_file": args.text_file and str(args.text_file),
-                        "max_length": args.max_length, "head_init": args.head_init, "scale_bias": args.scale_bias,
-                        "tied_input": args.tied_input},
-                       outputs=["diagnosis.txt", "diagnosis.json"])
+        save_diagnosis(d, args.out, {"model": args.model, "k": list(args.k),
+                                     "text_file": args.text_file and str(args.text_file), "max_length": args.max_length,
+                                     "head_init": args.head_init, "scale_bias": args.scale_bias,
+                                     "tied_input": args.tied_input})
     return 0

@@ -3,15 +3,10 @@
 from __future__ import annotations
 
 import argparse
-from dataclasses import asdict
-from pathlib import Path
 
-from lsr_eval.api.runs import judgments
 from lsr_eval.commands._common import stage_folder
 from lsr_eval.commands._engine_args import add_engine_arguments, engine_options
 from lsr_eval.defaults import LUCENE_MAX_CLAUSES
-from lsr_eval.engines.registry import get_engine, split_options
-from lsr_eval.manifest import prepare_output, write_manifest
 
 NAME = "search"
 HELP = "search an impact index with exported query vectors (queries.jsonl); evaluate with --dataset"
@@ -32,34 +27,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from lsr_eval.evaluation import count_queries, evaluate, write_metrics
-    from lsr_eval.evaluation.measures import DEFAULT_MEASURES
-    from lsr_eval.export.queries import read_query_jsonl
-    from lsr_eval.runs.trec import write_run
+    """Parse the options into :func:`lsr_eval.api.files.search_folder`'s arguments, and print what it wrote."""
+    from lsr_eval.api.files import search_folder
 
-    index = stage_folder(args.index, "index")
-    experiment = {"stage": "search", "index": str(index.resolve()), "queries": str(Path(args.queries).resolve()),
-                  "hits": args.hits, "remove_query": args.remove_query}
-    options = engine_options(args)
-    build, knobs = split_options(args.engine, options)
-    if args.engine == "anserini":
-        knobs.setdefault("max_clauses", args.max_clauses)
-    else:
-        experiment.update(engine=args.engine, engine_options=options)
-    out = prepare_output(args.out, experiment, args.overwrite)
-    maps = read_query_jsonl(args.queries)
-    with get_engine(args.engine, **build).open(index, **knobs) as searcher:
-        run_, counts = searcher.batch_search(maps, k=args.hits, threads=args.threads, remove_query=args.remove_query)
-        engine_record = searcher.describe()
-    write_run(run_, out / "run.trec", tag="impact")
-    sections = {"counts": {"search": counts.to_dict()}, "search": engine_record}
-    if args.dataset:
-        qrels, _, official = judgments(args.dataset, args.split)
-        metrics = evaluate(qrels, run_, official or DEFAULT_MEASURES)
-        write_metrics(out, metrics)
-        sections = {"counts": {"search": counts.to_dict(), "evaluation": asdict(count_queries(qrels, run_))},
-                    "metrics": metrics, "search": engine_record}
-        print("  ".join(f"{k} {v:.4f}" for k, v in metrics.items()))
-    write_manifest(out, "search", experiment, **sections)
-    print(f"{counts.queries} queries searched ({len(counts.queries_without_hits)} without hits) -> {out / 'run.trec'}")
+    done = search_folder(stage_folder(args.index, "index"), args.queries, args.out, hits=args.hits,
+                         threads=args.threads, remove_query=args.remove_query, engine=args.engine,
+                         options=engine_options(args), max_clauses=args.max_clauses, dataset=args.dataset,
+                         split=args.split, overwrite=args.overwrite)
+    if done.metrics:
+        print("  ".join(f"{k} {v:.4f}" for k, v in done.metrics.items()))
+    print(f"{done.counts.queries} queries searched ({len(done.counts.queries_without_hits)} without hits) -> "
+          f"{done.run_file}")
     return 0

@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 
-from lsr_eval.data.teacher import HUB_FILE, HUB_REPO, check_expected, convert, fetch
-from lsr_eval.errors import InputError
+from lsr_eval.data.teacher import check_expected, teacher_lines
 
 NAME = "teacher-scores"
 HELP = ("fetch the MS MARCO cross-encoder teacher scores (sentence-transformers/msmarco-hard-negatives) and convert "
@@ -23,20 +21,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-
-    out = Path(args.out)
-    done = out.with_name(out.name + ".counts.json")
-    if out.is_file() and done.is_file() and not args.overwrite:
-        print(f"{out} exists ({done.read_text().strip()}); --overwrite converts again")
+    """:func:`lsr_eval.data.teacher.teacher_lines`, and print what it converted (or kept)."""
+    done = teacher_lines(args.out, args.pickle, overwrite=args.overwrite)
+    if done.counts is None:
+        print(f"{done.out} exists ({json.dumps(done.record)}); --overwrite converts again")
         return 0
-    source = Path(args.pickle) if args.pickle else fetch()
-    if not source.is_file():
-        raise InputError(f"{source} does not exist (the teacher pickle to convert)")
-    counts = convert(source, out)
-    record = {"source": str(source), "hub": f"{HUB_REPO}/{HUB_FILE}", **counts.to_dict()}
-    done.write_text(json.dumps(record) + "\n")
-    print(f"{source}: {counts.queries} queries, {counts.pairs} (query, passage) pairs in -> {counts.lines} lines out "
-          f"({out}); sha256 {counts.sha256}")
+    c = done.counts
+    print(f"{done.source}: {c.queries} queries, {c.pairs} (query, passage) pairs in -> {c.lines} lines out "
+          f"({done.out}); sha256 {c.sha256}")
     if args.expect:
-        print(check_expected(counts, args.expect))
+        print(check_expected(c, args.expect))
     return 0

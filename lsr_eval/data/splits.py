@@ -23,7 +23,6 @@ def carve_dev_split(source: str | os.PathLike, out: str | os.PathLike, *, split:
     """Write ``out`` (a BEIR folder) with ``qrels/dev.tsv`` and ``qrels/fit.tsv``; returns the counts."""
     import numpy as np
 
-
     src, dst = Path(source), Path(out)
     qrels_path = src / "qrels" / f"{split}.tsv"
     if not qrels_path.is_file():

@@ -143,3 +143,32 @@ def fetch(cache_dir: str | os.PathLike | None = None) -> Path:
     except Exception as e:  # network and hub errors: one line
         raise InputError(f"could not download {HUB_FILE} from the hub dataset {HUB_REPO} ({type(e).__name__}: {e}); "
                          "offline, pass a local copy with --pickle") from e
+
+
+@dataclass(frozen=True)
+class TeacherLines:
+    """What :func:`teacher_lines` did: the lines' file, its record (``<out>.counts.json``: the source, the hub file
+    and the counts), the counts (None when a finished conversion was kept) and the source converted."""
+
+    out: Path
+    record: dict[str, Any]
+    counts: TeacherCounts | None
+    source: Path | None
+
+
+def teacher_lines(out: str | os.PathLike, pickle_path: str | os.PathLike | None = None,
+                  overwrite: bool = False) -> TeacherLines:
+    """The teacher scores as ``qid docid score`` lines in ``out``, converted from ``pickle_path`` (default: the hub's
+    pickle, downloaded and cached by :func:`fetch`); a finished conversion (``out`` and its record) is kept unless
+    ``overwrite``."""
+    out = Path(out)
+    done = out.with_name(out.name + ".counts.json")
+    if out.is_file() and done.is_file() and not overwrite:
+        return TeacherLines(out, json.loads(done.read_text(encoding="utf-8")), None, None)
+    source = Path(pickle_path) if pickle_path else fetch()
+    if not source.is_file():
+        raise InputError(f"{source} does not exist (the teacher pickle to convert)")
+    counts = convert(source, out)
+    record = {"source": str(source), "hub": f"{HUB_REPO}/{HUB_FILE}", **counts.to_dict()}
+    done.write_text(json.dumps(record) + "\n")
+    return TeacherLines(out, record, counts, source)

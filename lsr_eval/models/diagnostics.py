@@ -9,14 +9,17 @@ Design notes: docs/design.md."""
 
 from __future__ import annotations
 
+import json
 import math
 import os
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Sequence
 
 import torch
 
 from lsr_eval.errors import ConfigError, InputError
+from lsr_eval.manifest import write_manifest
 from lsr_eval.models.heads import head_parts, tied
 from lsr_eval.models.loading import load_mlm
 from lsr_eval.models.options import TIED_INPUT_CHOICES, TiedInput, check_choice
@@ -294,3 +297,14 @@ def format_diagnosis(d: HeadDiagnosis) -> str:
     if d.warning:
         lines.append(f"WARNING: {d.warning}")
     return "\n".join(lines)
+
+
+def save_diagnosis(d: HeadDiagnosis, out: str | os.PathLike, experiment: dict) -> Path:
+    """``diagnosis.txt`` (:func:`format_diagnosis`), ``diagnosis.json`` and a manifest recording ``experiment`` (the
+    inspection's settings) in ``out``; returns the folder."""
+    folder = Path(out)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "diagnosis.txt").write_text(format_diagnosis(d) + "\n", encoding="utf-8")
+    (folder / "diagnosis.json").write_text(json.dumps(d.to_dict(), indent=2) + "\n", encoding="utf-8")
+    write_manifest(folder, "inspect-head", experiment, outputs=["diagnosis.txt", "diagnosis.json"])
+    return folder

@@ -284,7 +284,6 @@ class StaticQueryEncoder(VocabularyTerms, nn.Module):
         (``batch_size``, ``bf16`` and ``precision`` are checked, not used: the lookup is exact in float32)."""
         import scipy.sparse as sp
 
-
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise ConfigError(f"batch_size={batch_size!r}: expected an integer >= 1")
         self.resolved_precision(precision)
@@ -380,7 +379,6 @@ def _local_folder(path: str) -> Path:
 
 def _load_tokenizer(path: str):
     from transformers import AutoTokenizer
-
 
     try:
         return AutoTokenizer.from_pretrained(resolve_model(path))

@@ -258,7 +258,6 @@ def _tradeoff_legend(ax, pts: pd.DataFrame, colours: dict) -> None:
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
-
     kind_of = {f: mine.iloc[0] if len(set(mine)) == 1 else "" for f, mine in pts.groupby("family", sort=False)["kind"]}
     handles = [Line2D([], [], marker=KINDS[kind_of[f]].marker if kind_of[f] else "o", linestyle="",
                       color=colours[f], markeredgecolor="black", label=f) for f in dict.fromkeys(pts["family"])]

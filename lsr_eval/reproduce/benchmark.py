@@ -114,7 +114,6 @@ def _load(config: dict[str, Any]):
     """Validate a configuration the way ``lsr-eval benchmark`` does (through its YAML); returns it and the YAML."""
     import yaml
 
-
     text = yaml.safe_dump(_yaml_config(config), sort_keys=False, allow_unicode=True)
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "benchmark.yaml"

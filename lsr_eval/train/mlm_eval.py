@@ -11,9 +11,13 @@ Design notes: docs/design.md."""
 
 from __future__ import annotations
 
+import json
 import math
+import os
+import time
 from dataclasses import asdict, dataclass
-from typing import Sequence
+from pathlib import Path
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 import torch
@@ -21,7 +25,14 @@ import torch.nn.functional as F
 from torch import nn
 
 from lsr_eval.errors import ConfigError, InputError
+from lsr_eval.manifest import write_manifest
+from lsr_eval.models.device import resolve_device
+from lsr_eval.models.loading import load_mlm
+from lsr_eval.models.offline import resolve_model
+from lsr_eval.train.config import MiddleTrainConfig, load_config
 from lsr_eval.train.middle import mask_tokens, masked_logits
+from lsr_eval.train.mlm_text import collect_texts
+from lsr_eval.train.recipe import head_norm
 
 
 @dataclass(frozen=True)
@@ -92,3 +103,50 @@ def evaluate_masked_lm(mlm: nn.Module, tokenizer, texts: Sequence[str], *, mask_
     finally:
         mlm.train(was_training)
     return total
+
+
+@dataclass(frozen=True)
+class ModelsScored:
+    """What :func:`evaluate_models` measured: each label's record (its model, score, head initialisation, head norm
+    and seconds), and the held-out texts' count."""
+
+    results: dict[str, dict]
+    heldout: int
+
+
+def evaluate_models(config: str | os.PathLike, models: Mapping[str, str], *, overrides: Sequence[str] = (),
+                    head_init: str = "auto", seed: int = 0, batch_size: int = 32, device: str = "cpu",
+                    out: str | os.PathLike | None = None, progress: Callable[[str, dict, int], None] | None = None
+                    ) -> ModelsScored:
+    """Masked-token accuracy and perplexity of each of ``models`` (label -> folder, hub id or offline alias) on the
+    held-out texts of the middle-training ``config`` (with ``overrides``), masked with ``seed``, in float32 on
+    ``device``; ``progress(label, record, held-out texts)`` after each model. With ``out``, metrics.json and a
+    manifest there."""
+    cfg = load_config(config, list(overrides), MiddleTrainConfig)
+    texts = collect_texts(cfg.data)
+    if not texts.heldout:
+        raise ConfigError(f"{config}: data.holdout={cfg.data.holdout} holds out no text to evaluate on")
+    torch_device = resolve_device(device)
+    settings = {"mask_prob": cfg.mlm.mask_prob, "max_length": cfg.model.max_length, "seed": seed,
+                "batch_size": batch_size, "precision": "fp32", "device": str(torch_device)}
+    results = {}
+    for label, path in models.items():
+        mlm, tokenizer, report = load_mlm(resolve_model(path), head_init=head_init,
+                                          trust_remote_code=cfg.model.trust_remote_code)
+        mlm.to(torch_device)
+        t0 = time.perf_counter()
+        score = evaluate_masked_lm(mlm, tokenizer, texts.heldout, mask_prob=cfg.mlm.mask_prob,
+                                   max_length=cfg.model.max_length, seed=seed, batch_size=batch_size)
+        results[label] = {"model": path, **score.to_dict(), "head_init": report.to_dict(),
+                          "head_norm": head_norm(mlm), "seconds": round(time.perf_counter() - t0, 2)}
+        if progress is not None:
+            progress(label, results[label], len(texts.heldout))
+    if out is not None:
+        folder = Path(out)
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "metrics.json").write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+        write_manifest(folder, "mlm-eval", {"config": str(config), "data": cfg.data.__dict__,
+                                            "heldout_sha256": texts.counts["heldout_sha256"],
+                                            "models": dict(models), **settings},
+                       counts=texts.counts, metrics=results)
+    return ModelsScored(results, len(texts.heldout))

@@ -39,7 +39,6 @@ def _config_key(config: dict[str, Any]) -> dict[str, Any]:
 
 
 def _setup(train_cfg):
-
     if train_cfg.num_threads:
         torch.set_num_threads(train_cfg.num_threads)
     info = distributed.init_distributed(resolve_device(train_cfg.device, 0).type)  # the backend: gloo or NCCL

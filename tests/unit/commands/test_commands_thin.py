@@ -18,6 +18,12 @@ THIN = {
     "benchmark": ("lsr_eval.api.runs", ("lsr_eval.benchmark.run", "lsr_eval.workdir")),
     "splade": ("lsr_eval.api.vectors", ("lsr_eval.pipeline.splade", "lsr_eval.workdir", "lsr_eval.encode",
                                         "lsr_eval.anserini", "lsr_eval.engines")),
+    # the stages one at a time on folders (lsr_eval.api.files)
+    "encode": ("lsr_eval.api.files", ("lsr_eval.encode", "lsr_eval.pipeline.splade", "lsr_eval.manifest")),
+    "index": ("lsr_eval.api.files", ("lsr_eval.engines", "lsr_eval.anserini", "lsr_eval.manifest")),
+    "search": ("lsr_eval.api.files", ("lsr_eval.engines", "lsr_eval.evaluation", "lsr_eval.runs",
+                                      "lsr_eval.manifest")),
+    "carve_dev": ("lsr_eval.api.files", ("lsr_eval.data.splits", "lsr_eval.manifest")),
 }
 
 
@@ -45,3 +51,38 @@ def test_checker_sees_a_command_doing_the_work_itself(tmp_path):
     assert thick_commands(tmp_path, {"fuse": THIN["fuse"]}) == [
         "commands/fuse.py does not call lsr_eval.api.fusion",
         "commands/fuse.py:2: imports lsr_eval.fusion.fuse, where the verb's logic lives"]
+
+
+#: What only the library does: write a stage's outputs (manifests, runs, metrics) and run models or processes.
+WRITERS = {"lsr_eval.manifest": {"write_manifest", "prepare_output"}, "lsr_eval.runs.trec": {"write_run"},
+           "lsr_eval.evaluation": {"write_metrics"}, "torch": None, "torch.distributed": None}
+
+
+def commands_that_write(root: Path = PACKAGE) -> list[str]:
+    import ast
+
+    found = []
+    for path in sorted((root / "commands").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module in WRITERS:
+                names = WRITERS[node.module]
+                found += [f"commands/{path.name}:{node.lineno}: imports {a.name} from {node.module}"
+                          for a in node.names if names is None or a.name in names]
+            elif isinstance(node, ast.Import):
+                found += [f"commands/{path.name}:{node.lineno}: imports {a.name}" for a in node.names
+                          if a.name in WRITERS and WRITERS[a.name] is None]
+    return found
+
+
+def test_no_command_writes_a_stages_outputs_itself():
+    """Every command leaves manifests, runs, metrics and models to the library function it calls."""
+    found = commands_that_write()
+    assert found == [], "\n".join(found)
+
+
+def test_checker_sees_a_command_writing_its_manifest(tmp_path):
+    (tmp_path / "commands").mkdir()
+    (tmp_path / "commands" / "index.py").write_text(
+        "from lsr_eval.manifest import read_manifest, write_manifest\nimport torch\n")
+    assert commands_that_write(tmp_path) == ["commands/index.py:1: imports write_manifest from lsr_eval.manifest",
+                                             "commands/index.py:2: imports torch"]
