@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-from pathlib import Path
 
 from lsr_eval.train import grid
 from lsr_eval.train.grid import plan, summary
@@ -89,11 +87,8 @@ def run(args: argparse.Namespace) -> int:
     options = grid.SlurmOptions(gpus=args.gpus, time=args.time, partition=args.partition, cpus=args.cpus,
                                 mem=args.mem, nproc=args.nproc, job_name=args.job_name,
                                 extra=tuple(args.sbatch_extra))
-    folder = Path(args.slurm_dir).resolve()
-    folder.mkdir(parents=True, exist_ok=True)
-    script = folder / f"{args.job_name}.sbatch"
-    script.write_text(grid.slurm_script(pending, options, log_dir=folder, workdir=Path.cwd()), encoding="utf-8")
-    os.chmod(script, 0o755)
+    script = grid.write_slurm_script(pending, options, args.slurm_dir, args.job_name)
+    folder = script.parent
     if args.dry_run:
         print(f"script: {script} ({len(pending)} tasks)")
         print(script.read_text(encoding="utf-8"), end="")

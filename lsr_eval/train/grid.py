@@ -238,6 +238,18 @@ def _sbatch() -> str:
     return found
 
 
+def write_slurm_script(runs: list[GridRun], options: SlurmOptions, folder: str | os.PathLike,
+                       job_name: str) -> Path:
+    """``<folder>/<job_name>.sbatch`` (:func:`slurm_script`; its task logs go to ``folder``), executable, run from
+    the current folder; returns its path."""
+    folder = Path(folder).resolve()
+    folder.mkdir(parents=True, exist_ok=True)
+    script = folder / f"{job_name}.sbatch"
+    script.write_text(slurm_script(runs, options, log_dir=folder, workdir=Path.cwd()), encoding="utf-8")
+    os.chmod(script, 0o755)
+    return script
+
+
 def submit(script: Path, *, wait: bool = False, env: dict[str, str] | None = None) -> tuple[str, int]:
     """``sbatch [--wait] SCRIPT`` -> (job id, exit status). With ``wait`` the status is the highest exit code of
     the array's tasks (sbatch's rule), else 0 once submitted."""
