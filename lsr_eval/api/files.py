@@ -134,13 +134,12 @@ def search_folder(index: str | os.PathLike, queries: str | os.PathLike, out: str
     run on its official measures (the default measures for a qrels file)."""
     experiment: dict[str, Any] = {"stage": "search", "index": str(Path(index).resolve()),
                                   "queries": str(Path(queries).resolve()), "hits": hits, "remove_query": remove_query}
-    options = dict(options or {})
-    build, knobs = split_options(engine, options)
+    build, knobs = split_options(engine, dict(options or {}))
     if engine == "anserini":
         if max_clauses is not None:
             knobs.setdefault("max_clauses", max_clauses)
-    else:
-        experiment.update(engine=engine, engine_options=options)
+    else:   # as recorded before: None without options
+        experiment.update(engine=engine, engine_options=dict(options) if options else None)
     folder = prepare_output(out, experiment, overwrite)
     maps = read_query_jsonl(queries)
     with get_engine(engine, **build).open(Path(index), **knobs) as searcher:

@@ -33,6 +33,7 @@ from lsr_eval.models.offline import resolve_model
 from lsr_eval.pipeline.result import SystemResult
 from lsr_eval.pipeline.reuse import RUN_FILE
 from lsr_eval.pipeline.settings import (
+    DEPRECATED,
     STAGE_OF,
     STAGES,
     EncodeOptions,
@@ -40,6 +41,7 @@ from lsr_eval.pipeline.settings import (
     LoadOptions,
     SearchOptions,
     SpladeSettings,
+    without_deprecated,
 )
 from lsr_eval.pipeline.splade import encoding_keys, ensure_encoding, ensure_encoding_index, run_splade
 from lsr_eval.workdir import cache_slot, slot_label, work_dir
@@ -108,6 +110,8 @@ class Splade:
                  work: str | os.PathLike | None = None, cache: bool = True, **flat: Any) -> None:
         given = {"load": load, "encode": encode, "export": export, "search": search}
         stages = {name: value if value is not None else STAGES[name]() for name, value in given.items()}
+        named = [k for k in flat if k not in DEPRECATED]   # a deprecated name warns on its own
+        flat = without_deprecated(flat)
         if flat:
             unknown = sorted(set(flat) - set(STAGE_OF))
             if unknown:
@@ -118,10 +122,11 @@ class Splade:
             if clash:
                 raise ConfigError(f"Splade: {clash[0]} is given both flat and in {STAGE_OF[clash[0]]}=: give it once, "
                                   f"in {STAGES[STAGE_OF[clash[0]]].__name__}")
-            warnings.warn("Splade(model, " + ", ".join(f"{k}=..." for k in flat) + "): settings given flat are "
-                          "deprecated; give them by stage: " + ", ".join(sorted({
-                              f"{STAGE_OF[k]}={STAGES[STAGE_OF[k]].__name__}(...)" for k in flat})),
-                          DeprecationWarning, stacklevel=2)
+            if named:
+                warnings.warn("Splade(model, " + ", ".join(f"{k}=..." for k in named) + "): settings given flat are "
+                              "deprecated; give them by stage: " + ", ".join(sorted({
+                                  f"{STAGE_OF[k]}={STAGES[STAGE_OF[k]].__name__}(...)" for k in named})),
+                              DeprecationWarning, stacklevel=2)
             stages = {name: dataclasses.replace(options, **{k: v for k, v in flat.items() if STAGE_OF[k] == name})
                       for name, options in stages.items()}
         if stages["load"].query_model:
@@ -168,7 +173,7 @@ class Splade:
         """Query vectors (the query encoder), in input order, in memory."""
         return self._encode(queries, documents=False)
 
-    def run(self, dataset: Dataset | str, out: str | os.PathLike | None = None, *, threads: int = 2,
+    def run(self, dataset: Dataset | str | os.PathLike, out: str | os.PathLike | None = None, *, threads: int = 2,
             overwrite: bool = False, evaluate: bool = True, run_file: str = RUN_FILE) -> SystemResult:
         """The whole chain on ``dataset`` (a dataset or its spec), as ``lsr-eval splade``: its documents encoded
         (the work folder's encoding cache), exported and indexed (its caches, ``search``'s engine), its queries
@@ -177,7 +182,7 @@ class Splade:
         and a manifest are written there, and a second call with the same settings reuses them; without, nothing
         is written beside the caches. Returns a :class:`~lsr_eval.pipeline.result.SystemResult` (its ``metrics``,
         ``run``, and ``folder``: None without ``out``)."""
-        ds = load_dataset(dataset) if isinstance(dataset, str) else dataset
+        ds = load_dataset(os.fspath(dataset)) if isinstance(dataset, (str, os.PathLike)) else dataset
         work = work_dir(self.work)
         if out is not None:
             result = run_splade(ds, out, work, self.settings, threads=threads, overwrite=overwrite,

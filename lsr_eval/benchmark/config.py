@@ -43,9 +43,9 @@ class DatasetEntry:
 
 @dataclass(frozen=True)
 class SystemEntry:
-    """A retrieval system: ``bm25`` (``k1``, ``b``), ``splade`` (the keyword arguments of
-    :class:`lsr_eval.pipeline.splade.SpladeSettings`, ``model`` required) or ``run`` (:data:`RUN_KEYS`; ``path``
-    resolved against the YAML file's folder)."""
+    """A retrieval system: ``bm25`` (``k1``, ``b``), ``splade`` (``model`` and the flat names of its settings,
+    :data:`lsr_eval.pipeline.settings.STAGE_OF`, read by :meth:`~lsr_eval.pipeline.settings.SpladeSettings.from_flat`)
+    or ``run`` (:data:`RUN_KEYS`; ``path`` resolved against the YAML file's folder)."""
 
     name: str
     kind: SystemKind
@@ -503,9 +503,9 @@ def _check_system_params(kind: str, params: dict[str, Any], where: str) -> None:
 
         allowed = {f.name for f in dataclasses.fields(Bm25Settings)}
     else:
-        from lsr_eval.pipeline.settings import STAGE_OF
+        from lsr_eval.pipeline.settings import DEPRECATED, STAGE_OF
 
-        allowed = {"model", *STAGE_OF}
+        allowed = {"model", *STAGE_OF, *DEPRECATED}
         if "model" not in params:
             raise ConfigError(f"{where}: a splade system needs 'model'")
     unknown = sorted(set(params) - allowed)

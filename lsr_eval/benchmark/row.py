@@ -9,6 +9,9 @@ from typing import Any
 
 from lsr_eval.benchmark.status import RowStatus, Status
 
+#: The dataset label of the rows tested over the datasets' means (``significance.across_datasets``).
+POOLED = "pooled"
+
 
 @dataclass
 class Row:

@@ -28,7 +28,7 @@ from lsr_eval.benchmark.config import (
     SystemEntry,
     check_on_disk,
 )
-from lsr_eval.benchmark.row import Row
+from lsr_eval.benchmark.row import POOLED, Row
 from lsr_eval.benchmark.status import RowStatus, Status, kind_of
 from lsr_eval.data.datasets import Dataset, load_dataset
 from lsr_eval.data.registry import GROUPS, expand
@@ -165,10 +165,6 @@ def _fuse(entry: FusionEntry, runs: dict[str, Any], tune_runs: dict[str, Any] | 
                    settings=settings, counts=counts, tuning=tuning_record, metrics=metrics,
                    evaluation=evaluation_code())
     return metrics, fused_run
-
-
-#: The dataset label of the rows tested over the datasets' means.
-POOLED = "pooled"
 
 
 def _costs(system: SystemEntry, dataset: Dataset, run_dir: Path) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -735,12 +731,23 @@ def _run_dataset(entry: DatasetEntry, bench: _Bench) -> list[Row]:
     return ds.rows
 
 
-def _write_table(bench: _Bench, rows: list[Row]):
-    """The results table (pandas) written as ``table.csv`` and ``table.json``, with the benchmark's manifest."""
+def table_of(rows: list[Row]):
+    """The rows as the table (pandas) holds them: their records, columns in order of first appearance, except that
+    a rescaled system's ``k`` stands beside ``model`` wherever its first row is."""
     import pandas as pd
 
-    cfg, out = bench.cfg, bench.out
     table = pd.DataFrame([r.record() for r in rows])
+    if "k" in table.columns:
+        columns = [c for c in table.columns if c != "k"]
+        at = columns.index("model") + 1 if "model" in columns else len(columns)
+        table = table[columns[:at] + ["k"] + columns[at:]]
+    return table
+
+
+def _write_table(bench: _Bench, rows: list[Row]):
+    """The results table (pandas) written as ``table.csv`` and ``table.json``, with the benchmark's manifest."""
+    cfg, out = bench.cfg, bench.out
+    table = table_of(rows)
     out.mkdir(parents=True, exist_ok=True)
     table.to_csv(out / "table.csv", index=False)
     table.to_json(out / "table.json", orient="records", indent=2)

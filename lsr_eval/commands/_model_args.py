@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
 
 from lsr_eval.commands.options import add_device, add_precision
 from lsr_eval.defaults import DEFAULT_SCALE, LUCENE_MAX_CLAUSES
 from lsr_eval.models.offline import resolve_model
-from lsr_eval.pipeline.settings import EncodeOptions, ExportOptions, LoadOptions, SearchOptions, SpladeSettings
-
-if TYPE_CHECKING:
-    from lsr_eval.pipeline.settings import SearchOptions, SpladeSettings
+from lsr_eval.pipeline.settings import (
+    EncodeOptions,
+    ExportOptions,
+    LoadOptions,
+    SearchOptions,
+    SpladeSettings,
+    without_deprecated,
+)
 
 
 def add_model_arguments(p: argparse.ArgumentParser) -> None:
@@ -31,11 +34,12 @@ def add_model_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-length-d", type=int)
     p.add_argument("--doc-top-k", type=int, help="keep the top-k terms per document")
     p.add_argument("--query-top-k", type=int, help="keep the top-k terms per query")
-    p.add_argument("--threshold", type=float, default=0.0, help="drop weights <= threshold")
+    p.add_argument("--threshold", type=float, default=EncodeOptions.threshold, help="drop weights <= threshold")
     p.add_argument("--keep-special", action="store_true", help="keep special tokens ([CLS], [SEP], ...)")
     add_precision(p, note=" (fp32 elsewhere: emulated bf16 is 3-40x slower)")
+    p.add_argument("--bf16", action="store_true", help="deprecated: --precision bf16 (kept for one release)")
     add_device(p, why="cuda:LOCAL_RANK when CUDA is available, else cpu")
-    p.add_argument("--batch-size", type=int, default=32)
+    p.add_argument("--batch-size", type=int, default=EncodeOptions.batch_size)
     p.add_argument("--scale", type=float, default=float(DEFAULT_SCALE),
                    help="quantisation scale: impact = round(w * scale)")
     p.add_argument("--max-clauses", type=int, default=LUCENE_MAX_CLAUSES,
@@ -43,11 +47,14 @@ def add_model_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def settings_from_args(args: argparse.Namespace, search: SearchOptions | None = None,
-                       shard_size: int = 50_000) -> SpladeSettings:
+                       shard_size: int = EncodeOptions.shard_size) -> SpladeSettings:
     """The typed settings of the model options (``search``: the command's search stage; default: the options'
     clause limit)."""
+    precision = args.precision
+    if args.bf16:   # the deprecated spelling, read as --precision bf16 (with a warning)
+        precision = without_deprecated({"bf16": True}, stacklevel=2)["precision"]
     load = LoadOptions(query_model=args.query_model and resolve_model(args.query_model), head_init=args.head_init,
-                       rescale_k=args.rescale_k, trust_remote_code=args.trust_remote_code, precision=args.precision,
+                       rescale_k=args.rescale_k, trust_remote_code=args.trust_remote_code, precision=precision,
                        device=args.device)
     encode = EncodeOptions(max_length_q=args.max_length_q, max_length_d=args.max_length_d, doc_top_k=args.doc_top_k,
                            query_top_k=args.query_top_k, threshold=args.threshold, drop_special=not args.keep_special,

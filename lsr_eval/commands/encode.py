@@ -7,6 +7,7 @@ import argparse
 
 from lsr_eval.commands._model_args import add_model_arguments, settings_from_args
 from lsr_eval.data.datasets import load_dataset
+from lsr_eval.pipeline.settings import EncodeOptions
 
 NAME = "encode"
 HELP = "encode a corpus with a SPLADE model into sharded sparse vectors (torchrun-shardable, resumable)"
@@ -17,7 +18,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("dataset", metavar="DATASET", help="registry name, irds:<id>, or a BEIR folder")
     p.add_argument("--split", help="split of a BEIR folder")
     p.add_argument("--out", required=True, help="output folder of the shards")
-    p.add_argument("--shard-size", type=int, default=50_000)
+    p.add_argument("--shard-size", type=int, default=EncodeOptions.shard_size)
     p.add_argument("--overwrite", action="store_true")
 
 

@@ -6,7 +6,6 @@ import argparse
 import sys
 
 from lsr_eval.train import grid
-from lsr_eval.train.grid import plan, summary
 
 NAME = "grid"
 HELP = ("train a list of training configs: run after run on this node (torchrun when --nproc > 1) or as a SLURM "
@@ -44,14 +43,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _print_plan(runs) -> None:
-    counts = summary(runs)
+    counts = grid.summary(runs)
     print(f"grid: {counts['runs']} runs: {counts.get('done', 0)} done, {counts.get('partial', 0)} to resume, "
           f"{counts.get('new', 0)} new")
 
 
 def _report(configs, overrides) -> int:
     """Statuses after training; 1 when a run is not done."""
-    runs = plan(configs, overrides)
+    runs = grid.plan(configs, overrides)
     missing = [r for r in runs if r.status != "done"]
     for r in runs:
         print(f"  {r.name}: {r.status} ({r.output_dir})")

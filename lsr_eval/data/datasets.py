@@ -353,8 +353,6 @@ class IrdsDataset(Dataset):
 
     def _load_queries(self) -> list[Query]:
         if self.local_paths:
-            from lsr_eval.data.trec_files import read_topics_tsv
-
             topics = read_topics_tsv(self.local_paths["topics"])
             if self.local.judged_only:
                 judged = self.qrels()
@@ -364,8 +362,6 @@ class IrdsDataset(Dataset):
 
     def _load_qrels(self) -> Qrels:
         if self.local_paths:
-            from lsr_eval.data.trec_files import read_qrels
-
             return read_qrels(self.local_paths["qrels"])
 
         def read() -> Qrels:

@@ -159,12 +159,15 @@ class TeacherLines:
 def teacher_lines(out: str | os.PathLike, pickle_path: str | os.PathLike | None = None,
                   overwrite: bool = False) -> TeacherLines:
     """The teacher scores as ``qid docid score`` lines in ``out``, converted from ``pickle_path`` (default: the hub's
-    pickle, downloaded and cached by :func:`fetch`); a finished conversion (``out`` and its record) is kept unless
-    ``overwrite``."""
+    pickle, downloaded and cached by :func:`fetch`); a finished conversion (``out`` and a readable record) is kept
+    unless ``overwrite``."""
     out = Path(out)
     done = out.with_name(out.name + ".counts.json")
     if out.is_file() and done.is_file() and not overwrite:
-        return TeacherLines(out, json.loads(done.read_text(encoding="utf-8")), None, None)
+        try:
+            return TeacherLines(out, json.loads(done.read_text(encoding="utf-8")), None, None)
+        except ValueError:   # a damaged record: the conversion is not known to be finished, so it runs again
+            pass
     source = Path(pickle_path) if pickle_path else fetch()
     if not source.is_file():
         raise InputError(f"{source} does not exist (the teacher pickle to convert)")

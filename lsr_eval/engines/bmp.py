@@ -257,7 +257,7 @@ class BmpSearcher(ClosingSearcher):
         if missing:
             raise InputError(f"BMP index {index} lacks {', '.join(missing)}; rebuild it with "
                              f"`lsr-eval index --engine {NAME}`")
-        self.index, self._marker, self._np = index, marker, np
+        self.index, self._marker = index, marker
         terms = json.loads((index / TERMS_FILE).read_text(encoding="utf-8"))
         self._names: list[str] = terms["terms"]
         self._tid = {t: i for i, t in enumerate(self._names)}
@@ -304,7 +304,6 @@ class BmpSearcher(ClosingSearcher):
 
     def _exact(self, rows: Any, exact: dict[int, int]) -> Any:
         """The exact integer dot products of documents ``rows`` with the query ``exact`` (int64)."""
-        np = self._np
         starts = self._offsets[rows]
         lengths = self._offsets[rows + 1] - starts
         total = int(lengths.sum())
@@ -322,7 +321,6 @@ class BmpSearcher(ClosingSearcher):
 
     def _candidates(self, qid: str, query: dict[str, float], fetch: int) -> tuple[Any, int, int]:
         """BMP's top ``fetch`` as forward-store rows, how many it returned and its smallest (quantized) score."""
-        np = self._np
         if self._searcher is None:
             raise InputError(f"the BMP searcher over {self.index} is closed")
         alpha, beta = self.knobs["alpha"], self.knobs["beta"]
@@ -342,7 +340,6 @@ class BmpSearcher(ClosingSearcher):
 
     def _top(self, qid: str, weights: QueryWeights, k: int) -> list[tuple[str, float]]:
         """One query's top ``k``: certified exact at the safe setting, BMP's candidates otherwise (docs/design.md)."""
-        np = self._np
         self.k = k
         prepared = self._query(qid, weights)
         if prepared is None:

@@ -287,7 +287,7 @@ class PisaSearcher(ClosingSearcher):
     def __init__(self, index: Path, query_algorithm: str, index_encoding: str, escaped: bool = True,
                  built: Mapping[str, Any] | None = None) -> None:
         pp = _pisa()
-        self._np, self._retrieve_fn, self.version = np, pp._pisathon.retrieve, pp.__version__
+        self._retrieve_fn, self.version = pp._pisathon.retrieve, pp.__version__
         self.index, self.query_algorithm, self.index_encoding = Path(index), query_algorithm, index_encoding
         self.k: int | None = None
         self._query = _query if escaped else _plain_query  # unmarked pyterrier-pisa indexes: terms as they are
@@ -299,7 +299,7 @@ class PisaSearcher(ClosingSearcher):
         one ``retrieve`` call into preallocated arrays; a query's rows are contiguous in PISA's output."""
         if self._ctx is None:
             raise InputError(f"the PISA searcher over {self.index} is closed")
-        np, rows = self._np, len(queries) * k
+        rows = len(queries) * k
         qidxs, ranks = np.empty(rows, dtype=np.int32), np.empty(rows, dtype=np.int32)
         docnos, scores = np.empty(rows, dtype=object), np.empty(rows, dtype=np.float32)
         size = self._retrieve_fn(self._ctx, self.query_algorithm, list(enumerate(queries)), k=k, threads=threads,

@@ -68,8 +68,6 @@ def _trainer(method: FusionMethod, qrels: Qrels, runs: Sequence[Run]) -> Callabl
     if not method.trained:
         return lambda _: {}
     if method.name == "mapfuse":
-        from lsr_eval.evaluation import evaluate
-
         maps = {"map_scores": [evaluate(qrels, run, ["MAP"])["MAP"] for run in runs]}
         return lambda _: maps
     rf = import_ranx().fusion

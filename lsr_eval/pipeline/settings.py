@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import os
+import warnings
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any, Literal, Mapping
 
@@ -112,9 +113,10 @@ class EncodeOptions:
 
 @dataclass(frozen=True)
 class ExportOptions:
-    """How document vectors become an engine's collection: the quantisation ``scale`` (impact = round(w x scale),
-    a float as cache keys hold it) and the pruning applied at export (the encoding is reused: a sparsity sweep
-    encodes once; :mod:`lsr_eval.export.prune`)."""
+    """How document vectors become an engine's collection: the quantisation ``scale`` (impact = round(w x scale);
+    kept as given: the default is a float, and an integer from a YAML file keeps the cache slots it always had) and
+    the pruning applied at export (the encoding is reused: a sparsity sweep encodes once;
+    :mod:`lsr_eval.export.prune`)."""
 
     scale: float = float(DEFAULT_SCALE)
     prune_doc_top_k: int | None = None
@@ -122,7 +124,6 @@ class ExportOptions:
 
     def __post_init__(self) -> None:
         _number("ExportOptions", "scale", self.scale, optional=False, positive=True)
-        object.__setattr__(self, "scale", float(self.scale))  # 100 and 100.0 are one cache slot
         _count("ExportOptions", "prune_doc_top_k", self.prune_doc_top_k, optional=True)
         _number("ExportOptions", "prune_doc_threshold", self.prune_doc_threshold, optional=False)
 
@@ -154,6 +155,22 @@ STAGES = {"load": LoadOptions, "encode": EncodeOptions, "export": ExportOptions,
 #: Each flat setting's stage (``doc_top_k`` -> ``encode``): the one map from the flat names of YAML files, the
 #: command line and manifests to the typed stages.
 STAGE_OF: dict[str, str] = {f.name: stage for stage, cls in STAGES.items() for f in fields(cls)}
+#: Flat names kept for one release, each read as its one spelling (with a DeprecationWarning).
+DEPRECATED = {"bf16": "precision: bf16"}
+
+
+def without_deprecated(flat: Mapping[str, Any], stacklevel: int = 3) -> dict[str, Any]:
+    """``flat`` with a deprecated name read as its one spelling: ``bf16: true`` forces ``precision: bf16`` (as it
+    always did), ``bf16: false`` adds nothing."""
+    out = dict(flat)
+    if "bf16" in out:
+        warnings.warn("the bf16 setting is deprecated: give precision='bf16' (YAML: precision: bf16; command line: "
+                      "--precision bf16)", DeprecationWarning, stacklevel=stacklevel)
+        if out.pop("bf16"):
+            out["precision"] = "bf16"
+    return out
+
+
 #: The order in which manifests have recorded the flat settings (the single dataclass's before the split; ``bf16``
 #: is where the record puts the resolved precision's flag).
 RECORD_ORDER = ("model", "query_model", "head_init", "rescale_k", "trust_remote_code", "max_length_q", "max_length_d",
@@ -184,7 +201,9 @@ class SpladeSettings:
 
     @classmethod
     def from_flat(cls, model: str, **flat: Any) -> SpladeSettings:
-        """Settings from flat names (a YAML system's keys, a manifest's record): each filed under its stage."""
+        """Settings from flat names (a YAML system's keys, a manifest's record): each filed under its stage
+        (:data:`DEPRECATED` names read as their one spelling, with a warning)."""
+        flat = without_deprecated(flat)
         unknown = sorted(set(flat) - set(STAGE_OF))
         if unknown:
             raise ConfigError(f"unknown setting {unknown[0]!r}; known: {', '.join(sorted(STAGE_OF))}")
@@ -197,7 +216,8 @@ class SpladeSettings:
         ``overrides`` (flat names; ``model`` too): the recorded ``bf16`` flag is the resolved precision, read as
         the precision asked for when the record names none (records made before precisions were resolved)."""
         flat = {k: v for k, v in record.items() if k != "bf16"}
-        flat.setdefault("precision", "bf16" if record.get("bf16") else DEFAULT_PRECISION)
+        if flat.get("precision") is None:
+            flat["precision"] = "bf16" if record.get("bf16") else DEFAULT_PRECISION
         flat.update(overrides)
         return cls.from_flat(**flat)
 

@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from lsr_eval.benchmark.run import POOLED
+from lsr_eval.benchmark.row import POOLED
 from lsr_eval.errors import InputError
 from lsr_eval.manifest import read_json_object, results_root
 

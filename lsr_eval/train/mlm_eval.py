@@ -122,7 +122,7 @@ def evaluate_models(config: str | os.PathLike, models: Mapping[str, str], *, ove
     held-out texts of the middle-training ``config`` (with ``overrides``), masked with ``seed``, in float32 on
     ``device``; ``progress(label, record, held-out texts)`` after each model. With ``out``, metrics.json and a
     manifest there."""
-    cfg = load_config(config, list(overrides), MiddleTrainConfig)
+    cfg = load_config(config, list(overrides or ()), MiddleTrainConfig)
     texts = collect_texts(cfg.data)
     if not texts.heldout:
         raise ConfigError(f"{config}: data.holdout={cfg.data.holdout} holds out no text to evaluate on")

@@ -82,7 +82,8 @@ def test_tiny_end_to_end_equals_the_stage_functions(tiny_beir, tmp_path):
     manifest = json.loads((tmp_path / "splade" / "manifest.json").read_text(encoding="utf-8"))
     assert Path(manifest["paths"]["encoding"]).name == enc.last_encoding.folder.name
     # Splade.run is that chain (the command line's lsr-eval splade calls it): in memory it keeps no folder
-    in_memory = lsr_eval.Splade(model, search=lsr_eval.SearchOptions(hits=10), work=tmp_path / "work").run(ds)
+    in_memory = lsr_eval.Splade(model, search=lsr_eval.SearchOptions(hits=10), work=tmp_path / "work").run(
+        tiny_beir)   # a dataset's folder (a Path) as well as a dataset
     assert in_memory.folder is None and in_memory.run == chain.run and in_memory.metrics == chain.metrics
     assert not any((tmp_path / "work" / "api").iterdir())
     from lsr_eval.cli import main

@@ -11,7 +11,8 @@ import pytest
 from conftest import write_beir
 
 from lsr_eval.benchmark.config import load_config
-from lsr_eval.benchmark.run import POOLED, run_benchmark
+from lsr_eval.benchmark.row import POOLED
+from lsr_eval.benchmark.run import run_benchmark
 from lsr_eval.evaluation import evaluate
 from lsr_eval.runs.trec import read_run, write_run
 from lsr_eval.significance import compare, holm, paired_t_test

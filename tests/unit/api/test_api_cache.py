@@ -244,7 +244,9 @@ def test_settings_given_flat_still_work_for_a_release_with_a_warning():
     assert flat.settings == typed.settings
     with pytest.raises(ConfigError, match="doc_top_k is given both flat and in encode="):
         lsr_eval.Splade("m", encode=lsr_eval.EncodeOptions(), doc_top_k=4)
-    with pytest.raises(ConfigError, match=r"unknown setting 'bf16'; settings by stage: load=LoadOptions\(query_model"):
-        lsr_eval.Splade("m", bf16=True)
+    with pytest.raises(ConfigError, match=r"unknown setting 'doc_topk'; settings by stage: load=LoadOptions\(query_mo"):
+        lsr_eval.Splade("m", doc_topk=4)
+    with pytest.warns(DeprecationWarning, match="precision='bf16'"):
+        assert lsr_eval.Splade("m", bf16=True).settings.load.precision == "bf16"
     with pytest.raises(ConfigError, match=r"SpladeSettings encode=.*expected EncodeOptions\(\.\.\.\)"):
         lsr_eval.Splade("m", encode={"doc_top_k": 4})

@@ -34,3 +34,15 @@ def test_only_a_rescaled_systems_row_has_the_k_column():
     assert "k" not in _system_columns(SystemEntry("s", "splade", {"model": "m"}))
     rescaled = _system_columns(SystemEntry("s4", "splade", {"model": "m", "rescale_k": 4.0}))
     assert rescaled["k"] == 4.0 and list(rescaled)[:4] == ["kind", "model", "k", "engine"]
+
+
+def test_the_table_puts_k_beside_model_wherever_its_first_row_is():
+    from lsr_eval.benchmark.run import table_of
+
+    plain = Row("scifact", "bm25", {"kind": "bm25", "model": "", "engine": "anserini"}, cells={"nDCG@10": 0.6})
+    rescaled = Row("scifact", "s4", {"kind": "splade", "model": "m", "k": 4.0, "engine": "anserini"},
+                   cells={"nDCG@10": 0.7})
+    table = table_of([plain, rescaled])
+    assert list(table.columns) == ["dataset", "system", "kind", "model", "k", "engine", "status", "nDCG@10"]
+    assert table["k"].isna().tolist() == [True, False]
+    assert "k" not in table_of([plain]).columns

@@ -87,3 +87,15 @@ def test_command_converts_once_and_errors_in_one_line(tmp_path, capsys):
 def test_load_scores_reads_plain_pickles_too(tmp_path):
     (tmp_path / "s.pkl").write_bytes(pickle.dumps({"q": {"d": 1}}))
     assert load_scores(tmp_path / "s.pkl") == {"q": {"d": 1}}
+
+
+def test_a_damaged_record_converts_again(tmp_path):
+    from lsr_eval.data.teacher import teacher_lines
+
+    src = write(tmp_path / "scores.pkl.gz", SCORES)
+    out = tmp_path / "t.tsv"
+    first = teacher_lines(out, src)
+    assert first.counts is not None and teacher_lines(out, src).counts is None   # kept once finished
+    out.with_name("t.tsv.counts.json").write_text('{"source": ')                  # cut short
+    again = teacher_lines(out, src)
+    assert again.counts == first.counts and again.record["lines"] == 4

@@ -54,10 +54,11 @@ def test_auto_resolving_to_bf16_is_another_experiment(monkeypatch):
     bf16 = settings_record(SpladeSettings.from_flat(model="m", precision="auto", device="cpu"))
     assert bf16["precision"] == "bf16" and bf16["bf16"] is True and bf16 != fp32
     assert bf16 == settings_record(SpladeSettings.from_flat(model="m", precision="bf16"))   # the resolved name
-    # one spelling: bf16 is recorded (the resolved precision), never asked for; an old record still reads back
-    with pytest.raises(ConfigError, match="unknown setting 'bf16'"):
-        SpladeSettings.from_flat(model="m", bf16=True)
+    # one spelling: bf16 is recorded (the resolved precision); asked for, it still works for one release, warned
+    with pytest.warns(DeprecationWarning, match="precision='bf16'"):
+        assert settings_record(SpladeSettings.from_flat(model="m", bf16=True)) == bf16
     assert settings_record(SpladeSettings.from_record({"model": "m", "bf16": True})) == bf16
+    assert settings_record(SpladeSettings.from_record({"model": "m", "bf16": True, "precision": None})) == bf16
 
 
 def test_auto_on_cuda_is_bf16_but_the_device_is_not_identity(monkeypatch):
@@ -120,8 +121,9 @@ def test_each_flat_setting_has_one_stage_and_reads_back():
     s = SpladeSettings.from_flat(model="m", **flat)
     for name, value in flat.items():
         assert getattr(getattr(s, STAGE_OF[name]), name) == value
-    assert s.export.scale == 50.0 and isinstance(s.export.scale, float)   # 100 and 100.0 are one cache slot
-    assert s.flat() == {"model": "m", **flat, "scale": 50.0} and list(s.flat())[0] == "model"
+    assert isinstance(s.export.scale, int)   # as given: an integer scale keeps the cache slots it always had
+    assert SpladeSettings.from_flat(model="m").export.scale == 100.0   # the default, a float as keys hold it
+    assert s.flat() == {"model": "m", **flat} and list(s.flat())[0] == "model"
     assert s.replace(doc_top_k=9, hits=3).encode.doc_top_k == 9 and s.replace(hits=3).search.hits == 3
     assert set(STAGES) == {"load", "encode", "export", "search"}
 
