@@ -30,3 +30,15 @@ def imported(path: Path, root: Path = PACKAGE) -> list[tuple[str, int]]:
             elif module.split(".")[0] == "lsr_eval":
                 out.append((module, node.lineno))
     return out
+
+
+def absolute_imports(source: str) -> list[tuple[str, tuple[str, ...], int]]:
+    """Every absolute import statement of ``source``, at any depth: ``(module, names, line)``; ``import a.b`` is
+    ``("a.b", (), line)``, ``from m import x, y`` is ``("m", ("x", "y"), line)``."""
+    out = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            out += [(a.name, (), node.lineno) for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and not node.level:
+            out.append((node.module or "", tuple(a.name for a in node.names), node.lineno))
+    return out

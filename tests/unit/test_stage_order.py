@@ -6,10 +6,9 @@ Imports inside functions count too: a lazy import that runs backwards is still a
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
-from package_imports import PACKAGE, imported
+from package_imports import PACKAGE, absolute_imports, imported
 
 #: Stages in data-flow order; modules of one stage may import each other.
 STAGES: list[set[str]] = [
@@ -84,13 +83,11 @@ def study_imports_and_checkout_paths(root: Path = PACKAGE) -> list[str]:
     for path in sorted(root.rglob("*.py")):
         rel = path.relative_to(root)
         source = path.read_text(encoding="utf-8")
-        for node in ast.walk(ast.parse(source)):
-            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
-                     else [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
-            found += [f"lsr_eval/{rel}:{node.lineno}: imports {n}" for n in names if n.split(".")[0] == "studies"]
-            if rel.parts[0] not in COMMAND_LINE:
-                found += [f"lsr_eval/{rel}:{node.lineno}: argparse outside the command line" for n in names
-                          if n == "argparse"]
+        for module, _, line in absolute_imports(source):
+            if module.split(".")[0] == "studies":
+                found.append(f"lsr_eval/{rel}:{line}: imports {module}")
+            if module == "argparse" and rel.parts[0] not in COMMAND_LINE:
+                found.append(f"lsr_eval/{rel}:{line}: argparse outside the command line")
         for i, line in enumerate(source.splitlines(), 1):
             if "__file__" in line and any(p in line for p in CHECKOUT_PATHS):
                 found.append(f"lsr_eval/{rel}:{i}: a checkout path from the module's own file")
@@ -127,13 +124,10 @@ def owner_violations(root: Path = PACKAGE, owners: dict = OWNERS) -> list[str]:
     found = []
     for path in sorted(root.rglob("*.py")):
         rel = path.relative_to(root).as_posix()
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
-                     else [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
-            for name in names:
-                allowed = owners.get(name.split(".")[0])
-                if allowed is not None and not rel.startswith(allowed):
-                    found.append(f"lsr_eval/{rel}:{node.lineno}: imports {name}, owned by {', '.join(allowed)}")
+        for module, _, line in absolute_imports(path.read_text(encoding="utf-8")):
+            allowed = owners.get(module.split(".")[0])
+            if allowed is not None and not rel.startswith(allowed):
+                found.append(f"lsr_eval/{rel}:{line}: imports {module}, owned by {', '.join(allowed)}")
     return found
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from package_imports import PACKAGE, imported
+from package_imports import PACKAGE, absolute_imports, imported
 
 #: command -> (the API module it calls, module prefixes of the verb's own logic it must not import)
 THIN = {
@@ -59,18 +59,16 @@ WRITERS = {"lsr_eval.manifest": {"write_manifest", "prepare_output"}, "lsr_eval.
 
 
 def commands_that_write(root: Path = PACKAGE) -> list[str]:
-    import ast
-
     found = []
     for path in sorted((root / "commands").glob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.ImportFrom) and node.module in WRITERS:
-                names = WRITERS[node.module]
-                found += [f"commands/{path.name}:{node.lineno}: imports {a.name} from {node.module}"
-                          for a in node.names if names is None or a.name in names]
-            elif isinstance(node, ast.Import):
-                found += [f"commands/{path.name}:{node.lineno}: imports {a.name}" for a in node.names
-                          if a.name in WRITERS and WRITERS[a.name] is None]
+        for module, names, line in absolute_imports(path.read_text(encoding="utf-8")):
+            if module not in WRITERS:
+                continue
+            written = WRITERS[module]
+            if written is None:
+                found.append(f"commands/{path.name}:{line}: imports {module}")
+            found += [f"commands/{path.name}:{line}: imports {n} from {module}" for n in names
+                      if written is not None and n in written]
     return found
 
 
