@@ -16,7 +16,7 @@ from lsr_eval.data.datasets import Dataset
 from lsr_eval.data.splits import DEV, carve_dev_split
 from lsr_eval.engines.base import BuildCounts
 from lsr_eval.engines.counts import SearchCounts
-from lsr_eval.engines.registry import DEFAULT_ENGINE, get_engine, split_options
+from lsr_eval.engines.registry import DEFAULT_ENGINE, configure, get_engine, split_options
 from lsr_eval.errors import ConfigError
 from lsr_eval.evaluation import count_queries, evaluate, write_metrics
 from lsr_eval.evaluation.measures import DEFAULT_MEASURES
@@ -47,20 +47,13 @@ def encode_folder(settings: SpladeSettings, dataset: Dataset, out: str | os.Path
                   overwrite: bool = False) -> FolderEncoding:
     """Encode ``dataset``'s documents with the document encoder of ``settings`` into sharded vectors in ``out``
     (resumable; ``settings.encode.shard_size`` documents per shard)."""
-    from lsr_eval.encode.corpus import encode_corpus, resolve_rank
+    from lsr_eval.encode.corpus import resolve_rank
     from lsr_eval.encode.finalize import finalize_encoding
-    from lsr_eval.encode.progress import expected_documents
-    from lsr_eval.encode.splade import SpladeTextEncoder
-    from lsr_eval.pipeline.splade import encoder_fingerprint, load_model
+    from lsr_eval.pipeline.splade import encode_documents, encoding_key, load_model
 
     model = load_model(settings)
     rank, world = resolve_rank(None, None)
-    info = encoder_fingerprint(settings, model.document)  # the run record below says why this precision
-    experiment = {"stage": "encode", "encoder": info, "corpus": dataset.corpus_key()}
-    summary = encode_corpus(dataset.docs(), SpladeTextEncoder(model.document), out, experiment,
-                            encoder_info=info, shard_size=settings.encode.shard_size,
-                            batch_size=settings.encode.batch_size, overwrite=overwrite,
-                            total=expected_documents(dataset), run_info=model.document.runtime())
+    summary = encode_documents(dataset, model, settings, out, encoding_key(dataset, model, settings), overwrite)
     if world == 1:
         manifest = summary.manifest
         return FolderEncoding(Path(out), manifest["counts"]["documents_out"], manifest["throughput"]["docs_per_s"], 1)
@@ -134,15 +127,12 @@ def search_folder(index: str | os.PathLike, queries: str | os.PathLike, out: str
     run on its official measures (the default measures for a qrels file)."""
     experiment: dict[str, Any] = {"stage": "search", "index": str(Path(index).resolve()),
                                   "queries": str(Path(queries).resolve()), "hits": hits, "remove_query": remove_query}
-    build, knobs = split_options(engine, dict(options or {}))
-    if engine == "anserini":
-        if max_clauses is not None:
-            knobs.setdefault("max_clauses", max_clauses)
-    else:   # as recorded before: None without options
+    searching, _, knobs = configure(engine, options, max_clauses)
+    if engine != "anserini":   # as recorded before: None without options
         experiment.update(engine=engine, engine_options=dict(options) if options else None)
     folder = prepare_output(out, experiment, overwrite)
     maps = read_query_jsonl(queries)
-    with get_engine(engine, **build).open(Path(index), **knobs) as searcher:
+    with searching.open(Path(index), **knobs) as searcher:
         run, counts = searcher.batch_search(maps, k=hits, threads=threads, remove_query=remove_query)
         engine_record = searcher.describe()
     write_run(run, folder / "run.trec", tag="impact")

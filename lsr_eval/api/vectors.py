@@ -22,7 +22,7 @@ from lsr_eval.encode.protocol import SparseVectors
 from lsr_eval.encode.queries import encode_queries
 from lsr_eval.encode.reader import load_vectors
 from lsr_eval.encode.splade import SpladeTextEncoder
-from lsr_eval.engines.registry import DEFAULT_ENGINE, get_engine, split_options
+from lsr_eval.engines.registry import DEFAULT_ENGINE, configure
 from lsr_eval.errors import ConfigError, LsrEvalError, OutputExistsError
 from lsr_eval.export.documents import COLLECTION_DIR, export_documents
 from lsr_eval.export.prune import Prune
@@ -109,7 +109,6 @@ class Splade:
                  export: ExportOptions | None = None, search: SearchOptions | None = None,
                  work: str | os.PathLike | None = None, cache: bool = True, **flat: Any) -> None:
         given = {"load": load, "encode": encode, "export": export, "search": search}
-        stages = {name: value if value is not None else STAGES[name]() for name, value in given.items()}
         named = [k for k in flat if k not in DEPRECATED]   # a deprecated name warns on its own
         flat = without_deprecated(flat)
         if flat:
@@ -127,11 +126,11 @@ class Splade:
                               "deprecated; give them by stage: " + ", ".join(sorted({
                                   f"{STAGE_OF[k]}={STAGES[STAGE_OF[k]].__name__}(...)" for k in named})),
                               DeprecationWarning, stacklevel=2)
-            stages = {name: dataclasses.replace(options, **{k: v for k, v in flat.items() if STAGE_OF[k] == name})
-                      for name, options in stages.items()}
-        if stages["load"].query_model:
-            stages["load"] = dataclasses.replace(stages["load"], query_model=resolve_model(stages["load"].query_model))
-        self.settings = SpladeSettings(resolve_model(model), **stages)
+        settings = SpladeSettings(resolve_model(model), **{name: value if value is not None else STAGES[name]()
+                                                           for name, value in given.items()}).replace(**flat)
+        if settings.load.query_model:
+            settings = settings.replace(query_model=resolve_model(settings.load.query_model))
+        self.settings = settings
         self.work, self.cache = work, cache
         #: What the last :meth:`encode` did with the cache (an :class:`~lsr_eval.encode.corpus.EncodeSummary`:
         #: its ``folder``; ``shards_written`` 0 when it loaded every vector from there), None when in memory.
@@ -256,9 +255,7 @@ class Index:
         ``dataclasses.replace(vectors, source=None)`` builds a temporary index of them.
         """
         check_scale(scale)
-        build_options, search_options = split_options(engine, dict(options))
-        eng = get_engine(engine, **build_options)
-        eng.check_search(**search_options)
+        eng, build_options, search_options = configure(engine, options)
         encoding = _encoding_slot(vectors) if out is None else None
         if encoding is not None:
             return cls._of_encoding(*encoding, eng, engine, build_options, search_options, scale, threads)

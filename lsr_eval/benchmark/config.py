@@ -17,7 +17,7 @@ from typing import Any, Literal, Sequence, get_args
 
 from lsr_eval.data.datasets import BeirFolder
 from lsr_eval.data.registry import BENCHMARKS, GROUPS, split_spec
-from lsr_eval.engines.registry import check_engine, get_engine, split_options
+from lsr_eval.engines.registry import check_engine, configure
 from lsr_eval.errors import ConfigError, InputError, LsrEvalError
 from lsr_eval.models.offline import OFFLINE_MODELS
 from lsr_eval.pipeline.settings import SpladeSettings
@@ -490,8 +490,7 @@ def _check_engine(params: dict[str, Any], where: str) -> None:
     if options is not None and not isinstance(options, dict):
         raise ConfigError(f"{where}: engine_options must be a mapping of option: value, got {options!r}")
     try:
-        build, search = split_options(check_engine(engine), options)
-        get_engine(engine, **build).check_search(**search)
+        configure(check_engine(engine), options)
     except ConfigError as e:
         raise ConfigError(f"{where}: {e}") from e
 

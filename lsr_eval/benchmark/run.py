@@ -342,21 +342,22 @@ def _bm25_reference(rows: dict[str, Row], systems: dict[str, SystemEntry]) -> di
     ``latency_search_ratio_bm25`` (search to search), with ``latency_reference`` naming that BM25; the first BM25
     system per engine is the reference. A ratio travels between machines better than a time: both sides ran on
     the same CPU, the same engine, side by side."""
+    def latency(name: str | None, part: str = "latency_mean_ms") -> float | None:
+        return rows[name].get(part) if name in rows else None
+
     reference: dict[str, str] = {}
     for name, system in systems.items():
-        if system.kind == "bm25" and name in rows and rows[name].get("latency_mean_ms") is not None:
+        if system.kind == "bm25" and latency(name) is not None:
             reference.setdefault(system_engine(system), name)
     out: dict[str, dict[str, Any]] = {}
     for name, system in systems.items():
         ref = reference.get(system_engine(system))
-        row = rows.get(name)
-        if ref is None or row is None or row.get("latency_mean_ms") is None:
+        if ref is None or latency(name) is None:
             continue
-        base = rows[ref]
-        cols: dict[str, Any] = {"latency_reference": ref,
-                                "latency_ratio_bm25": row.get("latency_mean_ms") / base.get("latency_mean_ms")}
-        if row.get("latency_search_mean_ms") is not None and base.get("latency_search_mean_ms") is not None:
-            cols["latency_search_ratio_bm25"] = row.get("latency_search_mean_ms") / base.get("latency_search_mean_ms")
+        cols: dict[str, Any] = {"latency_reference": ref, "latency_ratio_bm25": latency(name) / latency(ref)}
+        search, base = latency(name, "latency_search_mean_ms"), latency(ref, "latency_search_mean_ms")
+        if search is not None and base is not None:
+            cols["latency_search_ratio_bm25"] = search / base
         out[name] = cols
     return out
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 import inspect
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Mapping
 
 from lsr_eval.engines.base import Engine
 from lsr_eval.errors import ConfigError
@@ -89,6 +89,19 @@ def split_options(name: str, options: dict[str, Any] | None) -> tuple[dict[str, 
             raise ConfigError(f"engine {name!r} has no option {key!r}; build options: {', '.join(build_keys) or '-'}; "
                               f"search options: {', '.join(search_keys) or '-'}")
     return build, search
+
+
+def configure(name: str, options: Mapping[str, Any] | None = None, max_clauses: int | None = None
+              ) -> tuple[Engine, dict[str, Any], dict[str, Any]]:
+    """Engine ``name`` built with the build settings among ``options``, and its search knobs (Anserini's clause
+    limit ``max_clauses`` unless the knobs give one), both validated before any index is touched: a bad option fails
+    here, not when an index is opened. Returns (engine, build settings, search knobs)."""
+    build, search = split_options(name, dict(options or {}))
+    if name == "anserini" and max_clauses is not None:
+        search.setdefault("max_clauses", max_clauses)
+    engine = get_engine(name, **build)
+    engine.check_search(**search)
+    return engine, build, search
 
 
 def parse_option(text: str) -> tuple[str, Any]:

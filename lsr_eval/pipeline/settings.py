@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any, Literal, Mapping
 
 from lsr_eval.defaults import DEFAULT_SCALE, LUCENE_MAX_CLAUSES
-from lsr_eval.engines.registry import DEFAULT_ENGINE, check_engine, get_engine, split_options
+from lsr_eval.engines.registry import DEFAULT_ENGINE, check_engine, configure
 from lsr_eval.errors import ConfigError
 from lsr_eval.models.options import (
     DEFAULT_DEVICE,
@@ -171,6 +171,18 @@ def without_deprecated(flat: Mapping[str, Any], stacklevel: int = 3) -> dict[str
     return out
 
 
+def by_stage(flat: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """Flat settings filed by stage (``{"encode": {"doc_top_k": 1024}}``; only the stages named); an unknown name
+    is refused."""
+    unknown = sorted(set(flat) - set(STAGE_OF))
+    if unknown:
+        raise ConfigError(f"unknown setting {unknown[0]!r}; known: {', '.join(sorted(STAGE_OF))}")
+    parts: dict[str, dict[str, Any]] = {}
+    for name, value in flat.items():
+        parts.setdefault(STAGE_OF[name], {})[name] = value
+    return parts
+
+
 #: The order in which manifests have recorded the flat settings (the single dataclass's before the split; ``bf16``
 #: is where the record puts the resolved precision's flag).
 RECORD_ORDER = ("model", "query_model", "head_init", "rescale_k", "trust_remote_code", "max_length_q", "max_length_d",
@@ -203,12 +215,8 @@ class SpladeSettings:
     def from_flat(cls, model: str, **flat: Any) -> SpladeSettings:
         """Settings from flat names (a YAML system's keys, a manifest's record): each filed under its stage
         (:data:`DEPRECATED` names read as their one spelling, with a warning)."""
-        flat = without_deprecated(flat)
-        unknown = sorted(set(flat) - set(STAGE_OF))
-        if unknown:
-            raise ConfigError(f"unknown setting {unknown[0]!r}; known: {', '.join(sorted(STAGE_OF))}")
-        return cls(model, **{stage: options(**{k: v for k, v in flat.items() if STAGE_OF[k] == stage})
-                             for stage, options in STAGES.items()})
+        parts = by_stage(without_deprecated(flat))
+        return cls(model, **{stage: options(**parts.get(stage, {})) for stage, options in STAGES.items()})
 
     @classmethod
     def from_record(cls, record: Mapping[str, Any], **overrides: Any) -> SpladeSettings:
@@ -228,12 +236,9 @@ class SpladeSettings:
 
     def replace(self, **flat: Any) -> SpladeSettings:
         """A copy with some settings changed, by flat name (a sweep point: ``replace(prune_doc_top_k=64)``)."""
-        unknown = sorted(set(flat) - set(STAGE_OF) - {"model"})
-        if unknown:
-            raise ConfigError(f"unknown setting {unknown[0]!r}; known: {', '.join(sorted(STAGE_OF))}")
-        changed = {stage: replace(getattr(self, stage), **{k: v for k, v in flat.items() if STAGE_OF.get(k) == stage})
-                   for stage in STAGES if any(STAGE_OF.get(k) == stage for k in flat)}
-        return replace(self, **changed, **({"model": flat["model"]} if "model" in flat else {}))
+        model = flat.pop("model", self.model)
+        changed = {stage: replace(getattr(self, stage), **values) for stage, values in by_stage(flat).items()}
+        return replace(self, model=model, **changed)
 
     def resolved_precision(self):
         """The precision the model runs in on the settings' device (:class:`lsr_eval.models.precision.Precision`)."""
@@ -244,9 +249,4 @@ class SpladeSettings:
 
     def engine_parts(self) -> tuple[Any, dict[str, Any], dict[str, Any]]:
         """(the engine with its build settings, those settings, its search knobs, validated) for these settings."""
-        build, search = split_options(self.search.engine, dict(self.search.engine_options or {}))
-        if self.search.engine == "anserini":
-            search.setdefault("max_clauses", self.search.max_clauses)
-        engine = get_engine(self.search.engine, **build)
-        engine.check_search(**search)      # a bad knob fails here, before encoding, not when the index is opened
-        return engine, build, search
+        return configure(self.search.engine, self.search.engine_options, self.search.max_clauses)

@@ -94,20 +94,34 @@ class ImpactKeys:
     scale: float  # the export's quantisation and pruning, as the export key records them
     prune: Any  # lsr_eval.export.prune.Prune
 
-    @property
-    def fingerprint(self) -> dict[str, Any]:
-        """The encoder's fingerprint, as the encode key records it."""
-        return self.encode["encoder"]
-
 
 def impact_keys(dataset: Dataset, model, s: SpladeSettings) -> ImpactKeys:
     """Keys of each stage: everything that produced its artefact (model weights, resolved precision, corpus,
     quantisation scale, export pruning, engine and its build settings)."""
-    fingerprint = encoder_fingerprint(s, model.document)
-    enc_key = {"stage": "encode", "encoder": fingerprint, "corpus": dataset.corpus_key()}
+    enc_key = encoding_key(dataset, model, s)
     label = f"{Path(s.model).name}-{dataset.corpus_label()}"
     build_options = s.engine_parts()[1] if s.search.engine != "anserini" else None
     return encoding_keys(enc_key, label, s.export.scale, doc_prune(s), s.search.engine, build_options)
+
+
+def encoding_key(dataset: Dataset, model, s: SpladeSettings) -> dict[str, Any]:
+    """What identifies the document vectors of ``dataset`` by the document encoder of ``model`` (loaded from
+    ``s``): the stage, the encoder's fingerprint and the corpus."""
+    return {"stage": "encode", "encoder": encoder_fingerprint(s, model.document), "corpus": dataset.corpus_key()}
+
+
+def encode_documents(dataset: Dataset, model, s: SpladeSettings, folder: str | os.PathLike, key: dict[str, Any],
+                     overwrite: bool = False) -> EncodeSummary:
+    """Encode ``dataset``'s documents with ``model``'s document encoder into sharded vectors in ``folder``, keyed
+    by ``key`` (:func:`encoding_key`): resumable, shards already there checked and reused (under torchrun, this
+    process's share of the shards)."""
+    from lsr_eval.encode.corpus import encode_corpus
+    from lsr_eval.encode.progress import expected_documents
+    from lsr_eval.encode.splade import SpladeTextEncoder
+
+    return encode_corpus(dataset.docs(), SpladeTextEncoder(model.document), folder, key, encoder_info=key["encoder"],
+                         shard_size=s.encode.shard_size, batch_size=s.encode.batch_size, overwrite=overwrite,
+                         total=expected_documents(dataset), run_info=model.document.runtime())
 
 
 def encoding_keys(enc_key: dict[str, Any], label: str, scale: float, prune, engine: str = DEFAULT_ENGINE,
@@ -133,18 +147,10 @@ def ensure_encoding(dataset: Dataset, model, s: SpladeSettings, work: Path,
     :func:`impact_keys`): shards already there are checked and reused, the rest encoded; says on the log when the
     whole encoding was reused. Returns the :class:`~lsr_eval.encode.corpus.EncodeSummary` (its ``folder``, its
     ``manifest``; ``shards_written`` 0: a cache hit)."""
-    from lsr_eval.encode.corpus import encode_corpus
-    from lsr_eval.encode.progress import expected_documents
-    from lsr_eval.encode.splade import SpladeTextEncoder
-
     keys = keys or impact_keys(dataset, model, s)
     enc_slot = cache_slot(work, "encodings", keys.encode, keys.label)
     with slot_lock(enc_slot):  # resumable in place: another process encoding it is waited for, not removed
-        summary = encode_corpus(dataset.docs(), SpladeTextEncoder(model.document), enc_slot, keys.encode,
-                                encoder_info=keys.fingerprint, shard_size=s.encode.shard_size,
-                                batch_size=s.encode.batch_size,
-                                total=expected_documents(dataset),
-                                run_info=model.document.runtime())
+        summary = encode_documents(dataset, model, s, enc_slot, keys.encode)
     if summary.shards_verified and not summary.shards_written:
         log.info("reused encoding %s", enc_slot)
     return summary

@@ -36,7 +36,7 @@ class _Engine:
 
 
 def test_search_records_no_options_as_null_and_writes_the_run(tmp_path, monkeypatch):
-    monkeypatch.setattr(files, "get_engine", lambda name, **build: _Engine())
+    monkeypatch.setattr(files, "configure", lambda name, options=None, max_clauses=None: (_Engine(), {}, {}))
     queries = tmp_path / "queries.jsonl"
     write_query_jsonl({"q1": {"a": 3}, "q2": {"b": 1}}, queries)
     done = files.search_folder(tmp_path / "index", queries, tmp_path / "run", hits=1, engine="pisa")

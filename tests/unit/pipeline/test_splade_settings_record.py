@@ -96,7 +96,8 @@ def _committed_records() -> list[tuple[Path, dict]]:
     return found
 
 
-def test_every_committed_identity_reads_back_byte_for_byte():
+@pytest.mark.precision_sensitive
+def test_every_committed_identity_reads_back_byte_for_byte(cpu_kind):
     """The typed stages changed no run's identity: each committed record, read back into settings, is recorded again
     as the same JSON (manifests and cache keys sort their keys), so no cached run, encoding or index is recomputed."""
     records = _committed_records()
