@@ -90,6 +90,16 @@ def save_checkpoint(model_dir: str | Path, step: int, *, modules: dict[str, torc
     return final
 
 
+def load_modules(path: Path, modules: dict[str, torch.nn.Module]) -> None:
+    """Load the trained modules' weights of the checkpoint at ``path`` into ``modules`` (a resume, or the model of an
+    intermediate step for a learning curve)."""
+    saved = torch.load(path / "model.pt", map_location="cpu", weights_only=False)
+    if set(saved) != set(modules):
+        raise InputError(f"{path}/model.pt holds {sorted(saved)}, the model being trained has {sorted(modules)}")
+    for name, module in modules.items():
+        module.load_state_dict(saved[name])
+
+
 def load_checkpoint(path: Path, *, modules: dict[str, torch.nn.Module], optimizer, scheduler,
                     info: distributed.DistInfo) -> dict[str, Any]:
     """Restore modules, optimizer, scheduler and this process's generators; returns ``trainer.json``."""
@@ -98,11 +108,7 @@ def load_checkpoint(path: Path, *, modules: dict[str, torch.nn.Module], optimize
     if state.get("world_size") != info.world_size:
         raise InputError(f"{path}: written by {state.get('world_size')} processes, resumed with "
                          f"{info.world_size}; exact resume needs the same number")
-    saved = torch.load(path / "model.pt", map_location="cpu", weights_only=False)
-    if set(saved) != set(modules):
-        raise InputError(f"{path}/model.pt holds {sorted(saved)}, the model being trained has {sorted(modules)}")
-    for name, module in modules.items():
-        module.load_state_dict(saved[name])
+    load_modules(path, modules)
     optimizer.load_state_dict(torch.load(path / "optimizer.pt", map_location="cpu", weights_only=False))
     scheduler.load_state_dict(torch.load(path / "scheduler.pt", map_location="cpu", weights_only=False))
     set_rng_state(torch.load(path / f"rng-{info.rank}.pt", map_location="cpu", weights_only=False))

@@ -79,6 +79,15 @@ def objective(wq: torch.Tensor, wd: torch.Tensor, examples: list[Example], cfg: 
             "lambda_d": torch.tensor(lam_d, dtype=torch.float64)}
 
 
+def trained_modules(model) -> dict[str, nn.Module]:
+    """The modules of a SPLADE model that training updates, by the names its checkpoints store them under."""
+    if model.shared:
+        return {"model": model.document.mlm}
+    if model.inference_free:           # fixed query weights: nothing of the query side trains
+        return {"document": model.document.mlm}
+    return {"query": model.query.mlm, "document": model.document.mlm}
+
+
 class RankingTask:
     """SPLADE training on ranking examples (see :mod:`lsr_eval.train.trainer` for the task protocol)."""
 
@@ -97,11 +106,7 @@ class RankingTask:
         self.init_reports = init_reports
 
     def state_modules(self) -> dict[str, nn.Module]:
-        if self.model.shared:
-            return {"model": self.model.document.mlm}
-        if self.model.inference_free:           # fixed query weights: nothing of the query side trains
-            return {"document": self.model.document.mlm}
-        return {"query": self.model.query.mlm, "document": self.model.document.mlm}
+        return trained_modules(self.model)
 
     def local_batch(self, m: int) -> list[Example]:
         size = self.cfg.train.batch_size
