@@ -16,7 +16,7 @@ from lsr_eval.data.datasets import Dataset
 from lsr_eval.data.splits import DEV, carve_dev_split
 from lsr_eval.engines.base import BuildCounts
 from lsr_eval.engines.counts import SearchCounts
-from lsr_eval.engines.registry import DEFAULT_ENGINE, configure, get_engine, split_options
+from lsr_eval.engines.registry import DEFAULT_ENGINE, ENGINES, configure, get_engine, split_options
 from lsr_eval.errors import ConfigError
 from lsr_eval.evaluation import count_queries, evaluate, write_metrics
 from lsr_eval.evaluation.measures import DEFAULT_MEASURES
@@ -78,9 +78,11 @@ class FolderIndex:
 
 def index_folder(collection: str | os.PathLike, out: str | os.PathLike, kind: str = "impact",
                  engine: str = DEFAULT_ENGINE, options: Mapping[str, Any] | None = None, threads: int = 2,
-                 overwrite: bool = False) -> FolderIndex:
+                 overwrite: bool = False, round_weights: bool = False) -> FolderIndex:
     """Index the collection folder ``collection`` into ``out/index``: an impact index with ``engine`` and its build
-    ``options``, or (``kind="bm25-flat"``) Anserini's BM25 flat index of a JsonCollection."""
+    ``options`` (the collection checked first, docs/collections.md; ``round_weights``: an integer engine's
+    fractional weights rounded half to even, and counted), or (``kind="bm25-flat"``) Anserini's BM25 flat index of
+    a JsonCollection."""
     from lsr_eval.anserini.indexer import build_index
     from lsr_eval.anserini.jvm import info
 
@@ -89,8 +91,9 @@ def index_folder(collection: str | os.PathLike, out: str | os.PathLike, kind: st
     src = Path(collection)
     experiment: dict[str, Any] = {"stage": "index", "kind": kind, "collection": str(src.resolve())}
     if kind == "bm25-flat":
-        if engine != "anserini" or options:
-            raise ConfigError("--kind bm25-flat is an Anserini index: --engine anserini, no --engine-option")
+        if engine != "anserini" or options or round_weights:
+            raise ConfigError("--kind bm25-flat is an Anserini index: --engine anserini, no --engine-option, no "
+                              "--round-weights")
         folder = prepare_output(out, experiment, overwrite)
         counts = build_index(src, folder / "index", kind, threads=threads)
         write_manifest(folder, "index", experiment, counts=counts.to_dict(), java=info(), index=str(folder / "index"))
@@ -101,8 +104,10 @@ def index_folder(collection: str | os.PathLike, out: str | os.PathLike, kind: st
     eng = get_engine(engine, **build)
     if engine != "anserini":
         experiment.update(engine=engine, engine_build=build)
+    if round_weights:
+        experiment["round_weights"] = True
     folder = prepare_output(out, experiment, overwrite)
-    counts = eng.build(src, folder / "index", threads=threads)
+    counts = eng.build(src, folder / "index", threads=threads, round_weights=round_weights)
     write_manifest(folder, "index", experiment, counts=counts.to_dict(), engine=eng.describe(),
                    index=str(folder / "index"))
     return FolderIndex(folder / "index", counts)
@@ -116,36 +121,41 @@ class FolderSearch:
     run_file: Path
     counts: SearchCounts
     metrics: dict[str, float]
+    #: queries of the file without a term (searched: no hits)
+    without_terms: int = 0
 
 
 def search_folder(index: str | os.PathLike, queries: str | os.PathLike, out: str | os.PathLike, hits: int = 1000,
                   threads: int = 2, remove_query: bool = False, engine: str = DEFAULT_ENGINE,
                   options: Mapping[str, Any] | None = None, max_clauses: int | None = None,
                   dataset: str | None = None, split: str | None = None, overwrite: bool = False) -> FolderSearch:
-    """Search the index folder ``index`` of ``engine`` with the integer query vectors of ``queries``
-    (``queries.jsonl``) into ``out/run.trec``; with ``dataset`` (a dataset spec or a qrels file) also evaluate the
-    run on its official measures (the default measures for a qrels file)."""
+    """Search the index folder ``index`` of ``engine`` with the query vectors of ``queries`` (``queries.jsonl``,
+    each line checked against the weights the engine takes, docs/collections.md, before any output is made) into
+    ``out/run.trec``; with ``dataset`` (a dataset spec or a qrels file) also evaluate the run on its official
+    measures (the default measures for a qrels file)."""
     experiment: dict[str, Any] = {"stage": "search", "index": str(Path(index).resolve()),
                                   "queries": str(Path(queries).resolve()), "hits": hits, "remove_query": remove_query}
     searching, _, knobs = configure(engine, options, max_clauses)
     if engine != "anserini":   # as recorded before: None without options
         experiment.update(engine=engine, engine_options=dict(options) if options else None)
+    maps = read_query_jsonl(queries, ENGINES[engine].weights)
+    read = {"queries": len(maps), "queries_without_terms": sum(not m for m in maps.values())}
     folder = prepare_output(out, experiment, overwrite)
-    maps = read_query_jsonl(queries)
     with searching.open(Path(index), **knobs) as searcher:
         run, counts = searcher.batch_search(maps, k=hits, threads=threads, remove_query=remove_query)
         engine_record = searcher.describe()
     write_run(run, folder / "run.trec", tag="impact")
-    sections: dict[str, Any] = {"counts": {"search": counts.to_dict()}, "search": engine_record}
+    sections: dict[str, Any] = {"counts": {"queries_file": read, "search": counts.to_dict()}, "search": engine_record}
     metrics: dict[str, float] = {}
     if dataset:
         qrels, _, official = judgments(dataset, split)
         metrics = evaluate(qrels, run, official or DEFAULT_MEASURES)
         write_metrics(folder, metrics)
-        sections = {"counts": {"search": counts.to_dict(), "evaluation": asdict(count_queries(qrels, run))},
+        sections = {"counts": {"queries_file": read, "search": counts.to_dict(),
+                               "evaluation": asdict(count_queries(qrels, run))},
                     "metrics": metrics, "search": engine_record}
     write_manifest(folder, "search", experiment, **sections)
-    return FolderSearch(folder / "run.trec", counts, metrics)
+    return FolderSearch(folder / "run.trec", counts, metrics, read["queries_without_terms"])
 
 
 def carve_dev(source: str | os.PathLike, out: str | os.PathLike, *, n: int, split: str = "train",

@@ -19,6 +19,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", required=True, help="output folder (index/ and manifest.json)")
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--overwrite", action="store_true")
+    p.add_argument("--round-weights", action="store_true",
+                   help="an integer engine rounds fractional weights half to even (counted in the manifest) instead "
+                        "of refusing them (docs/collections.md)")
     add_engine_arguments(p)
 
 
@@ -28,10 +31,14 @@ def run(args: argparse.Namespace) -> int:
     from lsr_eval.export.documents import COLLECTION_DIR
 
     built = index_folder(stage_folder(args.collection, COLLECTION_DIR), args.out, args.kind, args.engine,
-                         engine_options(args), threads=args.threads, overwrite=args.overwrite)
+                         engine_options(args), threads=args.threads, overwrite=args.overwrite,
+                         round_weights=args.round_weights)
     c = built.counts
     if args.kind == "bm25-flat":
         print(f"{c.total_indexed} documents indexed ({c.empty_appended} empty appended) into {built.index}")
     else:
-        print(f"{c.documents_indexed} of {c.documents_read} documents indexed by {args.engine} into {built.index}")
+        checked = c.details.get("collection", {})
+        rounded = f", {checked['weights_rounded']} weights rounded" if checked.get("weights_rounded") else ""
+        print(f"{c.documents_indexed} of {c.documents_read} documents indexed by {args.engine} "
+              f"({checked.get('documents_without_terms', 0)} without terms{rounded}) into {built.index}")
     return 0

@@ -14,7 +14,8 @@ HELP = "search an impact index with exported query vectors (queries.jsonl); eval
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("index", metavar="INDEX", help="impact index folder (or an lsr-eval index folder) of --engine")
-    p.add_argument("queries", metavar="QUERIES", help="queries.jsonl written by lsr-eval (id + integer vector)")
+    p.add_argument("queries", metavar="QUERIES",
+                   help="queries.jsonl: {\"id\", \"vector\"} per line (docs/collections.md)")
     p.add_argument("--out", required=True)
     p.add_argument("--hits", type=int, default=1000)
     p.add_argument("--threads", type=int, default=2)
@@ -36,6 +37,6 @@ def run(args: argparse.Namespace) -> int:
                          split=args.split, overwrite=args.overwrite)
     if done.metrics:
         print("  ".join(f"{k} {v:.4f}" for k, v in done.metrics.items()))
-    print(f"{done.counts.queries} queries searched ({len(done.counts.queries_without_hits)} without hits) -> "
-          f"{done.run_file}")
+    print(f"{done.counts.queries} queries searched ({done.without_terms} without terms, "
+          f"{len(done.counts.queries_without_hits)} without hits) -> {done.run_file}")
     return 0

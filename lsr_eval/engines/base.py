@@ -16,7 +16,6 @@ from typing import Any, Iterator, Mapping, Protocol
 from lsr_eval.data.types import Run
 from lsr_eval.engines.counts import SearchCounts
 from lsr_eval.errors import InputError
-from lsr_eval.export.jsonl import open_collection_file
 from lsr_eval.manifest import read_json_object
 
 #: File written into every index folder lsr-eval builds: ``{"engine": name, ...}``.
@@ -113,35 +112,6 @@ def check_index_engine(index: Path, engine: str, detected: str | None = None) ->
         raise InputError(f"index {index} was built by engine {built_by!r}; it cannot be searched with engine "
                          f"{engine!r} (use --engine {built_by}, or build a {engine} index)")
     return marker or {"engine": built_by}
-
-
-def iter_vectors(collection: Path) -> Iterator[tuple[str, dict[str, int]]]:
-    """``(docid, {term: impact})`` for every document of a ``JsonVectorCollection`` folder, in file order.
-
-    A line that is not a JSON object with an ``id`` and a ``vector`` of positive integers is an error naming the
-    file and line."""
-    files = sorted(p for p in Path(collection).iterdir() if p.is_file() and (p.suffix in (".jsonl", ".json", ".gz")))
-    if not files:
-        raise InputError(f"{collection} holds no .jsonl/.jsonl.gz collection files")
-    for path in files:
-        with open_collection_file(path) as f:
-            for line_no, line in enumerate(f, 1):
-                if not line.strip():
-                    continue
-                try:
-                    obj = json.loads(line)
-                    docid, vector = str(obj["id"]), obj["vector"]
-                    if not isinstance(vector, dict):
-                        raise TypeError("vector is not an object")
-                    out = {}
-                    for term, w in vector.items():
-                        if isinstance(w, bool) or not isinstance(w, int) or w < 0:
-                            raise TypeError(f"weight of {term!r} is {w!r}, not an integer >= 0")
-                        if w:
-                            out[term] = w
-                except (ValueError, KeyError, TypeError) as e:
-                    raise InputError(f"{path}:{line_no}: not a JsonVectorCollection line ({e})") from e
-                yield docid, out
 
 
 @contextlib.contextmanager

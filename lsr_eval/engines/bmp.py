@@ -27,14 +27,14 @@ from lsr_eval.engines.base import (
     ClosingSearcher,
     QueryWeights,
     check_index_engine,
-    iter_vectors,
     rust_panics,
     write_marker,
 )
 from lsr_eval.engines.counts import SearchCounts, check_k
-from lsr_eval.engines.registry import require
+from lsr_eval.engines.registry import ENGINES, require
 from lsr_eval.engines.ties import adjusted_hits
 from lsr_eval.errors import ConfigError, InputError
+from lsr_eval.export.collection import iter_collection
 from lsr_eval.manifest import installed_version
 
 NAME = "bmp"
@@ -104,9 +104,7 @@ def _survey(collection: Path) -> dict[str, Any]:
     vocabulary: dict[str, int] = {}
     term_max: list[int] = []
     documents = empty = postings = 0
-    for docid, vector in iter_vectors(collection):
-        if "\n" in docid or "\r" in docid:
-            raise InputError(f"{collection}: document {docid!r} has a line break in its id")
+    for docid, vector in iter_collection(collection, ENGINES[NAME].weights):
         documents += 1
         postings += len(vector)
         empty += not vector
@@ -122,8 +120,6 @@ def _survey(collection: Path) -> dict[str, Any]:
                 term_max[tid] = w
     if documents == 0:
         raise InputError(f"{collection} holds no documents")
-    if term_max and max(term_max) >= 1 << 32:
-        raise InputError(f"{collection}: an impact is >= 2**32; quantize with a smaller scale")
     return {"documents": documents, "empty": empty, "postings": postings, "vocabulary": vocabulary,
             "term_max": term_max}
 
@@ -206,7 +202,7 @@ class BmpEngine:
         read = 0
         with open(index / DOCIDS_FILE, "w", encoding="utf-8") as f_ids, open(index / FWD_OFFSETS, "wb") as f_off, \
                 open(index / FWD_TERMS, "wb") as f_t, open(index / FWD_IMPACTS, "wb") as f_w:
-            for docid, vector in iter_vectors(collection):
+            for docid, vector in iter_collection(collection, ENGINES[NAME].weights):
                 f_ids.write(docid + "\n")
                 with _panics(f"indexing document {docid} of {collection}"):
                     indexer.add_document(str(read), vector if num == den else

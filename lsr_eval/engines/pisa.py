@@ -20,13 +20,13 @@ from lsr_eval.engines.base import (
     ClosingSearcher,
     QueryWeights,
     check_index_engine,
-    iter_vectors,
     write_marker,
 )
 from lsr_eval.engines.counts import SearchCounts, check_k, chunks
-from lsr_eval.engines.registry import require
+from lsr_eval.engines.registry import ENGINES, require
 from lsr_eval.engines.ties import ranked_hits
 from lsr_eval.errors import ConfigError, InputError
+from lsr_eval.export.collection import iter_collection
 
 NAME = "pisa"
 PACKAGE = "pyterrier-pisa"
@@ -145,7 +145,8 @@ class PisaEngine:
         existed = index.exists()
         index.mkdir(parents=True, exist_ok=True)
         try:
-            read, terms = _invert(iter_vectors(collection), index, self.settings["batch_size"], collection)
+            docs = iter_collection(collection, ENGINES[NAME].weights)
+            read, terms = _invert(docs, index, self.settings["batch_size"], collection)
             (index / "pt_meta.json").write_text(json.dumps({"type": "sparse_index", "format": "pisa",
                                                             "package_hint": PACKAGE, "stemmer": "none"}))
             _prepare(index, self.settings["index_encoding"], **scoring(self.settings))
@@ -202,11 +203,7 @@ def _invert(docs: Iterable[tuple[str, dict[str, int]]], index: Path, batch_size:
         for b, batch in enumerate(chunks(docs, batch_size)):
             tids, owners, weights = array("I"), array("I"), array("I")  # one batch's postings, in document order
             sizes = array("I", [len(batch)])
-            for docid, vector in batch:
-                text = docid + "".join(vector)
-                if "\n" in text or "\r" in text:
-                    raise InputError(f"{source}: document {docid!r} has a line break in its id or a term "
-                                     "(PISA's lexicons are line-based)")
+            for docid, vector in batch:  # ids and terms without line breaks (PISA's lexicons are line-based)
                 f_docs.write(docid + "\n")
                 vector = _escape(vector)
                 ids = list(map(lookup, vector))

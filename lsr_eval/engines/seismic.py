@@ -27,13 +27,13 @@ from lsr_eval.engines.base import (
     ClosingSearcher,
     QueryWeights,
     check_index_engine,
-    iter_vectors,
     rust_panics,
     write_marker,
 )
 from lsr_eval.engines.counts import SearchCounts, check_k, chunks
-from lsr_eval.engines.registry import require
+from lsr_eval.engines.registry import ENGINES, require
 from lsr_eval.errors import ConfigError, InputError
+from lsr_eval.export.collection import iter_collection
 from lsr_eval.manifest import installed_version
 
 log = logging.getLogger(__name__)
@@ -48,9 +48,9 @@ INDEX_FILE = f"{INDEX_STEM}.index.seismic"
 TERMS_FILE = "terms.json"
 #: Queries handed to one ``SeismicIndex.batch_search`` call (bounds the memory of a batch search).
 BATCH = 512
-#: Largest integer float16 holds exactly, and largest finite float16.
+#: Integers up to this one are float16s (the largest finite float16, 65504, bounds the weights the registry
+#: declares for Seismic: larger ones are refused by the collection check).
 F16_EXACT = 2048
-F16_MAX = 65504
 #: Distinct terms the standard ``SeismicIndex`` holds (16-bit term ids).
 MAX_TERMS = 1 << 16
 
@@ -128,10 +128,13 @@ def _stdout_to_stderr() -> Iterator[None]:
 
 
 def _survey(collection: Path, width: int) -> dict[str, Any]:
-    """First pass: counts, and every vector checked against what Seismic can store (errors name the document)."""
+    """First pass: counts, and every vector checked against what Seismic can store (errors name the document);
+    the weights themselves are the collection check's (registry: finite numbers up to the largest float16)."""
+    import numpy as np
+
     vocabulary: set[str] = set()
     documents = empty = rounded = postings = 0
-    for docid, vector in iter_vectors(collection):
+    for docid, vector in iter_collection(collection, ENGINES[ENGINE].weights):
         documents += 1
         postings += len(vector)
         if not vector:
@@ -141,12 +144,8 @@ def _survey(collection: Path, width: int) -> dict[str, Any]:
         if long is not None:
             raise InputError(f"{collection}: document {docid}: term {long[:40]!r}... is longer than the {width} "
                              "characters Seismic stores")
-        top = max(vector.values())
-        if top > F16_MAX:
-            raise InputError(f"{collection}: document {docid}: impact {top} is above {F16_MAX}, the largest value "
-                             "Seismic stores (float16); quantize with a smaller scale")
-        if top > F16_EXACT:
-            rounded += sum(1 for w in vector.values() if w > F16_EXACT)
+        if max(vector.values()) > F16_EXACT or any(type(w) is float for w in vector.values()):
+            rounded += sum(1 for w in vector.values() if float(np.float16(w)) != w)
         vocabulary.update(vector)
         if len(vocabulary) > MAX_TERMS:
             raise InputError(f"{collection}: document {docid}: more than {MAX_TERMS} distinct terms, the most "
@@ -154,7 +153,8 @@ def _survey(collection: Path, width: int) -> dict[str, Any]:
     if documents == 0:
         raise InputError(f"{collection} holds no documents")
     if rounded:
-        log.warning("seismic: %d impacts of %s above %d are stored rounded (float16)", rounded, collection, F16_EXACT)
+        log.warning("seismic: %d impacts of %s are stored rounded (float16: integers above %d, most fractions)",
+                    rounded, collection, F16_EXACT)
     return {"documents": documents, "empty": empty, "rounded": rounded, "postings": postings,
             "vocabulary": vocabulary}
 
@@ -200,9 +200,9 @@ class SeismicEngine:
         ``SeismicDataset`` in memory (Seismic's design) and builds the index with ``threads`` threads.
 
         A document with an empty vector is added too (``documents_indexed`` counts it) but no query reaches it, as in
-        a Lucene impact index; their number is ``documents_without_terms`` in the details. Impacts above 2048 are
-        stored rounded (float16, counted in ``impacts_rounded``); above 65504, or more than 65536 distinct terms,
-        the collection is refused."""
+        a Lucene impact index; their number is ``documents_without_terms`` in the details. Weights may be
+        fractions; those float16 does not hold (integers above 2048, most fractions) are stored rounded (counted in
+        ``impacts_rounded``); above 65504, or more than 65536 distinct terms, the collection is refused."""
         import numpy as np
 
         threads = _threads(threads)
@@ -215,7 +215,7 @@ class SeismicEngine:
         string_type = seismic.get_seismic_string()
         dataset = seismic.SeismicDataset(dim=len(survey["vocabulary"]))
         read = 0
-        for docid, vector in iter_vectors(collection):
+        for docid, vector in iter_collection(collection, ENGINES[ENGINE].weights):
             read += 1
             try:
                 dataset.add_document(docid, np.fromiter(vector.keys(), dtype=string_type, count=len(vector)),

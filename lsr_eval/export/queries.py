@@ -13,7 +13,6 @@ Impacts: :mod:`lsr_eval.export.quantize` (same scale as the documents); tokens i
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from dataclasses import dataclass
@@ -24,6 +23,7 @@ from lsr_eval.defaults import LUCENE_MAX_CLAUSES
 from lsr_eval.encode.protocol import SparseVectors
 from lsr_eval.encode.store import atomic_write
 from lsr_eval.errors import ConfigError, InputError
+from lsr_eval.export.collection import EXPORTED, VectorError, Weights, parse_vector
 from lsr_eval.export.jsonl import json_dumper
 from lsr_eval.export.quantize import DEFAULT_SCALE, ROUNDING, VocabCheck, check_scale, quantize_rows
 from lsr_eval.manifest import prepare_output, write_manifest
@@ -85,23 +85,23 @@ def write_query_jsonl(maps: Mapping[str, Mapping[str, int]], path: str | os.Path
     return len(lines)
 
 
-def read_query_jsonl(path: str | os.PathLike) -> WeightMaps:
-    """Weight maps back from :func:`write_query_jsonl`; errors name file and line."""
+def read_query_jsonl(path: str | os.PathLike, weights: Weights = EXPORTED) -> WeightMaps:
+    """Weight maps of a query file, ``{"id": "...", "vector": {token: weight}}`` per line (docs/collections.md),
+    each line checked against ``weights`` (an engine's: ``lsr_eval.engines.registry.ENGINES[name].weights``) by
+    :func:`lsr_eval.export.collection.parse_vector`; zero weights are dropped, and an empty vector is a query
+    without terms (kept). Errors name the file, the line and the query id."""
     maps: WeightMaps = {}
-    with open(path, encoding="utf-8") as f:
+    with open(path, "rb") as f:
         for lineno, line in enumerate(f, 1):
             if not line.strip():
                 continue
             try:
-                obj = json.loads(line)
-                qid, vector = str(obj["id"]), obj["vector"]
-                weights = {str(t): int(w) for t, w in vector.items()}
-            except (ValueError, KeyError, TypeError, AttributeError) as e:
-                raise InputError(f"{path}:{lineno}: expected {{\"id\": ..., \"vector\": {{token: int}}}} ({e})") \
-                    from None
+                qid, vector, _ = parse_vector(line, weights)
+            except VectorError as e:
+                raise InputError(e.message(path, lineno, "query")) from None
             if qid in maps:
                 raise InputError(f"{path}:{lineno}: duplicate query id {qid!r}")
-            maps[qid] = weights
+            maps[qid] = vector  # type: ignore[assignment]
     return maps
 
 

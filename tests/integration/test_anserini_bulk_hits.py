@@ -12,9 +12,10 @@ from lsr_eval.anserini.collections import write_json_collection
 from lsr_eval.anserini.hits import parse_hits
 from lsr_eval.anserini.indexer import build_index
 from lsr_eval.anserini.searcher import Bm25Searcher, ImpactSearcher
-from lsr_eval.engines.base import MARKER, check_index_engine, iter_vectors
+from lsr_eval.engines.base import MARKER, check_index_engine
 from lsr_eval.engines.registry import ENGINES, get_engine, parse_option, split_options
 from lsr_eval.errors import ConfigError, InputError
+from lsr_eval.export.collection import iter_collection
 
 
 def _reference(searcher, java_result, qids) -> dict:
@@ -137,7 +138,7 @@ def test_engine_registry_and_markers(tmp_path):
     (tmp_path / "bad").mkdir()
     (tmp_path / "bad" / "d.jsonl").write_text('{"id": "a", "vector": {"x": 1}}\n{"id": "b", "vector": {"x": 1.5}}\n')
     with pytest.raises(InputError, match=r"d.jsonl:2: .*'x' is 1.5"):
-        list(iter_vectors(tmp_path / "bad"))
+        list(iter_collection(tmp_path / "bad"))
 
 
 def test_missing_engine_package_names_pip(monkeypatch):

@@ -15,7 +15,7 @@ from lsr_eval.cli import main
 @requires_pisa
 def test_bm25_on_pisa_scifact_matches_lucenes_terms_and_anserinis_run(tmp_path, capsys):
     from lsr_eval.anserini.jvm import autoclass
-    from lsr_eval.engines.base import iter_vectors
+    from lsr_eval.export.collection import iter_collection
     from lsr_eval.runs.trec import read_run
 
     scifact, work = shared_path("beir", "scifact"), tmp_path / "work"
@@ -42,7 +42,7 @@ def test_bm25_on_pisa_scifact_matches_lucenes_terms_and_anserinis_run(tmp_path, 
 
     docs = list(load_dataset(str(scifact), "test").docs())[:200:7]
     write_term_frequencies(docs, tmp_path / "tf")
-    for docid, vector in iter_vectors(tmp_path / "tf"):
+    for docid, vector in iter_collection(tmp_path / "tf"):
         lucene = reader_utils.getDocumentVector(reader, docid)
         assert vector == {str(k): int(lucene.get(k)) for k in lucene.keySet().toArray()}, docid
 

@@ -190,7 +190,7 @@ def test_bad_collections_indexes_of_other_engines_and_broken_indexes_are_refused
     docs = write_collection(tmp_path / "bad", {"d1": {"a": 1}})
     with open(docs / "docs-00000.jsonl", "a", encoding="utf-8") as f:
         f.write('{"id": "d2", "contents": "", "vector": {"a": 1.5}}\n')
-    with pytest.raises(InputError, match=r"docs-00000\.jsonl:2: not a JsonVectorCollection line"):
+    with pytest.raises(InputError, match=r"docs-00000\.jsonl:2: document 'd2': weight of 'a' is 1.5, not an integer"):
         BmpEngine().build(docs, tmp_path / "idx-bad")
     assert not (tmp_path / "idx-bad").exists()  # nothing half-built left behind
     (tmp_path / "empty").mkdir()
@@ -288,17 +288,17 @@ def test_documents_lost_between_passes_or_by_bmp_are_refused(tmp_path, monkeypat
 
     coll = write_collection(tmp_path / "coll", VECTORS)
     passes = []
-    real = engine.iter_vectors
+    real = engine.iter_collection
 
-    def shrinking(collection):  # the second pass reads one document fewer
+    def shrinking(collection, weights):  # the second pass reads one document fewer
         passes.append(1)
-        return (x for i, x in enumerate(real(collection)) if len(passes) == 1 or i > 0)
+        return (x for i, x in enumerate(real(collection, weights)) if len(passes) == 1 or i > 0)
 
-    monkeypatch.setattr(engine, "iter_vectors", shrinking)
+    monkeypatch.setattr(engine, "iter_collection", shrinking)
     with pytest.raises(InputError, match=r"changed while it was indexed \(8 documents, then 7\)"):
         BmpEngine().build(coll, tmp_path / "a")
     assert not (tmp_path / "a").exists()
-    monkeypatch.setattr(engine, "iter_vectors", real)
+    monkeypatch.setattr(engine, "iter_collection", real)
 
     class Dropping:  # BMP losing a document
         def __init__(self, *args):

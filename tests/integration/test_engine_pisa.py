@@ -322,14 +322,14 @@ def test_build_refuses_existing_index_and_bad_collections(tmp_path, tiny):
     bad = write_collection(tmp_path / "bad", {"ok": {"a": 1}})
     with open(bad / "docs-00000.jsonl", "a") as f:
         f.write('{"id": "x", "vector": {"a": 1.5}}\n')
-    with pytest.raises(InputError, match=r"docs-00000.jsonl:2: not a JsonVectorCollection line"):
+    with pytest.raises(InputError, match=r"docs-00000.jsonl:2: document 'x': weight of 'a' is 1.5, not an integer"):
         PisaEngine().build(bad, tmp_path / "bad-idx")
     assert not (tmp_path / "bad-idx").exists()  # nothing half-built left behind
     (tmp_path / "empty-idx").mkdir()
     with pytest.raises(InputError, match="none of its 2 documents has a term"):
         PisaEngine().build(write_collection(tmp_path / "blank", {"e1": {}, "e2": {"a": 0}}), tmp_path / "empty-idx")
     assert list((tmp_path / "empty-idx").iterdir()) == []
-    with pytest.raises(InputError, match="line break"):
+    with pytest.raises(InputError, match=r"term 'a\\nb' is empty or holds whitespace"):  # PISA's lexicons: lines
         PisaEngine().build(write_collection(tmp_path / "nl", {"d": {"a\nb": 1}}), tmp_path / "nl-idx")
 
 

@@ -192,7 +192,7 @@ def test_impacts_beyond_float16(tmp_path):
 
     counts = SeismicEngine().build(write_collection(tmp_path / "ok", {"d1": {"a": 3001, "b": 2048}}), tmp_path / "i1")
     assert counts.details["impacts_rounded"] == 1  # 3001 is not a float16; 2048 is
-    with pytest.raises(InputError, match=r"document d2: impact 70000 is above 65504"):
+    with pytest.raises(InputError, match=r"jsonl:2: document 'd2': weight of 'a' is 70000, above 65504"):
         SeismicEngine().build(write_collection(tmp_path / "bad", {"d1": {"a": 1}, "d2": {"a": 70000}}), tmp_path / "i2")
     assert not (tmp_path / "i2").exists()
 
@@ -302,8 +302,8 @@ def test_bad_collection_line_names_file_and_line(tmp_path):
 
     docs = write_collection(tmp_path / "docs", {"d1": {"a": 1}})
     with open(docs / "docs-00000.jsonl", "a", encoding="utf-8") as f:
-        f.write('{"id": "d2", "contents": "", "vector": {"a": 1.5}}\n')
-    with pytest.raises(InputError, match=r"docs-00000\.jsonl:2: not a JsonVectorCollection line"):
+        f.write('{"id": "d2", "contents": "", "vector": {"a": -1.5}}\n')
+    with pytest.raises(InputError, match=r"docs-00000\.jsonl:2: document 'd2': weight of 'a' is -1.5, negative"):
         SeismicEngine().build(docs, tmp_path / "idx")
     assert not (tmp_path / "idx").exists()  # nothing half-built left behind
 
