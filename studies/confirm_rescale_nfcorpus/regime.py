@@ -192,13 +192,13 @@ def judged_facts(repo: Path, data: Path) -> dict:
 def random_ndcg(qrels: dict[str, dict[str, int]], documents: list[str], cutoff: int = CUTOFF) -> float:
     """The expected nDCG@``cutoff`` of a uniformly random ranking of ``documents``, averaged over the queries of
     ``qrels`` (an expectation, not a sample). Each rank holds each document with probability 1/N, so
-    E[DCG@c] = (mean gain over the corpus) x sum_{r <= c} 1/log2(r + 1), gain = grade where grade >= 1 (the
+    E[DCG@c] = (mean gain over the corpus) x sum_{r <= min(c, N)} 1/log2(r + 1), gain = grade where grade >= 1 (the
     toolkit's); the query's ideal DCG@c is the toolkit's too: a one-document run that ranks its best-graded
     document first scores g / IDCG."""
     from lsr_eval.evaluation.evaluate import evaluate
 
     measure = f"nDCG@{cutoff}"
-    discounts = math.fsum(1 / math.log2(r + 1) for r in range(1, cutoff + 1))
+    discounts = math.fsum(1 / math.log2(r + 1) for r in range(1, min(cutoff, len(documents)) + 1))
     corpus = set(documents)
     best = {q: max(j.items(), key=lambda item: (item[1], item[0])) for q, j in qrels.items()}
     first = evaluate(qrels, {q: {d: 1.0} for q, (d, _) in best.items()}, [measure], per_query=True)[measure]
