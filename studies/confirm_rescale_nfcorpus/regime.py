@@ -1,4 +1,4 @@
-"""The regime the confirmatory rescaling study's result was measured in (issue 59): what +0.040 nDCG@10 (compensated
+"""The regime the confirmatory rescaling study's result was measured in: what +0.040 nDCG@10 (compensated
 k = 16 minus k = 1, NFCorpus test) stands on. Nothing of the registered study changes; this only reads its files.
 
     python studies/confirm_rescale_nfcorpus/regime.py compute [--data ../shared/data/beir/nfcorpus]
@@ -214,7 +214,7 @@ def compute(repo: Path, data: Path) -> dict:
     """The regime, with a manifest-like header, written to ``repo/OUT``."""
     from lsr_eval.manifest import git_commit
 
-    out = {"what": "the regime of the confirmatory rescaling study's result (issue 59): absolute scores, zero-score "
+    out = {"what": "the regime of the confirmatory rescaling study's result: absolute scores, zero-score "
                    "shares, training length and final vector sizes, the compensated recipe's three confounds, the "
                    "k grid; the registered verdicts are not recomputed here",
            "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),

@@ -1,4 +1,4 @@
-"""The regime of the confirmatory rescaling result (studies/confirm_rescale_nfcorpus/regime.py, issue 59): the committed
+"""The regime of the confirmatory rescaling result (studies/confirm_rescale_nfcorpus/regime.py): the committed
 ``regime.json`` is what the committed tables, logs, configs, search manifests and inspect-head's diagnosis give; every
 page that quotes the result (README.md, docs/results.md, the study's results page) shows the regime block rendered
 from it, character for character; a changed number (on a page, in regime.json or in a committed table) fails the
