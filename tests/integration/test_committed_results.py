@@ -28,6 +28,7 @@ from studies.query_path import summary as query_path
 from studies.scale_curve import curve as scale_curve
 from studies.scale_curve import summary as scale
 from studies.train_step import summary as train_step
+from studies.vector_check import summary as vector_check
 
 RESULTS = Path(__file__).resolve().parents[2] / "results"
 BENCHMARKS = sorted(p.parent for p in (RESULTS / "benchmarks").glob("*/table.csv"))
@@ -182,7 +183,7 @@ def test_significance_markers_follow_their_p_values(bench: Path):
 # ---- every other committed result folder: its summaries are the library's, made from the raw files beside them ----
 
 #: results folder (a pattern under results/, ``*`` within one path part) -> (the stage its manifest records, the
-#: pipelines/ script its manifest's command names)
+#: pipelines/ script its manifest's command names, or for a studies/<name>/run.py the study's name)
 SUMMARIES = {
     "bf16-fidelity": ("bench-bf16-fidelity", "bench_bf16_fidelity"),
     "commands": ("bench-commands", "bench_commands"),
@@ -196,6 +197,7 @@ SUMMARIES = {
     "query-path/*": ("bench-query-path", "bench_query_path"),
     "scale": ("bench-scale", "bench_scale"),
     "train-step*": ("bench-train-step", "bench_train_step"),
+    "vector-check": ("bench-vector-check", "vector_check"),
 }
 #: pipelines/ script -> the library function that makes each summary file of its results folder (summary.md,
 #: table.csv, ...) again from the raw files beside it
@@ -212,6 +214,7 @@ SCRIPT_SUMMARIES = {
     "bench_query_path": query_path.summaries,
     "bench_scale": scale.summaries,
     "bench_train_step": train_step.summaries,
+    "vector_check": vector_check.summaries,
 }
 #: folders with a manifest checked by the tests above: benchmark tables and their runs, the report, single runs
 #: (metrics.json = the manifest's metrics) and training logs with their dev evaluations; a study's per-run searches
@@ -251,7 +254,9 @@ def test_summaries_equal_what_the_library_makes_from_the_raw_files(folder: Path)
     stage, script = next(v for pat, v in SUMMARIES.items() if _matches(rel, pat))
     manifest = json.loads((folder / "manifest.json").read_text())
     assert manifest["stage"] == stage, f"{rel}: made by {manifest['stage']}, not {script}"
-    assert Path(manifest["command"][0]).stem == script, f"{rel}: made by {manifest['command'][0]}, not {script}"
+    made_by = Path(manifest["command"][0])
+    assert (made_by.parent.name if made_by.stem == "run" else made_by.stem) == script, \
+        f"{rel}: made by {manifest['command'][0]}, not {script}"
     made = SCRIPT_SUMMARIES[script](folder)
     assert made and set(made) <= set(manifest["outputs"]) | {"summary.md"}, (rel, sorted(made))
     for name, text in made.items():
