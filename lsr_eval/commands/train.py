@@ -34,6 +34,12 @@ def load(args: argparse.Namespace, cls) -> list:
         import yaml
 
         print(yaml.safe_dump_all([cfg.to_dict() for cfg in configs], sort_keys=False), end="")
+        for cfg in configs:
+            reg = getattr(cfg, "regularizer", None)
+            if reg is not None and reg.naver_sum:   # a YAML comment: the output stays one YAML document per seed
+                print(f"# {cfg.name or cfg.output.dir}: regularizer.naver_sum: the document regulariser is counted "
+                      f"{reg.doc_count} times (naver/splade's sum): effective lambda_d {reg.effective_lambda_d:g} "
+                      f"= {reg.doc_count} x {reg.lambda_d:g}")
         return []
     return configs
 

@@ -33,7 +33,7 @@ RESUME_FREE_KEYS = ("output", "train.checkpoint_every", "train.keep_checkpoints"
                     "train.num_threads", "train.progress")
 #: Keys added after runs were recorded, with the value every earlier run had: left out of a run's identity while at
 #: that value, so that a run recorded before the key existed is the same experiment (resume, grids, reproduce).
-ADDED_KEYS = {"optim.preset": None, "optim.weight_decay_params": "matrices"}
+ADDED_KEYS = {"optim.preset": None, "optim.weight_decay_params": "matrices", "regularizer.naver_sum": False}
 
 
 # -- model ------------------------------------------------------------------------------------------------------
@@ -170,7 +170,13 @@ class LossConfig:
 @dataclass
 class RegularizerConfig:
     """Sparsity regularisers (:mod:`lsr_eval.train.regularizers`) with quadratic warm-up of their weights:
-    ``lambda_t = lambda * (min(t, T) / T)^2`` at optimizer step t (naver/splade's ``RegWeightScheduler``)."""
+    ``lambda_t = lambda * (min(t, T) / T)^2`` at optimizer step t (naver/splade's ``RegWeightScheduler``).
+
+    ``naver_sum``: count the document regulariser twice and the query one once, as naver/splade's trainer does
+    (``splade/tasks/transformer_trainer.py``: ``loss += sum(regularization_losses.values())`` inside the loop over
+    the regularisers, so the first listed, FLOPS on documents in every efficient SPLADE V and VI-BT config, is added
+    once per regulariser). The effective document weight is then ``2 * lambda_d`` (:attr:`doc_count`); it needs both
+    regularisers (with one, naver's loop counts it once)."""
 
     query: RegKind = "flops"
     lambda_q: float = 0.0
@@ -178,6 +184,7 @@ class RegularizerConfig:
     document: RegKind = "flops"
     lambda_d: float = 0.0
     warmup_d: int = 0
+    naver_sum: bool = False
 
     def __post_init__(self) -> None:
         for name in ("lambda_q", "lambda_d"):
@@ -187,6 +194,20 @@ class RegularizerConfig:
         for name in ("warmup_q", "warmup_d"):
             if getattr(self, name) < 0:
                 raise ConfigError(f"regularizer.{name}={getattr(self, name)}: expected an integer >= 0")
+        if self.naver_sum and "none" in (self.query, self.document):
+            raise ConfigError(f"regularizer.naver_sum=true with regularizer.query={self.query}, document="
+                              f"{self.document}: naver's sum counts the document regulariser twice only beside a "
+                              f"query regulariser (alone, it is counted once): remove naver_sum")
+
+    @property
+    def doc_count(self) -> int:
+        """How many times the document regulariser is added to the loss: 2 under ``naver_sum``, else 1."""
+        return 2 if self.naver_sum else 1
+
+    @property
+    def effective_lambda_d(self) -> float:
+        """The document regulariser's weight in the loss: ``doc_count * lambda_d``."""
+        return self.doc_count * self.lambda_d
 
 
 @dataclass

@@ -1,6 +1,8 @@
 """The SPLADE ranking objective of one micro-batch (``lsr-eval train``):
 
-    loss = rank + lambda_q(t) * R_q(queries) + lambda_d(t) * R_d(documents)
+    loss = rank + lambda_q(t) * R_q(queries) + c * lambda_d(t) * R_d(documents)
+
+(c = 2 under ``regularizer.naver_sum``, naver/splade's sum; else 1: :attr:`RegularizerConfig.doc_count`).
 
 ``rank`` from :mod:`lsr_eval.train.losses`, R_q / R_d from :mod:`lsr_eval.train.regularizers`, lambda(t) from
 :func:`lsr_eval.train.schedule.reg_weight`. Documents of a micro-batch are laid out slot-major: the B positives,
@@ -39,7 +41,8 @@ class SpladePair(nn.Module):
 def objective(wq: torch.Tensor, wd: torch.Tensor, examples: list[Example], cfg: SpladeTrainConfig, step: int,
               rank: int = 0) -> dict[str, torch.Tensor]:
     """Loss parts of one micro-batch from the query vectors ``wq`` (B x V) and slot-major document vectors
-    ``wd`` (B(1+n) x V): ``loss`` (the total), ``rank``, ``<kind>_q``, ``<kind>_d``, ``lambda_q``, ``lambda_d``."""
+    ``wd`` (B(1+n) x V): ``loss`` (the total), ``rank``, ``<kind>_q``, ``<kind>_d``, ``lambda_q``, ``lambda_d`` (the
+    scheduled weights) and, under ``naver_sum``, ``lambda_d_effective`` (the document weight the loss uses)."""
     b = len(examples)
     slots = wd.shape[0] // b
     loss_cfg, reg = cfg.loss, cfg.regularizer
@@ -74,9 +77,11 @@ def objective(wq: torch.Tensor, wd: torch.Tensor, examples: list[Example], cfg: 
     r_d = regularize(reg.document, wd, slots)
     if r_d is not None:
         out[f"{reg.document}_d"] = r_d
-        total = total + lam_d * r_d
-    return {"loss": total, **out, "lambda_q": torch.tensor(lam_q, dtype=torch.float64),
-            "lambda_d": torch.tensor(lam_d, dtype=torch.float64)}
+        total = total + reg.doc_count * lam_d * r_d
+    weights = {"lambda_q": lam_q, "lambda_d": lam_d}
+    if reg.naver_sum:
+        weights["lambda_d_effective"] = reg.doc_count * lam_d
+    return {"loss": total, **out, **{k: torch.tensor(v, dtype=torch.float64) for k, v in weights.items()}}
 
 
 def trained_modules(model) -> dict[str, nn.Module]:
@@ -128,7 +133,7 @@ class RankingTask:
         logged = {k: v.detach().float() for k, v in parts.items() if not k.startswith("lambda")}
         means = distributed.sum_nograd(torch.stack(list(logged.values()))) / self.info.world_size
         logs = dict(zip(logged, means.tolist()))
-        logs["lambda_q"], logs["lambda_d"] = float(parts["lambda_q"]), float(parts["lambda_d"])
+        logs.update({k: float(v) for k, v in parts.items() if k.startswith("lambda")})
         logs.update(sparsity_stats(wq.detach(), wd.detach()))
         return parts["loss"], logs
 

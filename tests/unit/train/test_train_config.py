@@ -200,3 +200,52 @@ def test_train_check_prints_every_seed(tmp_path, capsys):
     assert main(["train", str(write(tmp_path, {**MINIMAL, "name": "x", "seeds": [4, 5]})), "--check"]) == 0
     printed = list(yaml.safe_load_all(capsys.readouterr().out))
     assert [(d["name"], d["train"]["seed"]) for d in printed] == [("x-s4", 4), ("x-s5", 5)]
+
+
+#: The efficient SPLADE configs whose naver/splade originals list FLOPS (documents) before L1 (queries).
+NAVER_SUM_CONFIGS = sorted(f"efficient-splade-{kind}-{size}.yaml" for kind in ("V", "VI-BT")
+                           for size in ("small", "medium", "large"))
+
+
+def test_naver_sum_is_set_by_the_six_v_and_vi_bt_configs_and_by_no_other(capsys):
+    folder = REPO / "pipelines" / "train"
+    found = []
+    for path in sorted(folder.glob("*.yaml")):
+        if path.name.endswith("base.yaml") or "mlm" in read_yaml(path):
+            continue
+        if any(c.regularizer.naver_sum for c in load_configs(path)):
+            found.append(path.name)
+    assert found == NAVER_SUM_CONFIGS
+    for name in NAVER_SUM_CONFIGS:     # `lsr-eval train CONFIG --check` shows the sum and the effective weight
+        cfg = load_config(folder / name)
+        assert main(["train", str(folder / name), "--check"]) == 0
+        out = capsys.readouterr().out
+        assert yaml.safe_load(out)["regularizer"]["naver_sum"] is True
+        assert (f"effective lambda_d {2 * cfg.regularizer.lambda_d:g} = 2 x {cfg.regularizer.lambda_d:g}"
+                in out.splitlines()[-1])
+    assert main(["train", str(folder / "efficient-splade-VI-doc-small.yaml"), "--check"]) == 0
+    out = capsys.readouterr().out
+    assert yaml.safe_load(out)["regularizer"]["naver_sum"] is False and "effective lambda_d" not in out
+
+
+def test_naver_sum_weights_and_refusal(tmp_path):
+    cfg = load_config(write(tmp_path, with_(MINIMAL, "regularizer", lambda_d=5e-4, naver_sum=True)))
+    assert (cfg.regularizer.doc_count, cfg.regularizer.effective_lambda_d) == (2, 1e-3)
+    plain = load_config(write(tmp_path, with_(MINIMAL, "regularizer", lambda_d=5e-4)))
+    assert (plain.regularizer.doc_count, plain.regularizer.effective_lambda_d) == (1, 5e-4)
+    with pytest.raises(ConfigError, match="naver_sum=true with regularizer.query=none.*remove naver_sum"):
+        load_config(write(tmp_path, with_(MINIMAL, "regularizer", query="none", naver_sum=True)))
+    with pytest.raises(ConfigError, match="'regularizer.naver_sum'='yes': expected true or false"):
+        load_config(write(tmp_path, with_(MINIMAL, "regularizer", naver_sum="yes")))
+
+
+def test_naver_sum_off_keeps_every_earlier_identity(tmp_path):
+    """An added key at its default leaves a run's identity as it was before the key existed (committed runs,
+    resume, grids); set, it is another experiment."""
+    before = load_config(write(tmp_path, MINIMAL)).to_dict()
+    assert "regularizer.naver_sum" not in result_keys(before)
+    older = {k: v for k, v in before.items()}
+    older["regularizer"] = {k: v for k, v in before["regularizer"].items() if k != "naver_sum"}
+    assert result_keys(older) == result_keys(before)
+    on = load_config(write(tmp_path, with_(MINIMAL, "regularizer", naver_sum=True))).to_dict()
+    assert result_keys(on)["regularizer.naver_sum"] is True and result_keys(on) != result_keys(before)
