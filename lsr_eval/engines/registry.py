@@ -80,9 +80,10 @@ class CheckedEngine:
         ``round_weights``, fractional weights of an integer engine are rounded half to even into a temporary copy
         of the collection that the engine indexes (their number: ``collection.weights_rounded`` in the counts)."""
         collection, index = Path(collection), Path(index)
+        if index.exists() and (not index.is_dir() or any(index.iterdir())):  # before a pass over the collection
+            raise ConfigError(f"index folder {index} already exists and is not empty; remove it or choose another")
         checked = check_collection(collection, self.weights, round_weights)
         created = not index.exists()
-        fresh = created or (index.is_dir() and not any(index.iterdir()))  # else the engine refuses it: leave it be
         source = None
         try:
             if checked.weights_rounded:
@@ -94,8 +95,7 @@ class CheckedEngine:
                 raise LsrEvalError(f"{collection} holds {checked.documents} documents, but {counts.engine} read "
                                    f"{counts.documents_read} and indexed {counts.documents_indexed}")
         except BaseException:
-            if fresh:
-                _discard(index, created)
+            _discard(index, created)
             raise
         finally:
             if source is not None:

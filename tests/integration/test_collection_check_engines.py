@@ -125,6 +125,33 @@ def test_each_collection_defect_is_refused_at_every_engines_door(tmp_path, capfd
 
 
 @pytest.mark.parametrize("engine", ENGINE_PARAMS)
+def test_a_failed_build_leaves_no_index_and_a_full_folder_is_left_alone(tmp_path, monkeypatch, engine):
+    from lsr_eval.engines.registry import get_engine
+
+    coll = write_lines(tmp_path / "coll", clean_lines())
+    checked = get_engine(engine)
+    real = type(checked.engine).build
+
+    def failing(self, collection, index, threads=2):  # the engine fails after writing part of its index
+        real(self, collection, index, threads=threads)
+        raise InputError("the engine failed at the end")
+
+    monkeypatch.setattr(type(checked.engine), "build", failing)
+    with pytest.raises(InputError, match="failed at the end"):
+        checked.build(coll, tmp_path / "new" / "index", threads=1)
+    assert not (tmp_path / "new" / "index").exists()
+    (tmp_path / "given").mkdir()
+    with pytest.raises(InputError, match="failed at the end"):
+        checked.build(coll, tmp_path / "given", threads=1)
+    assert list((tmp_path / "given").iterdir()) == []  # given empty, left empty
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "mine.txt").write_text("someone's file")
+    with pytest.raises(InputError, match="already exists and is not empty"):
+        checked.build(coll, tmp_path / "full", threads=1)
+    assert (tmp_path / "full" / "mine.txt").read_text() == "someone's file"
+
+
+@pytest.mark.parametrize("engine", ENGINE_PARAMS)
 @pytest.mark.parametrize("defect", list(QUERY_DEFECTS))
 def test_each_query_defect_is_refused_by_every_engines_search(built, tmp_path, capfd, engine, defect):
     line, message, refusers = QUERY_DEFECTS[defect]
