@@ -6,11 +6,15 @@
 #   pipelines/paper_efficient_splade.sh estimate   # GPU-hours of the six runs (a measured step time: see the README)
 #   pipelines/paper_efficient_splade.sh data       # the teacher scores (hub: sentence-transformers/msmarco-hard-negatives)
 #                                                  # as qid docid score lines, checked against pipelines/data/*.json
-#   pipelines/paper_efficient_splade.sh middle     # MLM + FLOPS middle training of DistilBERT (both encoders of V, the
-#                                                  # documents of VI-BT and VI-doc) and of BERT-tiny (VI-BT's queries)
-#   MIDDLE_FROM=naver pipelines/paper_efficient_splade.sh middle
-#                                                  # ... or naver's own middle-trained checkpoints (mlm_flops.tar.gz,
-#                                                  # conf/efficient_splade/README.md) put where the configs read them
+#   pipelines/paper_efficient_splade.sh middle     # naver's middle-trained DistilBERT (both encoders of V, the
+#                                                  # documents of VI-BT and VI-doc) and BERTiny (VI-BT's queries):
+#                                                  # mlm_flops.tar.gz (conf/efficient_splade/README.md), the paper's
+#                                                  # models' start; its sha256 and file counts recorded on the first
+#                                                  # download (pipelines/data/naver-mlm-flops.json), checked after
+#   MIDDLE_FROM=ours pipelines/paper_efficient_splade.sh middle
+#                                                  # ... or our MLM + FLOPS middle training of both (lsr-eval
+#                                                  # middle-train); every trained run, and its rows in the paper's
+#                                                  # table, says which (model.middle_from)
 #   pipelines/paper_efficient_splade.sh train      # the eight configs (V, VI-BT x 3 sizes; VI-doc x 2), run after run
 #                                                  # here (NPROC GPUs each, default 1)
 #   LAUNCHER=slurm GPUS=4 TIME=48:00:00 PARTITION=gpu pipelines/paper_efficient_splade.sh train
@@ -35,12 +39,24 @@ TEACHER=work/data/msmarco-train-ce-minilm-l6-v2-scores.tsv   # what pipelines/tr
 
 data() { "${LSR[@]}" teacher-scores --out "$TEACHER" --expect pipelines/data/msmarco-teacher-scores.json; }
 NAVER_MIDDLE_URL="https://www.dropbox.com/s/hir60b9yj194dv7/mlm_flops.tar.gz?dl=1"
+NAVER_MIDDLE_LOCK=pipelines/data/naver-mlm-flops.json
+# naver's checkpoints by default (the paper's models started from them); ours is one setting away
+MIDDLE_FROM=${MIDDLE_FROM:-naver}
+case "$MIDDLE_FROM" in
+    naver|ours) ;;
+    *) echo "MIDDLE_FROM=$MIDDLE_FROM: expected naver (the default) or ours" >&2; exit 2 ;;
+esac
+GRID_ARGS=(--set "model.middle_from=$MIDDLE_FROM")   # each trained run records (and its rows show) its start
 
 naver_middle() {  # naver's DistilBERT and BERTiny from their tarball, as work/train/middle-*-msmarco/model
-    mkdir -p work/downloads/naver-mlm-flops
-    [ -s work/downloads/mlm_flops.tar.gz ] || curl -fL -o work/downloads/mlm_flops.tar.gz "$NAVER_MIDDLE_URL"
-    sha256sum work/downloads/mlm_flops.tar.gz
-    tar -xzf work/downloads/mlm_flops.tar.gz -C work/downloads/naver-mlm-flops
+    local tarball=work/downloads/mlm_flops.tar.gz
+    mkdir -p work/downloads
+    if [ ! -s "$tarball" ]; then
+        curl -fL -o "$tarball.partial" "$NAVER_MIDDLE_URL" && mv "$tarball.partial" "$tarball"
+    fi
+    "${LSR[@]}" check-archive "$tarball" --expect "$NAVER_MIDDLE_LOCK" --need DistilBERT --need BERTiny
+    rm -rf work/downloads/naver-mlm-flops && mkdir -p work/downloads/naver-mlm-flops
+    tar -xzf "$tarball" -C work/downloads/naver-mlm-flops
     for pair in DistilBERT:middle-distilbert-msmarco BERTiny:middle-bert-tiny-msmarco; do
         src=$(find work/downloads/naver-mlm-flops -type d -name "${pair%%:*}" | head -n 1)
         [ -n "$src" ] || { echo "mlm_flops.tar.gz holds no ${pair%%:*} folder" >&2; exit 1; }
@@ -48,7 +64,7 @@ naver_middle() {  # naver's DistilBERT and BERTiny from their tarball, as work/t
     done
 }
 middle() {
-    if [ "${MIDDLE_FROM:-ours}" = naver ]; then naver_middle; return; fi
+    if [ "$MIDDLE_FROM" = naver ]; then naver_middle; return; fi
     for config in "${MIDDLE[@]}"; do "${LSR[@]}" middle-train "$config" --resume; done
 }
 

@@ -24,6 +24,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from lsr_eval.data.lock import check_lock
 from lsr_eval.data.trec_files import file_sha256
 from lsr_eval.errors import InputError
 
@@ -113,25 +114,10 @@ def convert(pickle_path: str | os.PathLike, out: str | os.PathLike) -> TeacherCo
 
 
 def check_expected(counts: TeacherCounts, expect: str | os.PathLike) -> str:
-    """Compare ``counts`` with the lock file ``expect`` (``sha256``, ``queries``, ``pairs``): a mismatch is an
-    error naming both values; values not yet recorded are written into it. Returns what was done, for printing."""
-    expect = Path(expect)
-    try:
-        pinned = json.loads(expect.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as e:
-        raise InputError(f"{expect}: not a readable lock file ({e})") from e
-    got = counts.to_dict()
-    wrong = [f"{k} {pinned[k]!r} expected, {got[k]!r} found" for k in ("sha256", "queries", "pairs")
-             if pinned.get(k) is not None and pinned[k] != got[k]]
-    if wrong:
-        raise InputError(f"{expect}: the teacher file differs from the one recorded: {'; '.join(wrong)}; check the "
-                         "download (or, if the hub file changed on purpose, update the lock file and say why)")
-    missing = [k for k in ("sha256", "queries", "pairs") if pinned.get(k) is None]
-    if not missing:
-        return f"matches {expect}"
-    pinned.update({k: got[k] for k in missing})
-    expect.write_text(json.dumps(pinned, indent=2) + "\n", encoding="utf-8")
-    return f"recorded {', '.join(missing)} into {expect}: commit it, so that later runs check against it"
+    """Compare ``counts`` with the lock file ``expect`` (``sha256``, ``queries``, ``pairs``;
+    :func:`lsr_eval.data.lock.check_lock`): a mismatch is an error naming both values; values not yet recorded are
+    written into it. Returns what was done, for printing."""
+    return check_lock(counts.to_dict(), expect, ("sha256", "queries", "pairs"), "the teacher file")
 
 
 def fetch(cache_dir: str | os.PathLike | None = None) -> Path:

@@ -27,13 +27,15 @@ Device = Literal["auto", "cpu", "cuda"]
 Trainable = Literal["all", "head"]
 DecayParams = Literal["matrices", "all"]
 OptimPreset = Literal["naver"]
+MiddleFrom = Literal["naver", "ours"]
 
 #: Keys that may differ between a checkpoint's config and the resuming one (they do not change the numbers).
 RESUME_FREE_KEYS = ("output", "train.checkpoint_every", "train.keep_checkpoints", "train.log_every",
                     "train.num_threads", "train.progress")
 #: Keys added after runs were recorded, with the value every earlier run had: left out of a run's identity while at
 #: that value, so that a run recorded before the key existed is the same experiment (resume, grids, reproduce).
-ADDED_KEYS = {"optim.preset": None, "optim.weight_decay_params": "matrices", "regularizer.naver_sum": False}
+ADDED_KEYS = {"optim.preset": None, "optim.weight_decay_params": "matrices", "regularizer.naver_sum": False,
+              "model.middle_from": None}
 
 
 # -- model ------------------------------------------------------------------------------------------------------
@@ -104,11 +106,16 @@ class BackboneConfig:
 class ModelConfig(BackboneConfig):
     """The SPLADE model to train: the backbone (:class:`BackboneConfig`) is the document encoder, and the query
     encoder too unless ``query`` is given. Rescaling applies to each checkpoint loaded here (a built query encoder
-    has its own ``rescale_k``)."""
+    has its own ``rescale_k``).
+
+    ``middle_from``: where the middle-trained checkpoints the encoders start from came from, ``naver`` (naver/splade's
+    ``mlm_flops.tar.gz``) or ``ours`` (``lsr-eval middle-train``); part of the run's identity and shown beside its
+    rows in the efficiency paper's table (None: not said, the run is no such start)."""
 
     max_length_q: int = 64
     max_length_d: int = 256
     query: QueryEncoderConfig | None = None
+    middle_from: MiddleFrom | None = None
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -55,7 +55,7 @@ def _train_config(root: Path, paper_config: str, **model) -> Path:
     cfg = tiny_config(root, name, steps=3, model={**extra, **model},
                       train={"num_threads": 1}, output={"dir": str(root / "results" / "train" / name),
                                                         "model_dir": str(root / "work" / "train" / name)})
-    for key in ("lambda_q", "lambda_d"):
+    for key in ("lambda_q", "lambda_d", "naver_sum"):
         if key in raw.get("regularizer", {}):
             cfg["regularizer"][key] = raw["regularizer"][key]
     path = root / "configs" / f"{name}.yaml"
@@ -151,11 +151,14 @@ def test_efficiency_paper_offline(offline):
     table = _csv(root / "report" / "tables" / "paper-efficient-splade.csv")
     assert [r["model"] for r in table] == ["bm25", "bm25-pisa", "splade-v2-distil", "naver-efficient-splade-V-large",
                                            "naver-efficient-splade-VI-BT-large", "efficient-splade-V-small"]
-    assert list(table[0])[1:] == ["MS MARCO dev RR@10", "MS MARCO dev R@1000", "DL19 nDCG@10 (ours)",
+    assert list(table[0])[2:] == ["MS MARCO dev RR@10", "MS MARCO dev R@1000", "DL19 nDCG@10 (ours)",
                                   "PISA retrieval mean (ms)", "PISA retrieval p50 (ms)", "PISA retrieval p99 (ms)",
                                   "retrieval / BM25 on PISA", "query encoding mean (ms)", "BEIR-13 mean nDCG@10",
                                   "BEIR-13 mean nDCG@10, RRF with BM25"]
     trained = table[5]
+    # the trained row says how it was trained: V-small's lambda_d and naver's sum (2 x lambda_d); the rest say nothing
+    assert trained["training"] == "lambda_d 0.005 (effective 0.01: naver's sum, counted 2 times)"
+    assert [r["training"] for r in table[:5]] == [""] * 5
     dev = _recompute(root, "paper-efficient-splade", "efficient-splade-V-small", "msmarco-dev", "RR@10")
     assert float(trained["MS MARCO dev RR@10"]) == pytest.approx(dev, abs=5e-5)
     assert float(trained["PISA retrieval mean (ms)"]) > 0 and float(trained["query encoding mean (ms)"]) > 0

@@ -5,9 +5,11 @@ the same chain; hub ids and ir_datasets ids are fetched where the chain runs."""
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -20,10 +22,13 @@ SCRIPTS = sorted(REPO.glob("pipelines/paper_*.sh"))
 LOCAL = ("work/", "results/", "./", "../", "/")
 
 
-def commands(script: Path) -> list[list[str]]:
-    """The lsr-eval command lines ``script all`` runs, in order (``LSR_EVAL=echo``: printed, not run)."""
+def commands(script: Path, **env: str) -> list[list[str]]:
+    """The lsr-eval command lines ``script all`` runs, in order (``LSR_EVAL=echo``: printed, not run). The
+    efficiency chain walks our middle training (``MIDDLE_FROM=ours``; naver's checkpoints, its default, are a
+    download: see the stand-in tarball tests below)."""
+    env = {"MIDDLE_FROM": "ours", **env}
     out = subprocess.run(["bash", str(script), "all"], capture_output=True, text=True, check=True,
-                         env={**os.environ, "LSR_EVAL": "echo"}).stdout
+                         env={**os.environ, "LSR_EVAL": "echo", **env}).stdout
     return [shlex.split(line) for line in out.splitlines() if line.strip()]
 
 
@@ -82,8 +87,11 @@ def test_no_paper_config_builds_a_random_encoder_and_every_input_is_made_earlier
 
 
 def test_the_efficiency_chain_is_data_middle_train_evaluate():
-    verbs = [c[0] for c in commands(REPO / "pipelines" / "paper_efficient_splade.sh")]
+    cmds = commands(REPO / "pipelines" / "paper_efficient_splade.sh")
+    verbs = [c[0] for c in cmds]
     assert verbs == ["teacher-scores", "middle-train", "middle-train", "grid", "benchmark", "report"]
+    grid = cmds[verbs.index("grid")]
+    assert grid[grid.index("--set") + 1] == "model.middle_from=ours"     # our middle training: every run says so
     reached, _, _ = walk(REPO / "pipelines" / "paper_efficient_splade.sh")
     assert "pipelines/train/middle-bert-tiny-msmarco.yaml" in reached          # VI-BT's query encoder
     assert len([c for c in reached if "efficient-splade-" in c]) == 8      # V, VI-BT x 3; VI-doc x 2
@@ -108,28 +116,79 @@ def test_the_walk_finds_a_build_and_an_input_no_stage_makes(tmp_path, monkeypatc
                        "makes"]
 
 
-def test_naver_middle_checkpoints_go_where_the_configs_read_them(tmp_path):
-    """``MIDDLE_FROM=naver ... middle``: naver's mlm_flops tarball (a stand-in here, already downloaded) unpacked into
-    work/train/middle-{distilbert,bert-tiny}-msmarco/model, the folders the efficient configs read."""
+def _naver_repo(tmp_path: Path, folders=("DistilBERT", "BERTiny"), extra: str = "") -> Path:
+    """A copy of the chain's scripts and lock files with a stand-in for naver's mlm_flops.tar.gz already downloaded
+    (``folders`` under models/mlm_flops, each with a config.json naming it)."""
     import shutil
     import tarfile
 
-    for name in ("DistilBERT", "BERTiny"):
+    for name in folders:
         folder = tmp_path / "tar" / "models" / "mlm_flops" / name
         folder.mkdir(parents=True)
-        (folder / "config.json").write_text(f'{{"name": "{name}"}}')
-    (tmp_path / "repo" / "pipelines").mkdir(parents=True)
-    (tmp_path / "repo" / "work" / "downloads").mkdir(parents=True)
-    with tarfile.open(tmp_path / "repo" / "work" / "downloads" / "mlm_flops.tar.gz", "w:gz") as tar:
+        (folder / "config.json").write_text(f'{{"name": "{name}"}}{extra}')
+    repo = tmp_path / "repo"
+    (repo / "pipelines" / "data").mkdir(parents=True)
+    (repo / "work" / "downloads").mkdir(parents=True)
+    with tarfile.open(repo / "work" / "downloads" / "mlm_flops.tar.gz", "w:gz") as tar:
         tar.add(tmp_path / "tar" / "models", arcname="models")
     for script in ("paper_efficient_splade.sh", "grid_stages.sh"):
-        shutil.copy(REPO / "pipelines" / script, tmp_path / "repo" / "pipelines" / script)
-    out = subprocess.run(["bash", "pipelines/paper_efficient_splade.sh", "middle"], cwd=tmp_path / "repo",
-                         capture_output=True, text=True, env={**os.environ, "LSR_EVAL": "echo", "MIDDLE_FROM": "naver"})
+        shutil.copy(REPO / "pipelines" / script, repo / "pipelines" / script)
+    shutil.copy(REPO / "pipelines" / "data" / "naver-mlm-flops.json", repo / "pipelines" / "data")
+    return repo
+
+
+def _chain(repo: Path, *args: str, lsr: str = f"{sys.executable} -m lsr_eval.cli", **env: str):
+    return subprocess.run(["bash", "pipelines/paper_efficient_splade.sh", *args], cwd=repo, capture_output=True,
+                          text=True, env={**os.environ, "PYTHONPATH": str(REPO), "LSR_EVAL": lsr, **env})
+
+
+def test_naver_middle_checkpoints_are_the_default_checked_and_go_where_the_configs_read_them(tmp_path):
+    """``paper_efficient_splade.sh middle`` (no MIDDLE_FROM): naver's mlm_flops tarball (a stand-in, already
+    downloaded) checked by lsr-eval check-archive (sha256 and file counts recorded into the lock file on the first
+    run, checked after), unpacked into work/train/middle-{distilbert,bert-tiny}-msmarco/model, the folders the
+    efficient configs read; ours is not run."""
+    repo = _naver_repo(tmp_path)
+    assert json.loads((REPO / "pipelines" / "data" / "naver-mlm-flops.json").read_text())["sha256"] is None
+    out = _chain(repo, "middle")
     assert out.returncode == 0, out.stderr
-    assert "middle-train" not in out.stdout                         # ours is not run
+    assert "middle-train" not in out.stdout and "recorded sha256, files, files_DistilBERT, files_BERTiny" in out.stdout
+    lock = json.loads((repo / "pipelines" / "data" / "naver-mlm-flops.json").read_text())
+    assert (lock["files"], lock["files_DistilBERT"], lock["files_BERTiny"]) == (2, 1, 1) and len(lock["sha256"]) == 64
     read = {c: read_yaml(REPO / "pipelines" / "train" / c)["model"]
             for c in ("efficient-splade-V-small.yaml", "efficient-splade-VI-BT-small.yaml")}
     for path, name in ((read["efficient-splade-V-small.yaml"]["path"], "DistilBERT"),
                        (read["efficient-splade-VI-BT-small.yaml"]["query"]["path"], "BERTiny")):
-        assert (tmp_path / "repo" / path / "config.json").read_text() == f'{{"name": "{name}"}}'
+        assert (repo / path / "config.json").read_text() == f'{{"name": "{name}"}}'
+    again = _chain(repo, "middle")
+    assert again.returncode == 0 and "; matches pipelines/data/naver-mlm-flops.json" in again.stdout
+    # the default reaches the training: every run says it started from naver's checkpoints
+    train = _chain(repo, "train", lsr="echo")
+    assert "--set model.middle_from=naver" in train.stdout
+
+
+@pytest.mark.parametrize("case", ["changed", "missing folder", "missing tarball"])
+def test_a_changed_or_incomplete_tarball_stops_the_chain_with_one_line_naming_it(tmp_path, case):
+    repo = _naver_repo(tmp_path)
+    assert _chain(repo, "middle").returncode == 0              # recorded
+    tarball = repo / "work" / "downloads" / "mlm_flops.tar.gz"
+    if case == "missing tarball":   # a folder in its way: curl is never reached, and the check names the file
+        tarball.unlink()
+        tarball.mkdir()
+    else:
+        other = _naver_repo(tmp_path / "other", ("DistilBERT",) if case == "missing folder" else
+                            ("DistilBERT", "BERTiny"), extra="\n")
+        tarball.write_bytes((other / "work" / "downloads" / "mlm_flops.tar.gz").read_bytes())
+    out = _chain(repo, "middle")
+    assert out.returncode != 0
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and "work/downloads/mlm_flops.tar.gz" in lines[0], out.stderr
+    expected = {"changed": "mlm_flops.tar.gz differs from the one recorded: sha256",
+                "missing folder": "holds no file under a BERTiny folder",
+                "missing tarball": "does not exist"}[case]
+    assert expected in lines[0]
+
+
+def test_middle_from_is_naver_or_ours():
+    out = subprocess.run(["bash", str(REPO / "pipelines" / "paper_efficient_splade.sh"), "train"], capture_output=True,
+                         text=True, env={**os.environ, "LSR_EVAL": "echo", "MIDDLE_FROM": "mine"})
+    assert out.returncode == 2 and out.stderr.strip() == "MIDDLE_FROM=mine: expected naver (the default) or ours"

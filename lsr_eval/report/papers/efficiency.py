@@ -6,15 +6,17 @@ quotes the paper's published figures, labelled "published", beside ours."""
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from typing import Any, Mapping, Sequence
 
 import pandas as pd
 
+from lsr_eval.errors import ConfigError
 from lsr_eval.report.formatting import NumberFormat
 from lsr_eval.report.marks import CellNotes, best_cells
 from lsr_eval.report.papers.cells import cell_value, group_mean, result_rows
 from lsr_eval.report.table import Table
 from lsr_eval.report.tables import _table, _unit_note
+from lsr_eval.train.config import RegularizerConfig, from_dict
 
 EFFICIENCY_BENCHMARK = "paper-efficient-splade"
 EFFICIENCY_PUBLISHED = ("published (Lassance & Clinchant, arXiv:2207.03834; naver's model cards), MS MARCO dev "
@@ -45,10 +47,49 @@ EFFICIENCY_PROTOCOL = (
     "ratios, not milliseconds (docs/efficiency-paper.md)")
 
 
+#: How the ``training`` label names a run's middle-trained start (``model.middle_from``).
+MIDDLE_LABELS = {"naver": "naver's mlm_flops checkpoints", "ours": "ours (lsr-eval middle-train)"}
+
+
+def training_label(run: Any) -> str:
+    """What a row's training run (:class:`lsr_eval.report.loading.TrainingRun`, None for no run) recorded of the
+    settings the paper's rows differ by: the document regulariser's weight and, under naver's sum, the weight the
+    loss used (:attr:`lsr_eval.train.config.RegularizerConfig.effective_lambda_d`); where its middle-trained
+    encoders came from. Empty when the run recorded neither."""
+    config = (getattr(run, "manifest", None) or {}).get("config")
+    if not isinstance(config, dict):
+        return ""
+    parts = []
+    try:
+        reg = from_dict(RegularizerConfig, config.get("regularizer") or {}, "the run's config", "regularizer.")
+    except ConfigError:
+        reg = None
+    if reg is not None and reg.document != "none":
+        parts.append(f"lambda_d {reg.lambda_d:g}" + (f" (effective {reg.effective_lambda_d:g}: naver's sum, "
+                                                     f"counted {reg.doc_count} times)" if reg.naver_sum else ""))
+    middle = (config.get("model") or {}).get("middle_from")
+    if middle:
+        parts.append(f"middle training: {MIDDLE_LABELS.get(middle, middle)}")
+    return "; ".join(parts)
+
+
+def _training_labels(frame: pd.DataFrame, systems: Sequence[str], runs: Mapping[str, Any]) -> list[str]:
+    """Each system's :func:`training_label`, through the training run its rows are linked to (a ``run`` column)."""
+    if "run" not in frame.columns:
+        return [""] * len(systems)
+    out = []
+    for s in systems:
+        linked = [r for r in frame.loc[frame["system"] == s, "run"] if isinstance(r, str) and r]
+        out.append(training_label(runs.get(linked[0])) if linked else "")
+    return out
+
+
 def efficiency_paper_table(frame: pd.DataFrame, *, name: str = "paper-efficient-splade",
-                           fmt: NumberFormat = NumberFormat(), fused_prefix: str = FUSED_PREFIX) -> Table:
+                           fmt: NumberFormat = NumberFormat(), fused_prefix: str = FUSED_PREFIX,
+                           runs: Mapping[str, Any] | None = None) -> Table:
     """One row per model of the efficiency benchmark's rows (fusions ``rrf-<model>`` give the fused column, not a
-    row of their own); see the module doc."""
+    row of their own), labelled with its training (:func:`training_label`) where the rows are linked to ``runs``;
+    see the module doc."""
     rows = result_rows(frame)
     systems = [s for s in dict.fromkeys(frame["system"])
                if not (str(s).startswith(fused_prefix) and str(s)[len(fused_prefix):] in set(frame["system"]))]
@@ -88,8 +129,15 @@ def efficiency_paper_table(frame: pd.DataFrame, *, name: str = "paper-efficient-
             f"{fused_prefix}<model> row of the benchmark)",
             *([f"engine settings: {settings}"] if settings else []),
             EFFICIENCY_PUBLISHED]
+    labels = pd.DataFrame({"model": systems})
+    training = _training_labels(frame, systems, runs or {})
+    if any(training):
+        labels["training"] = training
+        lead.append("training: the document regulariser's weight lambda_d as configured and, where the run used "
+                    "naver's sum (naver/splade's trainer adds FLOPS twice), the weight the loss used; where the "
+                    "run's middle-trained encoders came from (docs/efficiency-paper.md)")
     return _table(name, "Efficient SPLADE: MS MARCO dev effectiveness and latency, BEIR-13 alone and fused",
-                  pd.DataFrame({"model": systems}), values, text, lead + notes.lines(), best)
+                  labels, values, text, lead + notes.lines(), best)
 
 
 def _engine_settings(frame: pd.DataFrame, systems: Sequence[str]) -> str:

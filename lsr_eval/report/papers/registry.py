@@ -4,7 +4,7 @@ trade-off figure if it has one (see :mod:`lsr_eval.report.papers`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Literal
+from typing import Any, Callable, Literal, Mapping
 
 import pandas as pd
 
@@ -24,14 +24,17 @@ class PaperSection:
     frame: Literal["rows", "linked"]
     tradeoff: tuple[str, str] | None = None
     caption: str = ""  #: the figure's caption, with ``{measure}``, ``{cost}`` and ``{dataset}``
+    runs: bool = False  #: the table also reads the linked training runs (``runs=``: name -> TrainingRun)
 
-    def make_table(self, rows: pd.DataFrame, linked: pd.DataFrame, fmt: NumberFormat) -> Table:
-        return self.table(linked if self.frame == "linked" else rows, fmt=fmt)
+    def make_table(self, rows: pd.DataFrame, linked: pd.DataFrame, fmt: NumberFormat,
+                   runs: Mapping[str, Any] | None = None) -> Table:
+        extra = {"runs": runs or {}} if self.runs else {}
+        return self.table(linked if self.frame == "linked" else rows, fmt=fmt, **extra)
 
 
 #: benchmark name -> its paper's section
 PAPERS: dict[str, PaperSection] = {
     RESCALING_BENCHMARK: PaperSection(rescaling_paper_table, "linked", ("flops", "nDCG@10"),
                                       "{measure} against FLOPs on {dataset}, by backbone and k"),
-    EFFICIENCY_BENCHMARK: PaperSection(efficiency_paper_table, "rows"),
+    EFFICIENCY_BENCHMARK: PaperSection(efficiency_paper_table, "linked", runs=True),
 }

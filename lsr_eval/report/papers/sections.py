@@ -46,7 +46,7 @@ def paper_tables(rep: ReportContext, s: Section, name: str, rows, linked) -> Non
     paper = PAPERS.get(name)
     if paper is None:
         return
-    s.tables.append(rep.table(paper.make_table(rows, linked, rep.fmt)))
+    s.tables.append(rep.table(paper.make_table(rows, linked, rep.fmt, rep.results.training)))
     if paper.tradeoff is not None:
         cost, measure = paper.tradeoff
         frame = linked if paper.frame == "linked" else rows

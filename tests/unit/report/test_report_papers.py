@@ -128,3 +128,31 @@ def test_the_page_names_no_paper_and_no_study():
 
     assert [f.__name__ for f in BENCHMARK_PARTS] == ["seed_tables", "paper_tables"]
     assert [f.__name__ for f in SECTIONS] == ["rescaling_section"]
+
+
+def _run(name, config):
+    from lsr_eval.report.loading import TrainingRun
+
+    return TrainingRun(name, None, pd.DataFrame({"step": []}), {"config": config}, None, None)
+
+
+def test_efficiency_paper_table_labels_each_trained_row_with_its_training():
+    """lambda_d and, under naver's sum, the effective 2 x lambda_d; where the middle-trained start came from."""
+    frame = _efficiency_rows()
+    frame["run"] = ["efficient-splade-V-large" if s == "efficient-splade-V-large" else "" for s in frame["system"]]
+    runs = {"efficient-splade-V-large": _run("efficient-splade-V-large", {
+        "regularizer": {"query": "l1", "lambda_q": 5e-4, "document": "flops", "lambda_d": 5e-4, "naver_sum": True},
+        "model": {"path": "work/train/middle-distilbert-msmarco/model", "middle_from": "ours"}})}
+    t = efficiency_paper_table(frame, runs=runs)
+    assert list(t.labels["training"]) == [
+        "", "lambda_d 0.0005 (effective 0.001: naver's sum, counted 2 times); middle training: ours (lsr-eval "
+            "middle-train)", ""]
+    assert any("naver's sum" in n for n in t.notes)
+    # a run recorded before either key: lambda_d as configured, counted once, no start named
+    runs = {"efficient-splade-V-large": _run("efficient-splade-V-large", {"regularizer": {"lambda_d": 5e-3}})}
+    assert list(efficiency_paper_table(frame, runs=runs).labels["training"])[1] == "lambda_d 0.005"
+    # naver's start, and no linked run at all: no training column
+    runs["efficient-splade-V-large"].manifest["config"]["model"] = {"middle_from": "naver"}
+    assert "middle training: naver's mlm_flops checkpoints" in efficiency_paper_table(frame, runs=runs).labels.at[
+        1, "training"]
+    assert "training" not in efficiency_paper_table(_efficiency_rows()).labels.columns

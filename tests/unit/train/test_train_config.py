@@ -249,3 +249,11 @@ def test_naver_sum_off_keeps_every_earlier_identity(tmp_path):
     assert result_keys(older) == result_keys(before)
     on = load_config(write(tmp_path, with_(MINIMAL, "regularizer", naver_sum=True))).to_dict()
     assert result_keys(on)["regularizer.naver_sum"] is True and result_keys(on) != result_keys(before)
+
+
+def test_middle_from_is_named_validated_and_new_to_identities(tmp_path):
+    cfg = load_config(write(tmp_path, with_(MINIMAL, "model", middle_from="ours")))
+    assert cfg.model.middle_from == "ours" and result_keys(cfg.to_dict())["model.middle_from"] == "ours"
+    assert "model.middle_from" not in result_keys(load_config(write(tmp_path, MINIMAL)).to_dict())
+    with pytest.raises(ConfigError, match="'model.middle_from'='mine': expected one of naver, ours"):
+        load_config(write(tmp_path, with_(MINIMAL, "model", middle_from="mine")))
