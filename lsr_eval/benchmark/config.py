@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Literal, Sequence, get_args
 
 from lsr_eval.data.datasets import BeirFolder
-from lsr_eval.data.registry import BENCHMARKS, GROUPS, split_spec
+from lsr_eval.data.registry import BENCHMARKS, GROUPS, expand, split_spec
 from lsr_eval.engines.registry import check_engine, configure
 from lsr_eval.errors import ConfigError, InputError, LsrEvalError
 from lsr_eval.models.offline import OFFLINE_MODELS
@@ -98,13 +98,20 @@ class SignificanceEntry:
 class EfficiencyEntry:
     """Latency protocol: ``latency_queries`` queries after ``warmup`` unmeasured ones, ``hits`` per query, in
     ``rounds`` rounds over all systems (each query keeps its fastest time; see ``benchmark.run``), SPLADE queries
-    encoded on ``query_runtime`` (``torch``, or ``onnx``: :mod:`lsr_eval.models.onnx_query`)."""
+    encoded on ``query_runtime`` (``torch``, or ``onnx``: :mod:`lsr_eval.models.onnx_query`). ``latency_datasets``:
+    the datasets (their spec or label, a group's members by name) whose queries are timed; the others get FLOPs and
+    index sizes only (empty, the default: every dataset)."""
 
     latency_queries: int = 100
     warmup: int = 10
     hits: int = 1000
     rounds: int = 1
     query_runtime: str = "torch"
+    latency_datasets: tuple[str, ...] = ()
+
+    def times(self, entry: DatasetEntry, label: str) -> bool:
+        """Whether the dataset of ``entry`` (labelled ``label``) has its queries timed."""
+        return not self.latency_datasets or entry.spec in self.latency_datasets or label in self.latency_datasets
 
 
 #: Sweep keys -> (SpladeSettings field, point-label prefix, value type).
@@ -268,7 +275,25 @@ def load_config(path: str | os.PathLike) -> BenchmarkConfig:
         if eff.query_runtime not in QUERY_RUNTIMES:
             raise ConfigError(f"{where}: efficiency query_runtime={eff.query_runtime!r}; allowed: "
                               f"{', '.join(QUERY_RUNTIMES)}")
+        eff = dataclasses.replace(eff, latency_datasets=_latency_datasets(eff.latency_datasets, cfg.datasets,
+                                                                          where))
     return dataclasses.replace(cfg, fusion=tuple(fusion), significance=sig, efficiency=eff)
+
+
+def _latency_datasets(names: Any, datasets: tuple[DatasetEntry, ...], where: str) -> tuple[str, ...]:
+    """``efficiency.latency_datasets`` as a tuple, each name a dataset of the benchmark (spec, label or a group's
+    member)."""
+    if names in ((), None):
+        return ()
+    if not isinstance(names, (list, tuple)) or not names or not all(isinstance(n, str) for n in names):
+        raise ConfigError(f"{where}: efficiency latency_datasets={names!r}; expected a list of dataset names")
+    known = {n for e in datasets for n in (e.spec, e.label) if n}
+    known |= {m for e in datasets if e.spec in GROUPS for m in expand(e.spec)}
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise ConfigError(f"{where}: efficiency latency_datasets names {unknown[0]!r}, not a dataset of this "
+                          f"benchmark ({', '.join(sorted(known))})")
+    return tuple(names)
 
 
 def _number(x: Any) -> bool:

@@ -634,8 +634,11 @@ def _system_row(system: SystemEntry, ds: _DatasetRuns, bench: _Bench) -> None:
 
 def _latency_rows(ds: _DatasetRuns, bench: _Bench) -> None:
     """Latency of the dataset's pending systems (after every run: the rounds interleave the systems), into their
-    rows and each run's ``efficiency.json``."""
-    latencies = _measure_latencies(ds.pending, ds.dataset, bench.cfg.efficiency, ds.models, bench.work)
+    rows and each run's ``efficiency.json`` (FLOPs only on a dataset whose queries are not timed:
+    ``efficiency.latency_datasets``)."""
+    timed = bench.cfg.efficiency.times(ds.entry, ds.label)
+    latencies = _measure_latencies(ds.pending, ds.dataset, bench.cfg.efficiency, ds.models, bench.work) \
+        if timed else {}
     records: dict[str, tuple[Path, dict[str, Any]]] = {}
     for name, (_, run_dir) in ds.pending.items():
         record: dict[str, Any] = {"flops": ds.flops[name]}
@@ -643,7 +646,7 @@ def _latency_rows(ds: _DatasetRuns, bench: _Bench) -> None:
             columns, record["latency"] = _latency_columns(latencies[name])
             ds.by_name[name].cells.update(columns)
             ds.by_name[name].latency_samples_ms = latencies[name]["samples_ms"]["total"]
-        else:
+        elif timed:
             ds.by_name[name].cells["efficiency_status"] = RowStatus(Status.FAILED, "latency (see the log)")
         records[name] = (run_dir, record)
     ratios = _bm25_reference(ds.by_name, {name: system for name, (system, _) in ds.pending.items()})

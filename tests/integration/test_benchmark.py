@@ -172,6 +172,8 @@ def test_sweep_reuses_one_encoding_and_costs_every_system(tmp_path):
     ({"sweep": [{"system": "splade"}]}, "nothing to sweep; give one or more of doc_top_k"),
     ({"sweep": [{"system": "splade", "top_k": [5]}]}, "unknown key 'top_k'; allowed: doc_threshold, doc_top_k"),
     ({"efficiency": {"latency_queries": 0}}, "latency_queries=0"),
+    ({"efficiency": {"latency_datasets": ["nope"]}}, "latency_datasets names 'nope', not a dataset of this benchmark"),
+    ({"efficiency": {"latency_datasets": "tiny"}}, "latency_datasets='tiny'; expected a list of dataset names"),
 ])
 def test_config_is_validated_before_anything_runs(tmp_path, over, message):
     path = _config(tmp_path, **over)
@@ -333,3 +335,25 @@ def test_latency_ratios_to_the_same_engines_bm25_and_query_encoder_gflop(tmp_pat
     assert (search["query_algorithm"], search["block_max_data"]) == ("block_max_wand", "quantized.q0.bmw.40")
     bm25_search = json.loads((runs / "bm25-pisa" / "tiny" / "manifest.json").read_text())["search"]
     assert (bm25_search["scorer"], bm25_search["block_max_data"]) == ("bm25", "bm25.k1-0.9.b-0.4.q0.bmw.40")
+
+
+def test_latency_is_timed_only_on_the_datasets_asked_for(tmp_path):
+    """``efficiency.latency_datasets``: the listed dataset's rows have latency, the other's FLOPs only (no latency
+    cell, no failure)."""
+    import yaml
+
+    path = _config(tmp_path, fusion=[], significance=None)
+    cfg = yaml.safe_load(open(path))
+    cfg["datasets"].append({**cfg["datasets"][0], "label": "tiny-untimed"})
+    cfg["efficiency"]["latency_datasets"] = ["tiny"]
+    with open(path, "w") as f:
+        yaml.safe_dump(cfg, f)
+    assert main(["benchmark", path, "--work-dir", str(tmp_path / "work"), "--threads", "1"]) == 0
+    table = pd.read_csv(tmp_path / "results" / "table.csv")
+    assert (table["status"] == "ok").all()
+    timed, untimed = (table[table["dataset"] == d].set_index("system") for d in ("tiny", "tiny-untimed"))
+    assert (timed["latency_p50_ms"] > 0).all() and untimed["latency_p50_ms"].isna().all()
+    assert (untimed.loc["splade", "flops"] > 0) and untimed.loc["splade", "flops"] == timed.loc["splade", "flops"]
+    record = json.loads((tmp_path / "work" / "benchmarks" / "tiny" / "runs" / "splade" / "tiny-untimed" /
+                         "efficiency.json").read_text())
+    assert "flops" in record and "latency" not in record

@@ -1,7 +1,10 @@
 """The papers' chains as a networked cluster runs them: every config that ``pipelines/paper_*.sh all`` reaches,
 walked in the order the script runs its commands (the script itself, with ``LSR_EVAL=echo``). No paper config builds
 a random encoder, and every local input (a model, a teacher file, negatives, a run) is made by an earlier stage of
-the same chain; hub ids and ir_datasets ids are fetched where the chain runs."""
+the same chain; hub ids and ir_datasets ids are fetched where the chain runs. The efficiency chain offline, through
+a stand-in lsr-eval: its first check gates the training both ways (a stand-in "released" pair that misses its card
+stops it with one line; pairs that meet theirs let it go on), naver's middle-trained checkpoints are its default (a
+stand-in tarball, checked against its lock file), and latency is timed on MS MARCO dev only."""
 
 from __future__ import annotations
 
@@ -89,12 +92,16 @@ def test_no_paper_config_builds_a_random_encoder_and_every_input_is_made_earlier
 def test_the_efficiency_chain_is_data_middle_train_evaluate():
     cmds = commands(REPO / "pipelines" / "paper_efficient_splade.sh")
     verbs = [c[0] for c in cmds]
-    assert verbs == ["teacher-scores", "middle-train", "middle-train", "grid", "benchmark", "report"]
+    # the first check first: naver's released pairs against their cards, before anything trains
+    assert verbs == ["benchmark", "check-published", "teacher-scores", "middle-train", "middle-train", "grid",
+                     "benchmark", "report"]
+    assert cmds[0][1] == cmds[1][1] == "pipelines/benchmarks/efficient-splade-released.yaml"
+    assert cmds[1][2:] == ["--expect", "pipelines/data/efficient-splade-model-cards.json"]
     grid = cmds[verbs.index("grid")]
     assert grid[grid.index("--set") + 1] == "model.middle_from=ours"     # our middle training: every run says so
     reached, _, _ = walk(REPO / "pipelines" / "paper_efficient_splade.sh")
     assert "pipelines/train/middle-bert-tiny-msmarco.yaml" in reached          # VI-BT's query encoder
-    assert len([c for c in reached if "efficient-splade-" in c]) == 8      # V, VI-BT x 3; VI-doc x 2
+    assert len([c for c in reached if c.startswith("pipelines/train/efficient-splade-")]) == 8   # V, VI-BT; VI-doc
 
 
 def test_the_walk_finds_a_build_and_an_input_no_stage_makes(tmp_path, monkeypatch):
@@ -192,3 +199,99 @@ def test_middle_from_is_naver_or_ours():
     out = subprocess.run(["bash", str(REPO / "pipelines" / "paper_efficient_splade.sh"), "train"], capture_output=True,
                          text=True, env={**os.environ, "LSR_EVAL": "echo", "MIDDLE_FROM": "mine"})
     assert out.returncode == 2 and out.stderr.strip() == "MIDDLE_FROM=mine: expected naver (the default) or ours"
+
+
+#: A stand-in lsr-eval for the chain: the released pairs' benchmark writes the table given in $RELEASED_TABLE (a
+#: stand-in "released" pair's figures), check-published and check-archive run, every other command is printed.
+STUB = """#!/usr/bin/env bash
+case "$1" in
+    check-published|check-archive) exec "$PYTHON" -m lsr_eval.cli "$@" ;;
+    benchmark) if [ "$2" = pipelines/benchmarks/efficient-splade-released.yaml ]; then
+                   mkdir -p results/benchmarks/efficient-splade-released
+                   cp "$RELEASED_TABLE" results/benchmarks/efficient-splade-released/table.json
+               fi ;;
+esac
+echo "$@"
+"""
+
+
+def _released(tmp_path: Path, v_large: tuple[float, float], bt_large: tuple[float, float]) -> Path:
+    """A stand-in for the released pairs' MS MARCO dev rows (RR@10, R@1000 as fractions)."""
+    rows = [{"dataset": "msmarco-dev", "system": f"naver-efficient-splade-{size}", "status": "ok", "RR@10": rr,
+             "R@1000": r1000} for size, (rr, r1000) in (("V-large", v_large), ("VI-BT-large", bt_large))]
+    path = tmp_path / "released-table.json"
+    path.write_text(json.dumps(rows))
+    return path
+
+
+def _chain_all(tmp_path: Path, table: Path, *args: str, **env: str):
+    """``paper_efficient_splade.sh all`` in a copy of the chain (naver's tarball a stand-in, the default middle),
+    through :data:`STUB`."""
+    import shutil
+
+    repo = _naver_repo(tmp_path)
+    for yaml_file in ("efficient-splade-released.yaml", "paper-efficient-splade.yaml"):
+        (repo / "pipelines" / "benchmarks").mkdir(exist_ok=True)
+        shutil.copy(REPO / "pipelines" / "benchmarks" / yaml_file, repo / "pipelines" / "benchmarks")
+    shutil.copy(REPO / "pipelines" / "data" / "efficient-splade-model-cards.json", repo / "pipelines" / "data")
+    stub = tmp_path / "lsr"
+    stub.write_text(STUB)
+    out = _chain(repo, "all", *args, lsr=f"bash {stub}", PYTHON=sys.executable, RELEASED_TABLE=str(table), **env)
+    return repo, out
+
+
+def test_the_gate_stops_the_chain_with_one_line_when_a_released_pair_misses_its_card(tmp_path):
+    """VI-BT-large's RR@10 0.25 points under its card's 38.0: the chain stops after the check, before the data,
+    middle and training stages, with one line naming the miss; the verdict is recorded."""
+    table = _released(tmp_path, (0.3880, 0.9800), (0.3775, 0.9780))
+    repo, out = _chain_all(tmp_path, table)
+    assert out.returncode != 0
+    assert out.stdout.splitlines() == ["benchmark pipelines/benchmarks/efficient-splade-released.yaml"]
+    [line] = out.stderr.strip().splitlines()
+    assert line.startswith("lsr-eval check-published: error: results/benchmarks/efficient-splade-released misses")
+    assert "naver-efficient-splade-VI-BT-large RR@10 37.75, published 38 (off by 0.25 > 0.2 points)" in line
+    assert "V-large RR@10" not in line and "--skip-check" in line
+    record = json.loads((repo / "results" / "benchmarks" / "efficient-splade-released" / "published-check.json")
+                        .read_text())
+    assert record["status"] == "failed"
+
+
+def test_the_gate_lets_the_chain_go_on_when_both_pairs_meet_their_cards(tmp_path):
+    """Both within 0.2 points: the chain goes on, with naver's checkpoints (the default, a stand-in tarball checked
+    and recorded) and every trained run labelled with them; latency on MS MARCO dev only."""
+    table = _released(tmp_path, (0.3870, 0.9815), (0.3815, 0.9790))
+    repo, out = _chain_all(tmp_path, table)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert "meets pipelines/data/efficient-splade-model-cards.json within 0.2 points" in lines[1]
+    verbs = [line.split()[0] for line in lines]
+    # check (benchmark, then check-published's line), data, naver's tarball checked (check-archive's line, no
+    # middle-train), train, evaluate, report
+    assert verbs == ["benchmark", "results/benchmarks/efficient-splade-released", "teacher-scores",
+                     "work/downloads/mlm_flops.tar.gz:", "grid", "benchmark", "report"]
+    assert "--set model.middle_from=naver" in lines[4]
+    assert json.loads((repo / "pipelines" / "data" / "naver-mlm-flops.json").read_text())["files_BERTiny"] == 1
+    assert (repo / "work" / "train" / "middle-bert-tiny-msmarco" / "model" / "config.json").is_file()
+
+
+def test_skip_check_goes_on_without_the_check_and_records_it(tmp_path):
+    table = _released(tmp_path, (0.30, 0.90), (0.30, 0.90))          # would miss: never compared
+    for how in ({"args": ("--skip-check",), "env": {}}, {"args": (), "env": {"SKIP_CHECK": "1"}}):
+        repo, out = _chain_all(tmp_path / str(len(how["args"])), table, *how["args"], **how["env"])
+        assert out.returncode == 0, out.stderr
+        assert "skipped (asked for): nothing compared" in out.stdout.splitlines()[0]
+        assert not any(line.startswith("benchmark pipelines/benchmarks/efficient-splade-released")
+                       for line in out.stdout.splitlines())
+        record = json.loads((repo / "results" / "benchmarks" / "efficient-splade-released" /
+                             "published-check.json").read_text())
+        assert record["status"] == "skipped"
+
+
+def test_latency_is_timed_on_ms_marco_dev_only():
+    """The new timing protocol: BEIR-13 and DL19 get FLOPs and index sizes, no latency (the table shows none)."""
+    from lsr_eval.benchmark.config import load_config
+
+    bench = load_config(REPO / "pipelines" / "benchmarks" / "paper-efficient-splade.yaml")
+    assert bench.efficiency.latency_datasets == ("msmarco-dev",)
+    assert [d for d in bench.datasets if bench.efficiency.times(d, d.spec)] == [bench.datasets[0]]
+    assert bench.datasets[0].spec == "msmarco-dev"
