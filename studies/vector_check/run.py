@@ -62,9 +62,11 @@ def measure(collection: Path, repeats: int, warmup: int, threads: int, scratch: 
 
 
 def check_peak(collection: Path) -> tuple[int, dict]:
-    """The check's peak Python memory over one pass (bytes), and its counts."""
+    """The check's peak Python memory over one pass (bytes), and its counts; an untimed, untraced pass first (a bad
+    collection stops there; the imports it makes are not the check's memory)."""
     from lsr_eval.export.collection import JAVA_INT, check_collection
 
+    check_collection(collection, JAVA_INT)
     tracemalloc.start()
     try:
         counts = check_collection(collection, JAVA_INT)
