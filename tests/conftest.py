@@ -22,6 +22,19 @@ def run_script(path: str, argv: list[str]) -> int:
     return subprocess.run([sys.executable, str(REPO / path), *argv], check=False).returncode
 
 
+def load_script(path: str, name: str):
+    """The study script at ``path`` (relative to the checkout) as the module ``name``, loaded once: for the tests
+    that check a study's own rules on hand-made inputs (a folder of scripts, not a package)."""
+    import importlib.util
+
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, REPO / path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module          # dataclasses look their module up
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
 #: The suite's JVMs each run seconds of Anserini: the serial collector, and C2 compiling only methods 4-10x hotter
 #: than its defaults ask, spend less CPU on them (SciFact's BM25 index, search and impact index: 34 -> 28 CPU-s).
 #: Results do not depend on either (Java's float arithmetic is strict), only the time they take.

@@ -5,27 +5,14 @@ committed regime.json (whose pages tests/unit/test_confirm_rescale_regime.py che
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
-import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO, shared_path
+from conftest import REPO, load_script, shared_path
 
-
-def _load():
-    name = "confirm_rescale_regime"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, REPO / "studies/confirm_rescale_nfcorpus/regime.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-R = _load()
+R = load_script("studies/confirm_rescale_nfcorpus/regime.py", "confirm_rescale_regime")
 
 
 def test_the_judged_regime_is_the_committed_runs_on_nfcorpus():

@@ -8,29 +8,15 @@ in tests/integration/test_confirm_rescale_regime_data.py."""
 from __future__ import annotations
 
 import csv
-import importlib.util
 import json
 import math
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
+from conftest import REPO, load_script
 
-REPO = Path(__file__).resolve().parents[2]
-
-
-def _load():
-    name = "confirm_rescale_regime"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, REPO / "studies/confirm_rescale_nfcorpus/regime.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-R = _load()
+R = load_script("studies/confirm_rescale_nfcorpus/regime.py", "confirm_rescale_regime")
 REGIME = REPO / R.OUT
 
 
