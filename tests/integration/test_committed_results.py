@@ -223,6 +223,10 @@ CHECKED_ABOVE = ("benchmarks/*", "benchmarks/*/runs/*/*", "report", "reproduce",
                  "train/*", "train/*/dev-*", "train/*/dev", "train/*/heldout",
                  "train/*/inspect-head/*",  # the last two: also tests/unit/test_rescale_mlm_study.py
                  "studies/*/runs/*/dev", "studies/*/runs/*/test",
+                 # the rescaling study's exploratory controls: tests/unit/test_confirm_rescale_controls.py
+                 "studies/confirm-rescale-nfcorpus-controls/step0/*/dev",
+                 "studies/confirm-rescale-nfcorpus-controls/step0/*/test",
+                 "studies/confirm-rescale-nfcorpus-controls/long/*/*/dev",
                  "studies/msmarco-scale-generator",  # tests/unit/test_msmarco_scale_generator.py
                  "studies/msmarco-scale-memory",
                  "studies/msmarco-scale-8.8m")  # the last two: tests/unit/test_msmarco_scale_memory.py
