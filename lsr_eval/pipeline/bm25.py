@@ -71,6 +71,14 @@ class Bm25Settings:
             raise ConfigError(f"BM25 on pisa has no engine option {unknown[0]!r}; allowed: "
                               f"{', '.join(PISA_BM25_OPTIONS)} (k1 and b are the system's own)")
 
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> Bm25Settings:
+        """The settings a run's manifest records (its ``experiment``, as :meth:`resolved` wrote it): every one, so
+        that a replay (``lsr-eval reproduce``) is the same experiment, BM25 on PISA and multifield included."""
+        fields = record.get("fields")
+        return cls(**{k: record[k] for k in ("k1", "b", "hits", "remove_query", "engine", "engine_options")
+                      if k in record}, fields=tuple(fields) if fields else None)
+
     @property
     def method(self) -> str:
         return "bm25-multifield" if self.fields else "bm25-flat"

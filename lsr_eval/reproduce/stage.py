@@ -1,9 +1,10 @@
 """One committed ``lsr-eval bm25`` or ``lsr-eval splade`` run, rerun from its manifest.
 
-The settings are the recorded ones (the experiment: BM25 ``k1``, ``b``, hits; every SPLADE setting, the precision
-as resolved then), the dataset the one the recorded command named (its folder located here, ``--path-map``
-applied), checked against the recorded data; the model by its recorded sha256 or file sizes. One row, named after
-the folder (a training run's ``dev-finetuned``) or the dataset and method: the run's record with its metrics.
+The settings are the recorded ones (the experiment: every BM25 setting, engine and fields included; every SPLADE
+setting, the precision as resolved then), the dataset the one the recorded command named (its folder located here,
+``--path-map`` applied), checked against the recorded data; the model by its recorded sha256 or file sizes. One row,
+named after the folder (a training run's ``dev-finetuned``) or the dataset and method: the run's record with its
+metrics.
 """
 
 from __future__ import annotations
@@ -60,9 +61,7 @@ def _rerun(manifest: Mapping[str, Any], dataset, model: str | None, options: Opt
         if manifest.get("stage") == "bm25":
             from lsr_eval.pipeline.bm25 import Bm25Settings, run_bm25
 
-            settings = Bm25Settings(**{k: experiment[k] for k in ("k1", "b", "hits", "remove_query")
-                                       if k in experiment})
-            run_bm25(dataset, out, work, settings, threads=options.threads)
+            run_bm25(dataset, out, work, Bm25Settings.from_record(experiment), threads=options.threads)
         else:
             from lsr_eval.pipeline.settings import SpladeSettings
             from lsr_eval.pipeline.splade import run_splade
