@@ -6,9 +6,10 @@ import argparse
 
 from lsr_eval.commands._common import stage_folder
 from lsr_eval.commands._engine_args import add_engine_arguments, engine_options
+from lsr_eval.engines.registry import ENGINES
 
 NAME = "index"
-HELP = ("index a JsonVectorCollection (--kind impact, with --engine anserini|pisa|seismic) or a JsonCollection "
+HELP = (f"index a JsonVectorCollection (--kind impact, with --engine {'|'.join(ENGINES)}) or a JsonCollection "
         "(--kind bm25-flat, Anserini)")
 
 
