@@ -8,6 +8,11 @@ from typing import Any
 from lsr_eval.engines.registry import DEFAULT_ENGINE, ENGINES, parse_option
 
 
+def engine_names() -> str:
+    """The registered engines as a help text writes them (``anserini|pisa|...``)."""
+    return "|".join(ENGINES)
+
+
 def add_engine_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--engine", default=DEFAULT_ENGINE, choices=list(ENGINES),
                    help="retrieval engine: " + "; ".join(f"{k}: {v.summary}" for k, v in ENGINES.items()))

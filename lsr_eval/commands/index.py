@@ -5,11 +5,10 @@ from __future__ import annotations
 import argparse
 
 from lsr_eval.commands._common import stage_folder
-from lsr_eval.commands._engine_args import add_engine_arguments, engine_options
-from lsr_eval.engines.registry import ENGINES
+from lsr_eval.commands._engine_args import add_engine_arguments, engine_names, engine_options
 
 NAME = "index"
-HELP = (f"index a JsonVectorCollection (--kind impact, with --engine {'|'.join(ENGINES)}) or a JsonCollection "
+HELP = (f"index a JsonVectorCollection (--kind impact, with --engine {engine_names()}) or a JsonCollection "
         "(--kind bm25-flat, Anserini)")
 
 
