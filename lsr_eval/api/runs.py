@@ -141,9 +141,9 @@ def bm25(dataset: Dataset | str, out: str | os.PathLike | None = None, work: str
     """
     from lsr_eval.pipeline.bm25 import Bm25Settings, run_bm25, search_bm25
 
-    ds = load_dataset(dataset) if isinstance(dataset, str) else dataset
     settings = Bm25Settings(k1=k1, b=b, hits=hits, remove_query=remove_query, fields=tuple(fields) if fields else None,
-                            engine=engine, engine_options=engine_options)
+                            engine=engine, engine_options=engine_options)   # checked before the data is read
+    ds = load_dataset(dataset) if isinstance(dataset, str) else dataset
     if out is not None:
         return run_bm25(ds, out, work_dir(work), settings, threads=threads, overwrite=overwrite).run
     run, _ = search_bm25(ds, work_dir(work), settings, threads)

@@ -20,7 +20,9 @@ from lsr_eval.data.registry import BENCHMARKS, GROUPS, expand, split_spec
 from lsr_eval.engines.registry import check_engine, configure
 from lsr_eval.errors import ConfigError, InputError, LsrEvalError
 from lsr_eval.models.offline import OFFLINE_MODELS
-from lsr_eval.pipeline.settings import SpladeSettings
+from lsr_eval.models.options import QueryRuntime
+from lsr_eval.pipeline.settings import STAGE_OF, STAGES, SpladeSettings
+from lsr_eval.settings import SettingError, check_as, setting, validate
 
 SystemKind = Literal["bm25", "splade", "run"]
 #: Keys of a ``kind: run`` system besides ``name`` and ``kind``.
@@ -58,8 +60,11 @@ class SystemEntry:
 class CrossValidation:
     """``tune: {cv: K, seed: S}``: K-fold cross-validation over the reported queries, folds drawn with ``seed``."""
 
-    cv: int
-    seed: int = 0
+    cv: int = setting(ge=2, unit="folds", help="folds of the cross-validation over the reported queries")
+    seed: int = setting(0, help="the seed the folds are drawn with")
+
+    def __post_init__(self) -> None:
+        validate(self)
 
 
 @dataclass(frozen=True)
@@ -78,16 +83,33 @@ class FusionEntry:
         return self.tune is True
 
 
+def _tests() -> tuple[str, ...]:
+    """The paired tests (read when checked: the significance package loads numpy)."""
+    from lsr_eval.significance.compare import TESTS
+
+    return TESTS
+
+
+def _corrections() -> tuple[str, ...]:
+    from lsr_eval.significance.correction import CORRECTIONS
+
+    return CORRECTIONS
+
+
 @dataclass(frozen=True)
 class SignificanceEntry:
     baseline: str | tuple[str, ...]  #: one system, or several (each tested on its own)
-    test: str = "t-test"
-    alpha: float = 0.05
+    test: str = setting("t-test", choices=_tests, help="the paired test (lsr_eval.significance.compare)")
+    alpha: float = setting(0.05, gt=0, lt=1, help="the family's significance level")
     measures: tuple[str, ...] = ()
-    correction: str = "bonferroni"   #: bonferroni, holm or bh (lsr_eval.significance.correction)
-    #: the family: each dataset's table (False), or every dataset's (system, measure) pairs together, with pooled
-    #: rows tested over the datasets' means (True; lsr_eval.benchmark.run._across_datasets)
-    across_datasets: bool = False
+    correction: str = setting("bonferroni", choices=_corrections, help="the multiple-comparison correction "
+                                                        "(lsr_eval.significance.correction)")
+    across_datasets: bool = setting(False, help="the family: each dataset's table (false), or every dataset's "
+                                                "(system, measure) pairs together, pooled rows tested over the "
+                                                "datasets' means (true)")
+
+    def __post_init__(self) -> None:
+        validate(self)
 
     @property
     def baselines(self) -> tuple[str, ...]:
@@ -102,24 +124,28 @@ class EfficiencyEntry:
     the datasets (their spec or label, a group's members by name) whose queries are timed; the others get FLOPs and
     index sizes only (empty, the default: every dataset)."""
 
-    latency_queries: int = 100
-    warmup: int = 10
-    hits: int = 1000
-    rounds: int = 1
-    query_runtime: str = "torch"
+    latency_queries: int = setting(100, ge=1, unit="queries", help="queries timed per dataset")
+    warmup: int = setting(10, ge=0, unit="queries", help="unmeasured queries first")
+    hits: int = setting(1000, ge=1, help="hits per timed query")
+    rounds: int = setting(1, ge=1, help="rounds over all systems (each query keeps its fastest time)")
+    query_runtime: QueryRuntime = setting("torch", help="where SPLADE queries are encoded (torch, or onnx: "
+                                                        "lsr_eval.models.onnx_query)")
     latency_datasets: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        validate(self)
 
     def times(self, entry: DatasetEntry, label: str) -> bool:
         """Whether the dataset of ``entry`` (labelled ``label``) has its queries timed."""
         return not self.latency_datasets or entry.spec in self.latency_datasets or label in self.latency_datasets
 
 
-#: Sweep keys -> (SpladeSettings field, point-label prefix, value type).
-SWEEP_KEYS: dict[str, tuple[str, str, type]] = {
-    "doc_top_k": ("prune_doc_top_k", "d", int),
-    "doc_threshold": ("prune_doc_threshold", "dt", float),
-    "query_top_k": ("query_top_k", "q", int),
-    "query_threshold": ("query_threshold", "qt", float),
+#: Sweep keys -> (the SpladeSettings field each sets, whose declaration checks its values; point-label prefix).
+SWEEP_KEYS: dict[str, tuple[str, str]] = {
+    "doc_top_k": ("prune_doc_top_k", "d"),
+    "doc_threshold": ("prune_doc_threshold", "dt"),
+    "query_top_k": ("query_top_k", "q"),
+    "query_threshold": ("query_threshold", "qt"),
 }
 
 
@@ -245,39 +271,27 @@ def load_config(path: str | os.PathLike) -> BenchmarkConfig:
                 raise ConfigError(f"{where}: significance baseline must name a system or a list of distinct "
                                   f"systems, got {baseline!r}")
             baseline = tuple(baseline)
-        sig = SignificanceEntry(**{**sig, "baseline": baseline,
-                                   "measures": _measures(sig.get("measures"), f"{where}: significance")})
+        sig = _make(SignificanceEntry, {**sig, "baseline": baseline,
+                                        "measures": _measures(sig.get("measures"), f"{where}: significance")},
+                    f"{where}: significance")
         for b in sig.baselines:
             if b not in all_names + fusion_names:
                 raise ConfigError(f"{where}: significance baseline {b!r} is not a system; systems: "
                                   f"{', '.join(all_names + fusion_names)}")
-        from lsr_eval.significance.compare import TESTS
-
-        if sig.test not in TESTS:
-            raise ConfigError(f"{where}: significance test {sig.test!r}; allowed: {', '.join(TESTS)}")
-        if not _number(sig.alpha) or not 0 < sig.alpha < 1:
-            raise ConfigError(f"{where}: significance alpha={sig.alpha!r}; expected a number in (0, 1)")
-        from lsr_eval.significance.correction import CORRECTIONS
-
-        if sig.correction not in CORRECTIONS:
-            raise ConfigError(f"{where}: significance correction {sig.correction!r}; allowed: {', '.join(CORRECTIONS)}")
-        if not isinstance(sig.across_datasets, bool):
-            raise ConfigError(f"{where}: significance across_datasets={sig.across_datasets!r}; expected true or false")
     eff = raw.get("efficiency")
     if eff is not None:
-        eff = EfficiencyEntry(**_build(EfficiencyEntry, eff, f"{where}: efficiency"))
-        for name, low in (("latency_queries", 1), ("warmup", 0), ("hits", 1), ("rounds", 1)):
-            value = getattr(eff, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < low:
-                raise ConfigError(f"{where}: efficiency {name}={value!r}; expected an integer >= {low}")
-        from lsr_eval.models.options import QUERY_RUNTIMES
-
-        if eff.query_runtime not in QUERY_RUNTIMES:
-            raise ConfigError(f"{where}: efficiency query_runtime={eff.query_runtime!r}; allowed: "
-                              f"{', '.join(QUERY_RUNTIMES)}")
+        eff = _make(EfficiencyEntry, _build(EfficiencyEntry, eff, f"{where}: efficiency"), f"{where}: efficiency")
         eff = dataclasses.replace(eff, latency_datasets=_latency_datasets(eff.latency_datasets, cfg.datasets,
                                                                           where))
     return dataclasses.replace(cfg, fusion=tuple(fusion), significance=sig, efficiency=eff)
+
+
+def _make(cls, data: dict[str, Any], where: str):
+    """``cls(**data)``, a setting's error said of ``where`` (the file and entry)."""
+    try:
+        return cls(**data)
+    except SettingError as e:
+        raise e.at(where) from None
 
 
 def _latency_datasets(names: Any, datasets: tuple[DatasetEntry, ...], where: str) -> tuple[str, ...]:
@@ -354,17 +368,7 @@ def _tune(value: Any, where: str) -> bool | CrossValidation:
         return value
     if not isinstance(value, dict):
         raise ConfigError(f"{where}: expected true, false or {{cv: K, seed: S}}, got {value!r}")
-    data = _build(CrossValidation, value, where)
-    from lsr_eval.fusion.cross_validation import check_k
-
-    try:
-        check_k(data["cv"])
-    except ConfigError as e:
-        raise ConfigError(f"{where}: {e}") from None
-    seed = data.get("seed", 0)
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise ConfigError(f"{where}: seed={seed!r}; expected an integer")
-    return CrossValidation(data["cv"], seed)
+    return _make(CrossValidation, _build(CrossValidation, value, where), where)
 
 
 def _run_params(params: dict[str, Any], folder: Path, where: str) -> dict[str, Any]:
@@ -424,17 +428,18 @@ def _sweep(raw: Any, systems: dict[str, SystemEntry], where: str) -> SweepEntry:
         raise ConfigError(f"{where}: sweeps a {'non-splade' if base else 'unknown'} system {data['system']!r}; "
                           f"splade systems: {', '.join(splade) or 'none'}")
     values: dict[str, tuple] = {}
-    for key, (_, _, kind) in SWEEP_KEYS.items():
+    for key in SWEEP_KEYS:
         given = data.get(key)
         if given is None:
             continue
         if not isinstance(given, list) or not given:
             raise ConfigError(f"{where}: {key} must be a non-empty list of values, got {given!r}")
-        for v in given:
-            if kind is int and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
-                raise ConfigError(f"{where}: {key} value {v!r}; expected integers >= 1")
-            if kind is float and (not _number(v) or v < 0):
-                raise ConfigError(f"{where}: {key} value {v!r}; expected finite numbers >= 0")
+        target = SWEEP_KEYS[key][0]
+        for v in given:   # each value as the setting it sets declares it
+            try:
+                check_as(STAGES[STAGE_OF[target]], target, v, name=key)
+            except SettingError as e:
+                raise e.at(where) from None
         if len(set(given)) != len(given):
             raise ConfigError(f"{where}: {key} repeats a value: {given}")
         values[key] = tuple(given)
@@ -537,16 +542,15 @@ def _check_system_params(kind: str, params: dict[str, Any], where: str) -> None:
         raise ConfigError(f"{where}: unknown key {unknown[0]!r} for a {kind} system; "
                           f"allowed: {', '.join(sorted(allowed))}")
     if kind == "bm25":
-        k1, b = params.get("k1", 0.9), params.get("b", 0.4)
-        if not (_number(k1) and _number(b)) or k1 < 0 or not 0 <= b <= 1:
-            raise ConfigError(f"{where}: BM25 needs k1 >= 0 and 0 <= b <= 1, got k1={k1!r}, b={b!r}")
         from lsr_eval.pipeline.bm25 import Bm25Settings
 
         try:
-            settings = Bm25Settings(**params)
+            settings = _make(Bm25Settings, params, where)
             if settings.engine == "pisa":
                 settings.pisa_engine()   # PISA checks its options' values
-        except (ConfigError, TypeError) as e:
+        except SettingError:
+            raise
+        except ConfigError as e:
             raise ConfigError(f"{where}: {e}") from e
         return
     for key in ("model", "query_model"):
@@ -555,6 +559,8 @@ def _check_system_params(kind: str, params: dict[str, Any], where: str) -> None:
 
     try:   # the stages' own validation (types, ranges, choices), then the engine's options
         SpladeSettings.from_flat(**params)
+    except SettingError as e:
+        raise e.at(where) from None
     except ConfigError as e:
         raise ConfigError(f"{where}: {e}") from None
     _check_engine(params, where)

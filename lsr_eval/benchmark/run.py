@@ -495,7 +495,7 @@ def _system_columns(system: SystemEntry) -> dict[str, Any]:
         row["precision"] = _splade_settings(system).resolved_precision().name
     if system.sweep:
         row.update(sweep=system.sweep, point=system.point)
-        for key, (field, _, _) in SWEEP_KEYS.items():
+        for key, (field, _) in SWEEP_KEYS.items():
             if field in system.params and system.params[field] is not None:
                 row[key] = system.params[field]
     return row

@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from lsr_eval.engines.registry import DEFAULT_ENGINE, ENGINES, parse_option
+from lsr_eval.commands.options import add_setting
+from lsr_eval.engines.registry import ENGINES, parse_option
+from lsr_eval.pipeline.settings import SearchOptions
 
 
 def engine_names() -> str:
@@ -14,8 +16,7 @@ def engine_names() -> str:
 
 
 def add_engine_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--engine", default=DEFAULT_ENGINE, choices=list(ENGINES),
-                   help="retrieval engine: " + "; ".join(f"{k}: {v.summary}" for k, v in ENGINES.items()))
+    add_setting(p, SearchOptions, "engine", note=": " + "; ".join(f"{k}: {v.summary}" for k, v in ENGINES.items()))
     p.add_argument("--engine-option", action="append", default=[], metavar="KEY=VALUE",
                    help="an engine build setting or search knob (repeatable), e.g. query_cut=10 heap_factor=0.7 "
                         "for seismic (a smaller heap_factor scores more blocks: slower, closer to exact), "

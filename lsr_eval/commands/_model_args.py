@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from lsr_eval.commands.options import add_device, add_precision
-from lsr_eval.defaults import DEFAULT_SCALE, LUCENE_MAX_CLAUSES
+from lsr_eval.commands.options import add_device, add_setting
 from lsr_eval.models.offline import resolve_model
 from lsr_eval.pipeline.settings import (
     EncodeOptions,
@@ -26,25 +25,20 @@ def add_model_arguments(p: argparse.ArgumentParser) -> None:
                    help="a separate query encoder (folder, hub id or offline alias); or inference-free: 'idf' (the "
                         "corpus's IDF on the document tokenizer, counted once and cached), an OpenSearch doc-only "
                         "or sentence-transformers SparseStaticEmbedding folder, or static:<folder or hub id>")
-    p.add_argument("--head-init", default="auto", help="head initialisation rule (see lsr-eval inspect-head)")
-    p.add_argument("--rescale-k", type=float, help="divide the MLM head by k before use")
+    add_setting(p, LoadOptions, "head_init")
+    add_setting(p, LoadOptions, "rescale_k")
     p.add_argument("--trust-remote-code", action="store_true",
                    help="run model code shipped with the checkpoint (e.g. Alibaba-NLP/gte-en-mlm-base)")
-    p.add_argument("--max-length-q", type=int)
-    p.add_argument("--max-length-d", type=int)
-    p.add_argument("--doc-top-k", type=int, help="keep the top-k terms per document")
-    p.add_argument("--query-top-k", type=int, help="keep the top-k terms per query")
-    p.add_argument("--threshold", type=float, default=EncodeOptions.threshold, help="drop weights <= threshold")
+    for name in ("max_length_q", "max_length_d", "doc_top_k", "query_top_k", "threshold"):
+        add_setting(p, EncodeOptions, name)
     p.add_argument("--keep-special", action="store_true", help="keep special tokens ([CLS], [SEP], ...)")
-    add_precision(p, note=" (fp32 elsewhere: emulated bf16 is 3-40x slower)")
+    add_setting(p, LoadOptions, "precision", note="; fp32 elsewhere: emulated bf16 is 3-40x slower; the resolved "
+                                                  "precision is recorded")
     p.add_argument("--bf16", action="store_true", help="deprecated: --precision bf16 (kept for one release)")
     add_device(p, why="cuda:LOCAL_RANK when CUDA is available, else cpu")
-    p.add_argument("--batch-size", type=int, default=EncodeOptions.batch_size)
-    p.add_argument("--scale", type=float, default=float(DEFAULT_SCALE),
-                   help="quantisation scale: impact = round(w * scale)")
-    p.add_argument("--max-clauses", type=int, default=LUCENE_MAX_CLAUSES,
-                   help="terms allowed per query (Lucene's limit is %(default)s; more raises it)")
-
+    add_setting(p, EncodeOptions, "batch_size")
+    add_setting(p, ExportOptions, "scale")
+    add_setting(p, SearchOptions, "max_clauses")
 
 def settings_from_args(args: argparse.Namespace, search: SearchOptions | None = None,
                        shard_size: int = EncodeOptions.shard_size) -> SpladeSettings:

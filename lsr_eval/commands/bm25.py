@@ -7,9 +7,11 @@ import argparse
 from lsr_eval.api.runs import bm25
 from lsr_eval.commands._common import add_dataset_arguments, add_output_arguments, print_metrics
 from lsr_eval.commands._engine_args import engine_options
+from lsr_eval.commands.options import add_setting
 from lsr_eval.data.datasets import load_dataset
 from lsr_eval.engines.registry import DEFAULT_ENGINE
 from lsr_eval.manifest import read_manifest
+from lsr_eval.pipeline.settings import Bm25Settings
 
 NAME = "bm25"
 HELP = "BM25 flat (or multifield) baseline: index (or reuse), retrieve, evaluate"
@@ -18,9 +20,8 @@ HELP = "BM25 flat (or multifield) baseline: index (or reuse), retrieve, evaluate
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_dataset_arguments(p)
     add_output_arguments(p)
-    p.add_argument("--k1", type=float, default=0.9, help="BM25 k1 (default 0.9)")
-    p.add_argument("--b", type=float, default=0.4, help="BM25 b (default 0.4)")
-    p.add_argument("--hits", type=int, default=1000, help="hits per query (default 1000)")
+    for name in ("k1", "b", "hits"):
+        add_setting(p, Bm25Settings, name)
     p.add_argument("--remove-query", dest="remove_query", action="store_true", default=None,
                    help="drop hits whose docid equals the query id (default: on for BEIR)")
     p.add_argument("--keep-query", dest="remove_query", action="store_false", help="keep such hits")
@@ -28,9 +29,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="multifield: index the document's fields separately and search these, each with weight 1.0 "
                         "(Pyserini's BEIR multifield: --fields title text). Default: flat, contents = title + ' ' + "
                         "text")
-    p.add_argument("--engine", default=DEFAULT_ENGINE, choices=["anserini", "pisa"],
-                   help="anserini (Lucene BM25, the reference) or pisa (PISA's BM25 over Anserini's analysed terms: "
-                        "the same-engine reference of a learned sparse model searched with PISA)")
+    add_setting(p, Bm25Settings, "engine", note="; pisa: the same-engine reference of a learned sparse model "
+                                                "searched with PISA")
     p.add_argument("--engine-option", action="append", default=[], metavar="KEY=VALUE",
                    help="with --engine pisa: index_encoding, query_algorithm (e.g. block_max_wand), block_size")
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 
 from lsr_eval.commands._model_args import add_model_arguments, settings_from_args
+from lsr_eval.commands.options import add_setting
 from lsr_eval.data.datasets import load_dataset
 from lsr_eval.pipeline.settings import EncodeOptions
 
@@ -18,7 +19,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("dataset", metavar="DATASET", help="registry name, irds:<id>, or a BEIR folder")
     p.add_argument("--split", help="split of a BEIR folder")
     p.add_argument("--out", required=True, help="output folder of the shards")
-    p.add_argument("--shard-size", type=int, default=EncodeOptions.shard_size)
+    add_setting(p, EncodeOptions, "shard_size")
     p.add_argument("--overwrite", action="store_true")
 
 

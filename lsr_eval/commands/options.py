@@ -1,5 +1,6 @@
-"""Command-line options of the model layer, one definition each for the commands and the studies' scripts:
-precision and device (argparse lives in :mod:`lsr_eval.commands`, the library's command line)."""
+"""Command-line options, one definition each for the commands and the studies' scripts: an option for any declared
+setting (:func:`add_setting`), precision and device (argparse lives in :mod:`lsr_eval.commands`, the library's
+command line)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import argparse
 from typing import Any
 
 from lsr_eval.models.options import DEFAULT_DEVICE, DEFAULT_PRECISION, DEVICE_CHOICES, PRECISIONS, check_device
+from lsr_eval.settings import declaration, default_of, describe, scalar_type
 
 
 def _device(value: str) -> str:
@@ -37,3 +39,17 @@ def add_device(p: argparse.ArgumentParser, default: str | None = DEFAULT_DEVICE,
     p.add_argument("--device", default=default, type=_device, metavar="DEVICE",
                    help=help or (f"{DEVICE_CHOICES} (default {default}"
                                  + (f": {why}" if why else "; auto = CUDA when present, else cpu") + ")"))
+
+
+def add_setting(p: argparse.ArgumentParser, cls: type, name: str, flag: str | None = None, note: str = "",
+                **options: Any) -> None:
+    """``--<name>`` for the setting ``name`` that ``cls`` declares (:mod:`lsr_eval.settings`): its help, type,
+    constraint and default read from the declaration. argparse only reads the text as the setting's type; the
+    value is checked where the settings are made, so that a wrong one reads the same as from a YAML file."""
+    f, tp, s = declaration(cls, name)
+    default = options.pop("default", default_of(f))
+    shown = "" if default is None else f"; default {default:g}" if isinstance(default, float) else \
+        f"; default {default}"
+    text = f"{s.help} ({describe(tp, s, null=None)}{shown}){note}".replace("%", "%%")
+    p.add_argument(flag or "--" + name.replace("_", "-"), type=scalar_type(tp), default=default, help=text,
+                   **options)

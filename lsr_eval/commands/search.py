@@ -6,7 +6,8 @@ import argparse
 
 from lsr_eval.commands._common import stage_folder
 from lsr_eval.commands._engine_args import add_engine_arguments, engine_options
-from lsr_eval.defaults import LUCENE_MAX_CLAUSES
+from lsr_eval.commands.options import add_setting
+from lsr_eval.pipeline.settings import SearchOptions
 
 NAME = "search"
 HELP = "search an impact index with exported query vectors (queries.jsonl); evaluate with --dataset"
@@ -17,9 +18,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("queries", metavar="QUERIES",
                    help="queries.jsonl: {\"id\", \"vector\"} per line (docs/collections.md)")
     p.add_argument("--out", required=True)
-    p.add_argument("--hits", type=int, default=1000)
+    add_setting(p, SearchOptions, "hits")
     p.add_argument("--threads", type=int, default=2)
-    p.add_argument("--max-clauses", type=int, default=LUCENE_MAX_CLAUSES, help="Anserini: terms allowed per query")
+    add_setting(p, SearchOptions, "max_clauses", note="; Anserini only")
     p.add_argument("--remove-query", action="store_true", help="drop hits whose docid equals the query id")
     p.add_argument("--dataset", help="dataset or qrels file to evaluate against")
     p.add_argument("--split")

@@ -7,6 +7,7 @@ import argparse
 from lsr_eval.commands._common import add_dataset_arguments, add_output_arguments, print_metrics
 from lsr_eval.commands._engine_args import add_engine_arguments, engine_options
 from lsr_eval.commands._model_args import add_model_arguments, settings_from_args
+from lsr_eval.commands.options import add_setting
 from lsr_eval.data.datasets import load_dataset
 from lsr_eval.pipeline.reuse import RUN_FILE
 from lsr_eval.pipeline.settings import EncodeOptions, SearchOptions
@@ -20,8 +21,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_dataset_arguments(p)
     add_output_arguments(p)
     add_engine_arguments(p)
-    p.add_argument("--hits", type=int, default=SearchOptions.hits)
-    p.add_argument("--shard-size", type=int, default=EncodeOptions.shard_size, help="documents per encoded shard")
+    add_setting(p, SearchOptions, "hits")
+    add_setting(p, EncodeOptions, "shard_size")
     p.add_argument("--remove-query", dest="remove_query", action="store_true", default=None,
                    help="drop hits whose docid equals the query id (default: on for BEIR)")
     p.add_argument("--keep-query", dest="remove_query", action="store_false")

@@ -17,18 +17,18 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from lsr_eval.models.options import check_term_budget
+from lsr_eval.settings import setting, validate
 
 
 @dataclass(frozen=True)
 class Prune:
     """Keep weights ``> threshold``, then the ``top_k`` largest per row (None: all)."""
 
-    top_k: int | None = None
-    threshold: float = 0.0
+    top_k: int | None = setting(None, ge=1, unit="terms", help="keep the top-k weights per row")
+    threshold: float = setting(0.0, ge=0, help="keep weights > threshold")
 
     def __post_init__(self) -> None:
-        check_term_budget("prune", self.top_k, self.threshold)
+        validate(self)
 
     @property
     def active(self) -> bool:

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import math
-import re
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
-from lsr_eval.errors import ConfigError
+from lsr_eval.settings import Setting, SettingError, check, setting, validate
 
 #: What to do with the MLM head when the checkpoint has none (see :mod:`lsr_eval.models.head_init`).
 #: ``auto``: identity head when head weights are missing, else the loaded head untouched; ``identity``: identity
@@ -28,6 +26,10 @@ TiedInput = Literal["divided", "compensated"]
 TIED_INPUT_CHOICES: tuple[str, ...] = get_args(TiedInput)
 
 
+#: The MLM-head rescaling factor k (:func:`lsr_eval.models.rescale.rescale_head`), declared once for every setting
+#: that holds one (the SPLADE load settings, the training configs).
+RESCALE_K = Setting(help="divide the MLM head by k before use (MLM-head rescaling)", gt=0)
+
 #: Forward-pass precisions (``auto`` resolves at run time: :mod:`lsr_eval.models.precision`); torch-free, so the CLI
 #: and config validation read it without importing torch.
 PRECISIONS: tuple[str, ...] = ("auto", "fp32", "bf16")
@@ -40,32 +42,24 @@ DEFAULT_PRECISION = "fp32"
 #: ``cuda:N`` (:func:`lsr_eval.models.device.resolve_device`).
 DEVICE_CHOICES = "auto, cpu, cuda, cuda:N"
 DEFAULT_DEVICE = "auto"
-_DEVICE = re.compile(r"auto|cpu|cuda(:\d+)?")
+#: The declaration of every device setting: its forms.
+DEVICE = Setting(help="where the model runs (auto: cuda:LOCAL_RANK when CUDA is available, else cpu)",
+                 pattern=(r"auto|cpu|cuda(:\d+)?", DEVICE_CHOICES))
 #: Runtimes of the single-query encoder (:mod:`lsr_eval.models.onnx_query`): the torch model itself, or ONNX Runtime.
-QUERY_RUNTIMES: tuple[str, ...] = ("torch", "onnx")
+QueryRuntime = Literal["torch", "onnx"]
+QUERY_RUNTIMES: tuple[str, ...] = get_args(QueryRuntime)
 
 
 def check_choice(name: str, value: Any, allowed: tuple[str, ...]) -> str:
-    """``value`` if it is one of ``allowed``, else a ConfigError naming the option and listing the choices."""
+    """``value`` if it is one of ``allowed``, else the settings' error naming the option and listing the choices."""
     if value not in allowed:
-        raise ConfigError(f"{name}={value!r}: expected one of {', '.join(allowed)}")
+        raise SettingError(name, f"one of {', '.join(allowed)}", value)
     return value
 
 
 def check_device(value: Any, name: str = "device") -> str:
-    """``value`` if it names a device (:data:`DEVICE_CHOICES`), else a ConfigError listing the forms."""
-    if not isinstance(value, str) or not _DEVICE.fullmatch(value):
-        raise ConfigError(f"{name}={value!r}: expected one of {DEVICE_CHOICES}")
-    return value
-
-
-def check_term_budget(owner: str, top_k: int | None, threshold: float) -> None:
-    """A term budget: ``top_k`` an integer >= 1 or None, ``threshold`` a finite number >= 0 (errors name ``owner``)."""
-    if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1):
-        raise ConfigError(f"{owner} top_k={top_k!r}: expected an integer >= 1 or None")
-    if (isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not math.isfinite(threshold)
-            or threshold < 0):
-        raise ConfigError(f"{owner} threshold={threshold!r}: expected a finite number >= 0")
+    """``value`` if it names a device (:data:`DEVICE`), else the settings' error listing the forms."""
+    return check(name, value, str, DEVICE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,12 +70,11 @@ class IdentityHead:
     LayerNorm kept (weight 1, bias 0), which ranks a text's own tokens highest.
     """
 
-    activation: Bypass = "bypass"
-    norm: Bypass = "keep"
+    activation: Bypass = setting("bypass", help="the transform's activation: bypass (skip it) or keep")
+    norm: Bypass = setting("keep", help="the transform's LayerNorm: keep (reset to weight 1, bias 0) or bypass")
 
     def __post_init__(self) -> None:
-        check_choice("identity activation", self.activation, BYPASS_CHOICES)
-        check_choice("identity norm", self.norm, BYPASS_CHOICES)
+        validate(self)
 
     def to_dict(self) -> dict[str, str]:
         return {"activation": self.activation, "norm": self.norm}

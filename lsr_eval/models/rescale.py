@@ -11,15 +11,14 @@ Design notes: docs/design.md."""
 from __future__ import annotations
 
 import logging
-import math
 from dataclasses import asdict, dataclass
 
 import torch
 from torch import nn
 
-from lsr_eval.errors import ConfigError
 from lsr_eval.models.heads import head_parts, tied
-from lsr_eval.models.options import TIED_INPUT_CHOICES, TiedInput, check_choice
+from lsr_eval.models.options import RESCALE_K, TIED_INPUT_CHOICES, TiedInput, check_choice
+from lsr_eval.settings import check
 
 log = logging.getLogger(__name__)
 
@@ -88,8 +87,7 @@ def rescale_head(model: nn.Module, k: float, *, scale_bias: bool = False,
                  tied_input: TiedInput = "divided") -> RescaleReport:
     """Divide the MLM-head decoder weight of ``model`` by ``k`` in place (and its bias when ``scale_bias``);
     for a tied head, ``tied_input="compensated"`` multiplies the embedding lookup back by ``k``."""
-    if isinstance(k, bool) or not isinstance(k, (int, float)) or not math.isfinite(k) or k <= 0:
-        raise ConfigError(f"rescale k={k!r}: expected a finite number > 0")
+    check("rescale_k", k, float, RESCALE_K)
     check_choice("tied_input", tied_input, TIED_INPUT_CHOICES)
     parts = head_parts(model)
     weight = parts.decoder.weight

@@ -8,7 +8,7 @@ from typing import Any, Mapping, Sequence
 import torch
 
 from lsr_eval.errors import ConfigError
-from lsr_eval.models.options import check_term_budget
+from lsr_eval.settings import setting, validate
 
 
 @dataclass(frozen=True, slots=True)
@@ -20,14 +20,12 @@ class Sparsify:
     (zeros are never kept); ``top_k`` keeps the k largest weights per vector (None: all).
     """
 
-    top_k: int | None = None
-    threshold: float = 0.0
-    drop_special: bool = True
+    top_k: int | None = setting(None, ge=1, unit="terms", help="keep the top-k weights per vector")
+    threshold: float = setting(0.0, ge=0, help="keep weights > threshold")
+    drop_special: bool = setting(True, help="zero the tokenizer's special tokens")
 
     def __post_init__(self) -> None:
-        check_term_budget("sparsify", self.top_k, self.threshold)
-        if not isinstance(self.drop_special, bool):
-            raise ConfigError(f"sparsify drop_special={self.drop_special!r}: expected true or false")
+        validate(self)
 
     def apply(self, weights: torch.Tensor, special_ids: Sequence[int] = ()) -> torch.Tensor:
         """A sparsified copy of ``weights`` (N x V, non-negative)."""

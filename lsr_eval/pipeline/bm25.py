@@ -20,88 +20,28 @@ from __future__ import annotations
 import logging
 import shutil
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from lsr_eval.anserini.analysis import ANALYZER, EnglishAnalyzer, write_term_frequencies
-from lsr_eval.anserini.collections import check_fields, write_json_collection
+from lsr_eval.anserini.collections import write_json_collection
 from lsr_eval.anserini.indexer import build_index
 from lsr_eval.anserini.jvm import info
 from lsr_eval.anserini.searcher import Bm25Searcher
 from lsr_eval.data.datasets import Dataset
 from lsr_eval.data.types import Run
-from lsr_eval.engines.pisa import BUILD_KEYS
-from lsr_eval.engines.registry import DEFAULT_ENGINE, get_engine
-from lsr_eval.errors import ConfigError, LsrEvalError
+from lsr_eval.errors import LsrEvalError
 from lsr_eval.evaluation import count_queries, evaluate, write_metrics
 from lsr_eval.evaluation.provenance import evaluation_code
 from lsr_eval.manifest import completed, prepare_output, write_manifest
 from lsr_eval.pipeline.result import SystemResult
 from lsr_eval.pipeline.reuse import reevaluate
+from lsr_eval.pipeline.settings import Bm25Settings
 from lsr_eval.runs.trec import write_run
 from lsr_eval.workdir import cache_slot, cached
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class Bm25Settings:
-    """Pyserini's BEIR regression settings by default."""
-
-    k1: float = 0.9
-    b: float = 0.4
-    hits: int = 1000
-    remove_query: bool | None = None  # None: the dataset's convention (on for BEIR)
-    fields: tuple[str, ...] | None = None  # None: flat; else document fields searched separately (multifield)
-    engine: str = DEFAULT_ENGINE  # or "pisa": the same analysed terms, k1 and b, scored by PISA's BM25
-    engine_options: Mapping[str, Any] | None = None  # PISA's index_encoding, query_algorithm, block_size
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "fields", check_fields(self.fields))
-        if self.engine not in BM25_ENGINES:
-            raise ConfigError(f"BM25 runs on engine {' or '.join(BM25_ENGINES)}, not {self.engine!r} (the other "
-                              "engines score integer impacts)")
-        if self.engine == "anserini" and self.engine_options:
-            raise ConfigError("engine_options apply to BM25 on engine pisa only")
-        if self.engine == "pisa" and self.fields:
-            raise ConfigError("BM25 on engine pisa searches the flat contents; leave out fields")
-        unknown = sorted(set(self.engine_options or {}) - set(PISA_BM25_OPTIONS))
-        if unknown:
-            raise ConfigError(f"BM25 on pisa has no engine option {unknown[0]!r}; allowed: "
-                              f"{', '.join(PISA_BM25_OPTIONS)} (k1 and b are the system's own)")
-
-    @classmethod
-    def from_record(cls, record: Mapping[str, Any]) -> Bm25Settings:
-        """The settings a run's manifest records (its ``experiment``, as :meth:`resolved` wrote it): every one, so
-        that a replay (``lsr-eval reproduce``) is the same experiment, BM25 on PISA and multifield included."""
-        fields = record.get("fields")
-        return cls(**{k: record[k] for k in ("k1", "b", "hits", "remove_query", "engine", "engine_options")
-                      if k in record}, fields=tuple(fields) if fields else None)
-
-    @property
-    def method(self) -> str:
-        return "bm25-multifield" if self.fields else "bm25-flat"
-
-    def resolved(self, dataset: Dataset) -> dict[str, Any]:
-        rq = dataset.remove_query if self.remove_query is None else self.remove_query
-        out = {"k1": self.k1, "b": self.b, "hits": self.hits, "remove_query": rq}
-        if self.fields:  # only then: a flat experiment keeps its identity
-            out["fields"] = list(self.fields)
-        if self.engine != "anserini":  # likewise
-            out.update(engine=self.engine, engine_options=dict(self.engine_options or {}))
-        return out
-
-    def pisa_engine(self):
-        """The PISA engine that indexes this BM25's term frequencies and searches them (engine pisa only)."""
-        return get_engine("pisa", scorer="bm25", bm25_k1=float(self.k1), bm25_b=float(self.b),
-                          **dict(self.engine_options or {}))
-
-
-#: The engines BM25 runs on, and the options of PISA's: its build settings but the scorer's (k1 and b are the
-#: system's own).
-BM25_ENGINES = ("anserini", "pisa")
-PISA_BM25_OPTIONS = tuple(k for k in BUILD_KEYS if k not in ("scorer", "bm25_k1", "bm25_b"))
 
 
 def _staged(slot: Path, write, verb: str):

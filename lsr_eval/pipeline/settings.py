@@ -1,7 +1,7 @@
-"""A SPLADE system's settings, one typed dataclass per stage: how the model is loaded (:class:`LoadOptions`), how it
-encodes (:class:`EncodeOptions`), how the vectors are exported (:class:`ExportOptions`) and how they are indexed and
-searched (:class:`SearchOptions`). Each validates its values when made (a ConfigError lists what is allowed), and
-each setting has one spelling.
+"""The systems' settings: BM25's (:class:`Bm25Settings`), and a SPLADE system's, one typed dataclass per stage:
+how the model is loaded (:class:`LoadOptions`), how it encodes (:class:`EncodeOptions`), how the vectors are
+exported (:class:`ExportOptions`) and how they are indexed and searched (:class:`SearchOptions`). Each setting is
+declared once with its type and constraint (:mod:`lsr_eval.settings`), validated when made, and has one spelling.
 
 Benchmark YAML files, the command line and committed manifests name the settings flat (``doc_top_k: 1024``):
 :meth:`SpladeSettings.from_flat` files each flat name under its stage and :meth:`SpladeSettings.flat` gives them back
@@ -10,144 +10,104 @@ in the order manifests have always recorded them, so run identities and cache ke
 
 from __future__ import annotations
 
-import math
 import os
 import warnings
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any, Literal, Mapping
 
+from lsr_eval.anserini.collections import check_fields
 from lsr_eval.defaults import DEFAULT_SCALE, LUCENE_MAX_CLAUSES
-from lsr_eval.engines.registry import DEFAULT_ENGINE, check_engine, configure
+from lsr_eval.engines.registry import DEFAULT_ENGINE, check_engine, configure, get_engine
 from lsr_eval.errors import ConfigError
-from lsr_eval.models.options import (
-    DEFAULT_DEVICE,
-    DEFAULT_PRECISION,
-    HEAD_INIT_RULES,
-    PRECISIONS,
-    HeadInitRule,
-    check_choice,
-    check_device,
-)
+from lsr_eval.models.options import DEFAULT_DEVICE, DEFAULT_PRECISION, DEVICE, RESCALE_K, HeadInitRule
+from lsr_eval.settings import setting, validate
 
 #: A forward pass's precision: fp32 (the default of every reported number), bf16, or auto (bf16 on CUDA and on CPUs
 #: with avx512_bf16 or AMX): :data:`lsr_eval.models.options.PRECISIONS`.
 Precision = Literal["auto", "fp32", "bf16"]
 
-__all__ = ["LoadOptions", "EncodeOptions", "ExportOptions", "SearchOptions", "SpladeSettings", "STAGE_OF"]
+__all__ = ["LoadOptions", "EncodeOptions", "ExportOptions", "SearchOptions", "SpladeSettings", "STAGE_OF",
+           "Bm25Settings", "BM25_ENGINES"]
 
 
-def _count(owner: str, name: str, value: Any, optional: bool) -> None:
-    """An integer >= 1 (or None when ``optional``)."""
-    if value is None and optional:
-        return
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ConfigError(f"{owner} {name}={value!r}: expected an integer >= 1{' or None' if optional else ''}")
+def _engines() -> tuple[str, ...]:
+    from lsr_eval.engines.registry import ENGINES
 
-
-def _number(owner: str, name: str, value: Any, optional: bool, positive: bool = False) -> None:
-    """A finite number >= 0 (> 0 when ``positive``; None allowed when ``optional``)."""
-    if value is None and optional:
-        return
-    if (isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0
-            or (positive and value == 0)):
-        raise ConfigError(f"{owner} {name}={value!r}: expected a finite number {'> 0' if positive else '>= 0'}"
-                          f"{' or None' if optional else ''}")
-
-
-def _flag(owner: str, name: str, value: Any, optional: bool = False) -> None:
-    if not (isinstance(value, bool) or (optional and value is None)):
-        raise ConfigError(f"{owner} {name}={value!r}: expected true or false{' or None' if optional else ''}")
+    return tuple(ENGINES)
 
 
 @dataclass(frozen=True)
 class LoadOptions:
-    """How the model is loaded and where it runs: a separate query encoder (a folder, hub id or offline alias, or
-    an inference-free one: ``idf``, ``static:<folder>``), the head's initialisation rule, the MLM-head rescaling
-    ``rescale_k``, the forward pass's precision and the device (``auto``: CUDA when present). The device is
-    recorded in manifests, never in a run's identity."""
+    """How the model is loaded and where it runs. The device is recorded in manifests, never in a run's
+    identity."""
 
-    query_model: str | None = None
-    head_init: HeadInitRule = "auto"
-    rescale_k: float | None = None
-    trust_remote_code: bool = False
-    precision: Precision = DEFAULT_PRECISION  # type: ignore[assignment]
-    device: str = DEFAULT_DEVICE
+    query_model: str | None = setting(
+        None, help="a separate query encoder: a folder, hub id or offline alias, or inference-free (idf, "
+                   "static:<folder>)")
+    head_init: HeadInitRule = setting("auto", help="the MLM head's initialisation rule (lsr-eval inspect-head)")
+    rescale_k: float | None = setting(None, like=RESCALE_K)
+    trust_remote_code: bool = setting(False, help="run model code shipped with the checkpoint")
+    precision: Precision = setting(DEFAULT_PRECISION, help="forward-pass precision (fp32: the same numbers on every "
+                                                           "machine; auto: bf16 on CUDA and avx512_bf16/AMX CPUs)")
+    device: str = setting(DEFAULT_DEVICE, like=DEVICE)
 
     def __post_init__(self) -> None:
         if isinstance(self.query_model, os.PathLike):
             object.__setattr__(self, "query_model", os.fspath(self.query_model))
-        if self.query_model is not None and not isinstance(self.query_model, str):
-            raise ConfigError(f"LoadOptions query_model={self.query_model!r}: expected a folder, hub id or alias")
-        check_choice("head_init", self.head_init, HEAD_INIT_RULES)
-        _number("LoadOptions", "rescale_k", self.rescale_k, optional=True, positive=True)
-        _flag("LoadOptions", "trust_remote_code", self.trust_remote_code)
-        check_choice("precision", self.precision, PRECISIONS)
-        check_device(self.device)
+        validate(self)
 
 
 @dataclass(frozen=True)
 class EncodeOptions:
-    """How texts become sparse vectors: token limits (None: the model's), the encoders' term budgets (top-k terms
-    and a weight threshold; ``query_threshold`` None: ``threshold``), whether special tokens are dropped, and the
-    batch and shard sizes (documents per cached shard: what a crash loses)."""
+    """How texts become sparse vectors: token limits, the encoders' term budgets, special tokens, batch and shard
+    sizes."""
 
-    max_length_q: int | None = None
-    max_length_d: int | None = None
-    doc_top_k: int | None = None
-    query_top_k: int | None = None
-    threshold: float = 0.0
-    query_threshold: float | None = None
-    drop_special: bool = True
-    batch_size: int = 32
-    shard_size: int = 50_000
+    max_length_q: int | None = setting(None, ge=1, unit="tokens", help="query token limit (null: the model's)")
+    max_length_d: int | None = setting(None, ge=1, unit="tokens", help="document token limit (null: the model's)")
+    doc_top_k: int | None = setting(None, ge=1, unit="terms", help="keep the top-k terms per document")
+    query_top_k: int | None = setting(None, ge=1, unit="terms", help="keep the top-k terms per query")
+    threshold: float = setting(0.0, ge=0, help="drop weights <= threshold")
+    query_threshold: float | None = setting(None, ge=0, help="the queries' threshold (null: threshold)")
+    drop_special: bool = setting(True, help="drop special tokens ([CLS], [SEP], ...)")
+    batch_size: int = setting(32, ge=1, unit="texts", help="texts per forward pass")
+    shard_size: int = setting(50_000, ge=1, unit="documents",
+                              help="documents per cached shard (what a crash loses)")
 
     def __post_init__(self) -> None:
-        for name in ("max_length_q", "max_length_d", "doc_top_k", "query_top_k"):
-            _count("EncodeOptions", name, getattr(self, name), optional=True)
-        _number("EncodeOptions", "threshold", self.threshold, optional=False)
-        _number("EncodeOptions", "query_threshold", self.query_threshold, optional=True)
-        _flag("EncodeOptions", "drop_special", self.drop_special)
-        _count("EncodeOptions", "batch_size", self.batch_size, optional=False)
-        _count("EncodeOptions", "shard_size", self.shard_size, optional=False)
+        validate(self)
 
 
 @dataclass(frozen=True)
 class ExportOptions:
-    """How document vectors become an engine's collection: the quantisation ``scale`` (impact = round(w x scale);
-    kept as given: the default is a float, and an integer from a YAML file keeps the cache slots it always had) and
-    the pruning applied at export (the encoding is reused: a sparsity sweep encodes once;
-    :mod:`lsr_eval.export.prune`)."""
+    """How document vectors become an engine's collection: quantisation and the pruning applied at export (the
+    encoding is reused: a sparsity sweep encodes once; :mod:`lsr_eval.export.prune`). ``scale`` is kept as given:
+    an integer from a YAML file keeps the cache slots it always had."""
 
-    scale: float = float(DEFAULT_SCALE)
-    prune_doc_top_k: int | None = None
-    prune_doc_threshold: float = 0.0
+    scale: float = setting(float(DEFAULT_SCALE), gt=0, help="quantisation scale: impact = round(w * scale)")
+    prune_doc_top_k: int | None = setting(None, ge=1, unit="terms",
+                                          help="keep a document's top-k terms at export")
+    prune_doc_threshold: float = setting(0.0, ge=0, help="drop document weights <= this at export")
 
     def __post_init__(self) -> None:
-        _number("ExportOptions", "scale", self.scale, optional=False, positive=True)
-        _count("ExportOptions", "prune_doc_top_k", self.prune_doc_top_k, optional=True)
-        _number("ExportOptions", "prune_doc_threshold", self.prune_doc_threshold, optional=False)
+        validate(self)
 
 
 @dataclass(frozen=True)
 class SearchOptions:
-    """How the collection is indexed and searched: the engine (:data:`lsr_eval.engines.registry.ENGINES`) with its
-    build settings and search knobs by name, hits per query, Lucene's clause limit, and whether a query's own id is
-    dropped from its hits (None: the dataset's default, on for BEIR)."""
+    """How the collection is indexed and searched (the engines: :data:`lsr_eval.engines.registry.ENGINES`)."""
 
-    engine: str = DEFAULT_ENGINE
-    engine_options: Mapping[str, Any] | None = None
-    hits: int = 1000
-    max_clauses: int = LUCENE_MAX_CLAUSES
-    remove_query: bool | None = None
+    engine: str = setting(DEFAULT_ENGINE, choices=_engines, help="retrieval engine")
+    engine_options: Mapping[str, Any] | None = setting(
+        None, help="the engine's build settings and search knobs, by name")
+    hits: int = setting(1000, ge=1, help="hits per query")
+    max_clauses: int = setting(LUCENE_MAX_CLAUSES, ge=1, unit="terms",
+                               help="terms allowed per query (Lucene's limit is 1024; more raises it)")
+    remove_query: bool | None = setting(None, help="drop a query's own id from its hits (null: the dataset's "
+                                                   "default, on for BEIR)")
 
     def __post_init__(self) -> None:
+        validate(self)
         check_engine(self.engine)
-        if self.engine_options is not None and not isinstance(self.engine_options, Mapping):
-            raise ConfigError(f"SearchOptions engine_options={self.engine_options!r}: expected a mapping of "
-                              "option: value")
-        _count("SearchOptions", "hits", self.hits, optional=False)
-        _count("SearchOptions", "max_clauses", self.max_clauses, optional=False)
-        _flag("SearchOptions", "remove_query", self.remove_query, optional=True)
 
 
 #: The stages' fields (attribute of :class:`SpladeSettings` -> its options class).
@@ -250,3 +210,74 @@ class SpladeSettings:
     def engine_parts(self) -> tuple[Any, dict[str, Any], dict[str, Any]]:
         """(the engine with its build settings, those settings, its search knobs, validated) for these settings."""
         return configure(self.search.engine, self.search.engine_options, self.search.max_clauses)
+
+
+@dataclass(frozen=True)
+class Bm25Settings:
+    """Pyserini's BEIR regression settings by default."""
+
+    k1: float = setting(0.9, ge=0, help="BM25 k1 (term-frequency saturation)")
+    b: float = setting(0.4, ge=0, le=1, help="BM25 b (document-length normalisation)")
+    hits: int = setting(1000, ge=1, help="hits per query")
+    remove_query: bool | None = setting(None, help="drop a query's own id from its hits (null: the dataset's "
+                                                   "convention, on for BEIR)")
+    #: None: flat; else document fields searched separately (multifield)
+    fields: tuple[str, ...] | None = None
+    engine: str = setting(DEFAULT_ENGINE, choices=lambda: BM25_ENGINES,
+                          help="anserini, or pisa: the same analysed terms, k1 and b scored by PISA's BM25 (the "
+                               "other engines score integer impacts)")
+    engine_options: Mapping[str, Any] | None = setting(
+        None, help="PISA's index_encoding, query_algorithm, block_size (engine pisa only)")
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "fields", check_fields(self.fields))
+        validate(self)
+        if self.engine == "anserini" and self.engine_options:
+            raise ConfigError("engine_options apply to BM25 on engine pisa only")
+        if self.engine == "pisa" and self.fields:
+            raise ConfigError("BM25 on engine pisa searches the flat contents; leave out fields")
+        allowed = pisa_bm25_options()
+        unknown = sorted(set(self.engine_options or {}) - set(allowed))
+        if unknown:
+            raise ConfigError(f"BM25 on pisa has no engine option {unknown[0]!r}; allowed: "
+                              f"{', '.join(allowed)} (k1 and b are the system's own)")
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> Bm25Settings:
+        """The settings a run's manifest records (its ``experiment``, as :meth:`resolved` wrote it): every one, so
+        that a replay (``lsr-eval reproduce``) is the same experiment, BM25 on PISA and multifield included."""
+        fields = record.get("fields")
+        return cls(**{k: record[k] for k in ("k1", "b", "hits", "remove_query", "engine", "engine_options")
+                      if k in record}, fields=tuple(fields) if fields else None)
+
+    @property
+    def method(self) -> str:
+        return "bm25-multifield" if self.fields else "bm25-flat"
+
+    def resolved(self, dataset) -> dict[str, Any]:
+        """The settings a run records for ``dataset`` (a :class:`lsr_eval.data.datasets.Dataset`): its
+        ``remove_query`` convention resolved."""
+        rq = dataset.remove_query if self.remove_query is None else self.remove_query
+        out = {"k1": self.k1, "b": self.b, "hits": self.hits, "remove_query": rq}
+        if self.fields:  # only then: a flat experiment keeps its identity
+            out["fields"] = list(self.fields)
+        if self.engine != "anserini":  # likewise
+            out.update(engine=self.engine, engine_options=dict(self.engine_options or {}))
+        return out
+
+    def pisa_engine(self):
+        """The PISA engine that indexes this BM25's term frequencies and searches them (engine pisa only)."""
+        return get_engine("pisa", scorer="bm25", bm25_k1=float(self.k1), bm25_b=float(self.b),
+                          **dict(self.engine_options or {}))
+
+
+#: The engines BM25 runs on.
+BM25_ENGINES = ("anserini", "pisa")
+
+
+def pisa_bm25_options() -> tuple[str, ...]:
+    """The options of BM25 on PISA: its build settings but the scorer's (k1 and b are the system's own); read when
+    checked (the PISA module loads numpy)."""
+    from lsr_eval.engines.pisa import BUILD_KEYS
+
+    return tuple(k for k in BUILD_KEYS if k not in ("scorer", "bm25_k1", "bm25_b"))

@@ -5,7 +5,6 @@ Design notes: docs/design.md."""
 from __future__ import annotations
 
 import dataclasses
-import math
 import os
 import re
 import types
@@ -15,10 +14,11 @@ from pathlib import Path
 from typing import Any, Literal, Mapping, Union, get_args, get_origin
 
 from lsr_eval.errors import ConfigError
+from lsr_eval.models.options import RESCALE_K, TiedInput
+from lsr_eval.models.options import HeadInitRule as HeadInit
+from lsr_eval.settings import KEY, Setting, SettingError, check, describe, setting, validate
 
-HeadInit = Literal["auto", "identity", "random", "error"]
 RescaleK = Union[float, Literal["suggested"], None]
-TiedInput = Literal["divided", "compensated"]
 LossName = Literal["infonce", "margin_mse", "kl_div"]
 RegKind = Literal["none", "l1", "flops"]
 DataSource = Literal["dataset", "irds-triples"]
@@ -28,6 +28,8 @@ Trainable = Literal["all", "head"]
 DecayParams = Literal["matrices", "all"]
 OptimPreset = Literal["naver"]
 MiddleFrom = Literal["naver", "ours"]
+#: The help of every ``rescale_k`` of a training config.
+RESCALE_HELP = "divide the MLM head by k at initialisation: a number, or suggested (lsr_eval.models.suggest_k)"
 
 #: Keys that may differ between a checkpoint's config and the resuming one (they do not change the numbers).
 RESUME_FREE_KEYS = ("output", "train.checkpoint_every", "train.keep_checkpoints", "train.log_every",
@@ -46,16 +48,14 @@ class BuildConfig:
     Defaults are BERT-tiny (Turc et al. 2019; ``prajjwal1/bert-tiny``): 2 layers, 128 hidden, 2 heads, 512 FFN.
     """
 
-    layers: int = 2
-    hidden: int = 128
-    heads: int = 2
-    intermediate: int = 512
-    max_positions: int = 512
+    layers: int = setting(2, ge=1, help="transformer layers")
+    hidden: int = setting(128, ge=1, help="hidden size")
+    heads: int = setting(2, ge=1, help="attention heads (hidden must be divisible by them)")
+    intermediate: int = setting(512, ge=1, help="feed-forward size")
+    max_positions: int = setting(512, ge=1, unit="tokens", help="position embeddings")
 
     def __post_init__(self) -> None:
-        for name in ("layers", "hidden", "heads", "intermediate", "max_positions"):
-            if getattr(self, name) < 1:
-                raise ConfigError(f"model.query.build.{name}={getattr(self, name)}: expected an integer >= 1")
+        validate(self)
         if self.hidden % self.heads:
             raise ConfigError(f"model.query.build: hidden={self.hidden} is not divisible by heads={self.heads}")
 
@@ -67,16 +67,16 @@ class QueryEncoderConfig:
     Either way it must use the document encoder's vocabulary (a checkpoint's tokenizer is compared to it).
     """
 
-    path: str | None = None
+    path: str | None = setting(None, help="a checkpoint: folder, hub id or offline alias")
     build: BuildConfig | None = None
-    head_init: HeadInit = "auto"
-    rescale_k: RescaleK = None
+    head_init: HeadInit = setting("auto", help="the MLM head's initialisation rule")
+    rescale_k: RescaleK = setting(None, like=RESCALE_K, help=RESCALE_HELP)
 
     def __post_init__(self) -> None:
         if (self.path is None) == (self.build is None):
             raise ConfigError("model.query: give exactly one of 'path' (a checkpoint) or 'build' (built from a "
                               "config)")
-        _check_k("model.query.rescale_k", self.rescale_k)
+        validate(self)
 
 
 @dataclass
@@ -91,15 +91,15 @@ class BackboneConfig:
     (``Alibaba-NLP/gte-en-mlm-base``).
     """
 
-    path: str
-    head_init: HeadInit = "auto"
-    rescale_k: RescaleK = None
-    scale_bias: bool = False
-    tied_input: TiedInput = "divided"
-    trust_remote_code: bool = False
+    path: str = setting(help="the checkpoint: folder, hub id or offline alias")
+    head_init: HeadInit = setting("auto", help="the MLM head's initialisation rule")
+    rescale_k: RescaleK = setting(None, like=RESCALE_K, help=RESCALE_HELP)
+    scale_bias: bool = setting(False, help="divide the head's bias by k too")
+    tied_input: TiedInput = setting("divided", help="a tied head's input side: divided (the paper's) or compensated")
+    trust_remote_code: bool = setting(False, help="run model code shipped with the checkpoint")
 
     def __post_init__(self) -> None:
-        _check_k("model.rescale_k", self.rescale_k)
+        validate(self)
 
 
 @dataclass
@@ -112,16 +112,10 @@ class ModelConfig(BackboneConfig):
     ``mlm_flops.tar.gz``) or ``ours`` (``lsr-eval middle-train``); part of the run's identity and shown beside its
     rows in the efficiency paper's table (None: not said, the run is no such start)."""
 
-    max_length_q: int = 64
-    max_length_d: int = 256
+    max_length_q: int = setting(64, ge=2, unit="tokens", help="query token limit")
+    max_length_d: int = setting(256, ge=2, unit="tokens", help="document token limit")
     query: QueryEncoderConfig | None = None
-    middle_from: MiddleFrom | None = None
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        for name in ("max_length_q", "max_length_d"):
-            if getattr(self, name) < 2:
-                raise ConfigError(f"model.{name}={getattr(self, name)}: expected an integer >= 2")
+    middle_from: MiddleFrom | None = setting(None, help="where the middle-trained start came from")
 
 
 # -- data -------------------------------------------------------------------------------------------------------
@@ -141,14 +135,14 @@ class DataConfig:
     order, one negative each.
     """
 
-    source: DataSource = "dataset"
-    dataset: str | None = None
-    split: str | None = None
+    source: DataSource = setting("dataset", help="dataset (queries, qrels, documents) or irds-triples")
+    dataset: str | None = setting(None, help="BEIR folder, registry name or irds:<id>")
+    split: str | None = setting(None, help="the split of a BEIR folder (default train)")
     negatives: str | list[str] | None = None
-    negatives_top_k: int = 100
-    n_negatives: int = 1
-    teacher_scores: str | None = None
-    triples: str = "msmarco-passage/train/triples-small"
+    negatives_top_k: int = setting(100, ge=1, help="the depth of each negatives file drawn from")
+    n_negatives: int = setting(1, ge=0, help="hard negatives per example")
+    teacher_scores: str | None = setting(None, help="lines qid docid score, for distillation")
+    triples: str = setting("msmarco-passage/train/triples-small", help="the ir_datasets docpairs id")
 
     def __post_init__(self) -> None:
         if self.source == "dataset" and not self.dataset:
@@ -158,10 +152,7 @@ class DataConfig:
                 raise ConfigError(f"data.n_negatives={self.n_negatives}: triples have exactly one negative")
             if self.negatives:
                 raise ConfigError("data.negatives: triples bring their own negatives; remove the key")
-        if self.negatives_top_k < 1:
-            raise ConfigError(f"data.negatives_top_k={self.negatives_top_k}: expected an integer >= 1")
-        if self.n_negatives < 0:
-            raise ConfigError(f"data.n_negatives={self.n_negatives}: expected an integer >= 0")
+        validate(self)
 
 
 # -- objective --------------------------------------------------------------------------------------------------
@@ -170,8 +161,11 @@ class LossConfig:
     """Ranking loss (:mod:`lsr_eval.train.losses`). ``in_batch`` (InfoNCE only): the positives and negatives of
     the other queries of the batch, over all processes, are negatives too."""
 
-    name: LossName = "infonce"
-    in_batch: bool = True
+    name: LossName = setting("infonce", help="the ranking loss")
+    in_batch: bool = setting(True, help="the batch's other documents are negatives too (InfoNCE)")
+
+    def __post_init__(self) -> None:
+        validate(self)
 
 
 @dataclass
@@ -185,22 +179,16 @@ class RegularizerConfig:
     once per regulariser). The effective document weight is then ``2 * lambda_d`` (:attr:`doc_count`); it needs both
     regularisers (with one, naver's loop counts it once)."""
 
-    query: RegKind = "flops"
-    lambda_q: float = 0.0
-    warmup_q: int = 0
-    document: RegKind = "flops"
-    lambda_d: float = 0.0
-    warmup_d: int = 0
-    naver_sum: bool = False
+    query: RegKind = setting("flops", help="the query regulariser")
+    lambda_q: float = setting(0.0, ge=0, help="the query regulariser's weight")
+    warmup_q: int = setting(0, ge=0, unit="steps", help="quadratic warm-up of lambda_q")
+    document: RegKind = setting("flops", help="the document regulariser")
+    lambda_d: float = setting(0.0, ge=0, help="the document regulariser's weight")
+    warmup_d: int = setting(0, ge=0, unit="steps", help="quadratic warm-up of lambda_d")
+    naver_sum: bool = setting(False, help="count the document regulariser twice, as naver/splade's trainer does")
 
     def __post_init__(self) -> None:
-        for name in ("lambda_q", "lambda_d"):
-            value = getattr(self, name)
-            if not math.isfinite(value) or value < 0:
-                raise ConfigError(f"regularizer.{name}={value}: expected a finite number >= 0")
-        for name in ("warmup_q", "warmup_d"):
-            if getattr(self, name) < 0:
-                raise ConfigError(f"regularizer.{name}={getattr(self, name)}: expected an integer >= 0")
+        validate(self)
         if self.naver_sum and "none" in (self.query, self.document):
             raise ConfigError(f"regularizer.naver_sum=true with regularizer.query={self.query}, document="
                               f"{self.document}: naver's sum counts the document regulariser twice only beside a "
@@ -223,34 +211,24 @@ class OptimConfig:
     ``all`` parameters) with linear LR warm-up then ``decay`` (:mod:`lsr_eval.train.schedule`); gradients clipped
     to ``max_grad_norm`` (null: no clipping). ``preset: naver`` is naver/splade's optimiser (:data:`PRESETS`)."""
 
-    lr: float = 2e-5
-    weight_decay: float = 0.01
-    adam_eps: float = 1e-8
-    warmup_steps: int = 0
-    decay: Decay = "linear"
-    max_grad_norm: float | None = 1.0
-    weight_decay_params: DecayParams = "matrices"
-    preset: OptimPreset | None = None
+    lr: float = setting(2e-5, gt=0, help="peak learning rate")
+    weight_decay: float = setting(0.01, ge=0, help="AdamW's decoupled weight decay")
+    adam_eps: float = setting(1e-8, gt=0, help="AdamW's epsilon")
+    warmup_steps: int = setting(0, ge=0, unit="steps", help="linear learning-rate warm-up")
+    decay: Decay = setting("linear", help="the learning rate after warm-up")
+    max_grad_norm: float | None = setting(1.0, gt=0, help="gradient clipping (null: none)")
+    weight_decay_params: DecayParams = setting("matrices", help="which parameters decay: matrices or all")
+    preset: OptimPreset | None = setting(None, help="naver: naver/splade's optimiser")
 
     def __post_init__(self) -> None:
-        if self.weight_decay_params not in get_args(DecayParams):
-            raise ConfigError(f"optim.weight_decay_params={self.weight_decay_params!r}: expected one of "
-                              f"{', '.join(get_args(DecayParams))}")
+        validate(self)
         if self.preset is not None:
-            if self.preset not in PRESETS:
-                raise ConfigError(f"optim.preset={self.preset!r}: expected one of {', '.join(PRESETS)} (or none)")
             for key, value in PRESETS[self.preset].items():
                 mine, default = getattr(self, key), OptimConfig.__dataclass_fields__[key].default
                 if mine != default and mine != value:
                     raise ConfigError(f"optim.{key}={mine!r} contradicts optim.preset={self.preset} ({key} "
                                       f"{value!r}): remove one of them")
                 setattr(self, key, value)
-        if not (math.isfinite(self.lr) and self.lr > 0):
-            raise ConfigError(f"optim.lr={self.lr}: expected a number > 0")
-        if self.warmup_steps < 0:
-            raise ConfigError(f"optim.warmup_steps={self.warmup_steps}: expected an integer >= 0")
-        if self.max_grad_norm is not None and not self.max_grad_norm > 0:
-            raise ConfigError(f"optim.max_grad_norm={self.max_grad_norm}: expected a number > 0 or null")
 
 
 #: Named optimiser settings. ``naver``: naver/splade's AdamW for SPLADE training (``splade/optim/bert_optim.py``:
@@ -264,25 +242,21 @@ class TrainConfig:
     """Loop settings. ``batch_size``: queries per micro-batch summed over all processes (each process takes
     ``batch_size / world_size``); an optimizer step sees ``batch_size * grad_accum`` queries."""
 
-    steps: int
-    batch_size: int
-    grad_accum: int = 1
-    bf16: bool | None = None  # None: bf16 autocast where native (CUDA with bf16, CPUs with avx512_bf16/AMX), else fp32
-    seed: int = 123
-    device: Device = "auto"
-    checkpoint_every: int = 1000
-    keep_checkpoints: int = 2
-    log_every: int = 1
-    num_threads: int | None = None
-    progress: bool = True
+    steps: int = setting(ge=1, unit="optimizer steps", help="training length")
+    batch_size: int = setting(ge=1, unit="queries", help="queries per micro-batch, summed over all processes")
+    grad_accum: int = setting(1, ge=1, help="micro-batches per optimizer step")
+    bf16: bool | None = setting(None, help="bf16 autocast (null: where native: CUDA with bf16, CPUs with "
+                                           "avx512_bf16/AMX; else fp32)")
+    seed: int = setting(123, help="the run's seed")
+    device: Device = setting("auto", help="auto, cpu or cuda")
+    checkpoint_every: int = setting(1000, ge=0, unit="steps", help="checkpoint interval (0: only the final model)")
+    keep_checkpoints: int = setting(2, ge=1, help="checkpoints kept")
+    log_every: int = setting(1, ge=1, unit="steps", help="log interval")
+    num_threads: int | None = setting(None, ge=1, help="torch CPU threads (null: torch's default)")
+    progress: bool = setting(True, help="show a progress bar")
 
     def __post_init__(self) -> None:
-        for name in ("steps", "batch_size", "grad_accum", "log_every", "keep_checkpoints"):
-            if getattr(self, name) < 1:
-                raise ConfigError(f"train.{name}={getattr(self, name)}: expected an integer >= 1")
-        if self.checkpoint_every < 0:
-            raise ConfigError(f"train.checkpoint_every={self.checkpoint_every}: expected an integer >= 0 "
-                              f"(0: only the final model)")
+        validate(self)
 
 
 @dataclass
@@ -327,13 +301,8 @@ class MiddleModelConfig(BackboneConfig):
     ``head``'s own (transform and logits bias; a tied decoder is the frozen input embeddings):
     :func:`lsr_eval.train.freeze.freeze_to_head`."""
 
-    max_length: int = 256
-    trainable: Trainable = "all"
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if self.max_length < 2:
-            raise ConfigError(f"model.max_length={self.max_length}: expected an integer >= 2")
+    max_length: int = setting(256, ge=2, unit="tokens", help="text token limit")
+    trainable: Trainable = setting("all", help="all parameters, or only the head's own")
 
 
 @dataclass
@@ -344,17 +313,14 @@ class MiddleDataConfig:
     (``lsr-eval mlm-eval``), drawn with ``holdout_seed``."""
 
     dataset: str | list[str]
-    split: str | None = None
-    max_docs: int | None = None
+    split: str | None = setting(None, help="the split of BEIR folders")
+    max_docs: int | None = setting(None, ge=0, unit="documents", help="documents per dataset (null: all)")
     queries: list[str] | None = None
-    holdout: float = 0.0
-    holdout_seed: int = 0
+    holdout: float = setting(0.0, ge=0, lt=1, help="the fraction of texts kept out for evaluation")
+    holdout_seed: int = setting(0, help="the seed the holdout is drawn with")
 
     def __post_init__(self) -> None:
-        if not 0 <= self.holdout < 1:
-            raise ConfigError(f"data.holdout={self.holdout}: expected a fraction in [0, 1)")
-        if self.max_docs is not None and self.max_docs < 0:
-            raise ConfigError(f"data.max_docs={self.max_docs}: expected an integer >= 0")
+        validate(self)
 
 
 @dataclass
@@ -362,17 +328,12 @@ class MlmConfig:
     """Masking (BERT's 80/10/10 rule on ``mask_prob`` of the real tokens) and the FLOPS weight on the SPLADE
     pooling of the MLM logits, with quadratic warm-up over ``warmup_d`` steps."""
 
-    mask_prob: float = 0.15
-    lambda_d: float = 0.0
-    warmup_d: int = 0
+    mask_prob: float = setting(0.15, gt=0, lt=1, help="the fraction of real tokens masked")
+    lambda_d: float = setting(0.0, ge=0, help="the FLOPS weight on the MLM logits' SPLADE pooling")
+    warmup_d: int = setting(0, ge=0, unit="steps", help="quadratic warm-up of lambda_d")
 
     def __post_init__(self) -> None:
-        if not 0 < self.mask_prob < 1:
-            raise ConfigError(f"mlm.mask_prob={self.mask_prob}: expected a number in (0, 1)")
-        if not (math.isfinite(self.lambda_d) and self.lambda_d >= 0):
-            raise ConfigError(f"mlm.lambda_d={self.lambda_d}: expected a finite number >= 0")
-        if self.warmup_d < 0:
-            raise ConfigError(f"mlm.warmup_d={self.warmup_d}: expected an integer >= 0")
+        validate(self)
 
 
 @dataclass
@@ -392,11 +353,6 @@ class MiddleTrainConfig:
 
 
 # -- loading ----------------------------------------------------------------------------------------------------
-def _check_k(key: str, k: RescaleK) -> None:
-    if k is not None and k != "suggested" and not (math.isfinite(k) and k > 0):
-        raise ConfigError(f"{key}={k!r}: expected a number > 0, 'suggested' or null")
-
-
 def read_yaml(path: str | os.PathLike, _seen: tuple[Path, ...] = ()) -> dict[str, Any]:
     """The mapping in ``path`` with its ``base:`` chain merged in (the including file wins)."""
     import yaml
@@ -478,66 +434,69 @@ def from_dict(cls: type[C], data: Any, source: str, prefix: str = "") -> C:
             if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
                 raise ConfigError(f"{source}: missing required value '{prefix}{name}'")
             continue
-        kwargs[name] = _coerce(data[name], hints[name], source, f"{prefix}{name}")
+        if KEY in f.metadata:   # a declared setting: read a YAML number as a float; its declaration checks it
+            kwargs[name] = _as_number(data[name], hints[name])
+        else:
+            kwargs[name] = _coerce(data[name], hints[name], source, f"{prefix}{name}")
     try:
         return cls(**kwargs)
+    except SettingError as e:
+        raise e.at(source, prefix) from None
     except ConfigError as e:
         raise ConfigError(f"{source}: {e}") from None
 
 
-def _coerce(value: Any, tp: Any, source: str, key: str) -> Any:
+def _as_number(value: Any, tp: Any) -> Any:
+    """A YAML value for a setting of type ``tp``: an integer or a text like ``1e-5`` (YAML reads it as a string)
+    becomes the float a float setting holds; anything else is left for the declaration to check."""
+    members = get_args(tp) if get_origin(tp) in (Union, types.UnionType) else (tp,)
+    if float not in members or isinstance(value, bool):
+        return value
+    if isinstance(value, int) and int not in members:
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            return value
+    return value
+
+
+def _coerce(value: Any, tp: Any, source: str, key: str, checked_as: Any = None) -> Any:
+    """``value`` read as type ``tp`` (a YAML number for a float; a nested section as its dataclass); errors in the
+    settings' one format (:class:`lsr_eval.settings.SettingError`)."""
     origin = get_origin(tp)
     if origin in (Union, types.UnionType):
-        members = get_args(tp)
+        members = [m for m in get_args(tp) if m is not type(None)]
         if value is None:
-            if type(None) in members:
+            if len(members) < len(get_args(tp)):
                 return None
-            raise ConfigError(f"{source}: '{key}' must not be null")
-        errors = []
+            raise SettingError(key, describe(tp, Setting(help="")), value, source)
+        if len(members) == 1:   # X | None: read as X, checked as X or null (the same words as the declaration)
+            return _coerce(value, members[0], source, key, checked_as=tp)
         for member in members:
-            if member is type(None):
-                continue
             try:
                 return _coerce(value, member, source, key)
-            except ConfigError as e:
-                errors.append(str(e).split(": ", 1)[-1])
-        raise ConfigError(f"{source}: {' or '.join(errors)}")
-    if origin is Literal:
-        allowed = get_args(tp)
-        if value not in allowed:
-            raise ConfigError(f"{source}: '{key}'={value!r}: expected one of {', '.join(map(str, allowed))}")
-        return value
+            except ConfigError:
+                continue
+        raise SettingError(key, describe(tp, Setting(help="")), value, source)
     if dataclasses.is_dataclass(tp):
         return from_dict(tp, value, source, f"{key}.")
-    if value is None:
-        raise ConfigError(f"{source}: '{key}' must not be null")
-    if tp is bool:
-        if not isinstance(value, bool):
-            raise ConfigError(f"{source}: '{key}'={value!r}: expected true or false")
-        return value
-    if tp is int:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise ConfigError(f"{source}: '{key}'={value!r}: expected an integer")
-        return value
-    if tp is float:
-        if isinstance(value, str):
-            try:
-                return float(value)
-            except ValueError:
-                pass
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ConfigError(f"{source}: '{key}'={value!r}: expected a number")
-        return float(value)
-    if tp is str:
-        if not isinstance(value, str):
-            raise ConfigError(f"{source}: '{key}'={value!r}: expected a string")
-        return value
     if origin is list:
         if not isinstance(value, list) or not value:
-            raise ConfigError(f"{source}: '{key}'={value!r}: expected a non-empty list")
+            raise SettingError(key, "a non-empty list", value, source)
         (item,) = get_args(tp)
         return [_coerce(v, item, source, f"{key}[{i}]") for i, v in enumerate(value)]
-    raise TypeError(f"config field {key}: unsupported type {tp!r}")  # a bug in this module, not bad input
+    if tp is float and isinstance(value, str):
+        try:   # YAML reads 1e-5 as a string
+            return float(value)
+        except ValueError:
+            pass
+    if tp is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if tp not in (bool, int, float, str) and origin is not Literal:
+        raise TypeError(f"config field {key}: unsupported type {tp!r}")  # a bug in this module, not bad input
+    return check(key, value, checked_as or tp, Setting(help=""), where=source)
 
 
 #: Suffix of a seed's run in a fanned-out config (``name``, ``output.dir``, ``output.model_dir``).

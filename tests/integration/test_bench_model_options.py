@@ -58,7 +58,7 @@ def test_defaults_and_device_validation(name, capsys):
     assert parse_args([*required, "--device", "cuda:1"]).device == "cuda:1"
     with pytest.raises(SystemExit):
         parse_args([*required, "--device", "gpu"])
-    assert "expected one of auto, cpu, cuda, cuda:N" in capsys.readouterr().err
+    assert "device must be one of auto, cpu, cuda, cuda:N, got 'gpu'" in capsys.readouterr().err
 
 
 def test_bench_encode_refuses_a_precision_twice():

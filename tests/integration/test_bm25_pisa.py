@@ -59,7 +59,7 @@ def test_bm25_engine_settings_are_checked():
     from lsr_eval.errors import ConfigError
     from lsr_eval.pipeline.bm25 import Bm25Settings
 
-    with pytest.raises(ConfigError, match="BM25 runs on engine anserini or pisa, not 'seismic'"):
+    with pytest.raises(ConfigError, match="^engine must be one of anserini, pisa, got 'seismic'$"):
         Bm25Settings(engine="seismic")
     with pytest.raises(ConfigError, match="engine_options apply to BM25 on engine pisa only"):
         Bm25Settings(engine_options={"block_size": 40})

@@ -22,7 +22,7 @@ def test_device_strings_accepted(name):
 
 @pytest.mark.parametrize("name", ["gpu", "cuda:", "cuda:-1", "CPU", "cuda0", "", None, 0])
 def test_device_strings_refused_with_the_forms(name):
-    with pytest.raises(ConfigError, match="expected one of auto, cpu, cuda, cuda:N"):
+    with pytest.raises(ConfigError, match="device must be one of auto, cpu, cuda, cuda:N, got "):
         check_device(name)
 
 
@@ -88,7 +88,7 @@ def test_benchmark_takes_a_device_and_yaml_device_is_checked(tmp_path):
         if ok:
             assert load_config(config).systems[0].params["device"] == device
         else:
-            with pytest.raises(ConfigError, match=r"systems\[0\] \(s\).*device='gpu0'|device='gpu0'"):
+            with pytest.raises(ConfigError, match=r"b\.yaml: systems\[0\]: device must be one of auto, cpu, cuda, cuda:N, got 'gpu0'$"):
                 load_config(config)
 
 

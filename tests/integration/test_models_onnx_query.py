@@ -194,9 +194,9 @@ def test_cache_is_keyed_by_weights(ort_and_onnx, tmp_path):
 def test_options_are_validated(ort_and_onnx, tmp_path):
     enc = _tiny_encoder()
     assert query_encoder(enc, "torch") is enc
-    with pytest.raises(ConfigError, match="query_runtime='jax': expected one of torch, onnx"):
+    with pytest.raises(ConfigError, match="^query_runtime must be one of torch, onnx, got 'jax'$"):
         query_encoder(enc, "jax")
-    with pytest.raises(ConfigError, match="mode='fast': expected one of pruned, dense"):
+    with pytest.raises(ConfigError, match="^mode must be one of pruned, dense, got 'fast'$"):
         OnnxQueryEncoder(enc, tmp_path, mode="fast")
     onnx_enc = query_encoder(enc, "onnx", work_dir=tmp_path)
     assert isinstance(onnx_enc, OnnxQueryEncoder) and onnx_enc.terms == enc.terms

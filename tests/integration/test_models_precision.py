@@ -34,9 +34,9 @@ def test_explicit_choice_wins():
 
 
 def test_unknown_precision_is_refused():
-    with pytest.raises(ConfigError, match="precision='fp16': expected one of auto, fp32, bf16"):
+    with pytest.raises(ConfigError, match="^precision must be one of auto, fp32, bf16, got 'fp16'$"):
         resolve_precision("fp16")
-    with pytest.raises(ConfigError, match="precision='half'"):
+    with pytest.raises(ConfigError, match="^precision must be one of auto, fp32, bf16, got 'half'$"):
         SpladeEncoder.from_pretrained(tiny_model("bert"), 16, precision="half")
 
 

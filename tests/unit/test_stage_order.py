@@ -12,7 +12,8 @@ from package_imports import PACKAGE, absolute_imports, imported
 
 #: Stages in data-flow order; modules of one stage may import each other.
 STAGES: list[set[str]] = [
-    {"__init__", "errors", "defaults", "_lazy", "hardware"},   # the package root holds only its version
+    {"__init__", "errors", "defaults", "_lazy", "hardware", "settings"},   # the package root holds only its version;
+    # settings: the declarations every stage uses (lsr_eval.settings)
     {"manifest"},
     {"workdir"},
     {"data"},

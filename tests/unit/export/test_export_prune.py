@@ -57,5 +57,5 @@ def test_pruning_a_capped_encoding_equals_sparsifying_to_the_smaller_budget():
 @pytest.mark.parametrize("kwargs", [{"top_k": 0}, {"top_k": 2.5}, {"top_k": True}, {"threshold": -1},
                                     {"threshold": float("nan")}])
 def test_bad_settings_are_refused(kwargs):
-    with pytest.raises(ConfigError, match="prune"):
+    with pytest.raises(ConfigError, match="^(top_k|threshold) must be "):
         Prune(**kwargs)

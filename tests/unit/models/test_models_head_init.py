@@ -107,9 +107,9 @@ def test_identity_forced_over_trained_head():
 
 
 def test_option_validation_lists_allowed_values():
-    with pytest.raises(ConfigError, match="head_init='none': expected one of auto, identity, random, error"):
+    with pytest.raises(ConfigError, match="^head_init must be one of auto, identity, random, error, got 'none'$"):
         load_mlm(tiny_model("bert"), head_init="none")
-    with pytest.raises(ConfigError, match="identity norm='skip': expected one of bypass, keep"):
+    with pytest.raises(ConfigError, match="^norm must be one of bypass, keep, got 'skip'$"):
         IdentityHead(norm="skip")
 
 

@@ -70,9 +70,9 @@ def test_auto_on_cuda_is_bf16_but_the_device_is_not_identity(monkeypatch):
 
 
 @pytest.mark.parametrize("kwargs, message", [
-    ({"precision": "fp16"}, "precision='fp16': expected one of auto, fp32, bf16"),
-    ({"device": "gpu"}, "device='gpu': expected one of auto, cpu, cuda, cuda:N"),
-    ({"device": "cuda:x"}, "device='cuda:x'"),
+    ({"precision": "fp16"}, "^precision must be one of auto, fp32, bf16, got 'fp16'$"),
+    ({"device": "gpu"}, "^device must be one of auto, cpu, cuda, cuda:N, got 'gpu'$"),
+    ({"device": "cuda:x"}, "^device must be one of auto, cpu, cuda, cuda:N, got 'cuda:x'$"),
 ])
 def test_bad_precision_or_device_is_refused_at_construction(kwargs, message):
     with pytest.raises(ConfigError, match=message):
@@ -130,18 +130,40 @@ def test_each_flat_setting_has_one_stage_and_reads_back():
 
 
 @pytest.mark.parametrize("flat, message", [
-    ({"doc_top_k": 0}, "EncodeOptions doc_top_k=0: expected an integer >= 1 or None"),
-    ({"batch_size": 2.5}, "EncodeOptions batch_size=2.5: expected an integer >= 1"),
-    ({"threshold": -1}, "EncodeOptions threshold=-1: expected a finite number >= 0"),
-    ({"drop_special": "yes"}, "EncodeOptions drop_special='yes': expected true or false"),
-    ({"scale": 0}, "ExportOptions scale=0: expected a finite number > 0"),
-    ({"rescale_k": float("nan")}, "LoadOptions rescale_k=nan"),
-    ({"head_init": "zeros"}, "head_init='zeros': expected one of auto, identity, random, error"),
-    ({"engine": "faiss"}, "faiss"),
-    ({"hits": True}, "SearchOptions hits=True"),
-    ({"remove_query": 1}, "SearchOptions remove_query=1"),
+    ({"doc_top_k": 0}, "^doc_top_k must be >= 1, got 0$"),
+    ({"batch_size": 2.5}, "^batch_size must be an integer >= 1, got 2.5$"),
+    ({"threshold": -1}, "^threshold must be >= 0, got -1$"),
+    ({"drop_special": "yes"}, "^drop_special must be true or false, got 'yes'$"),
+    ({"scale": 0}, "^scale must be > 0, got 0$"),
+    ({"rescale_k": float("nan")}, "^rescale_k must be a number > 0 or null, got nan$"),
+    ({"head_init": "zeros"}, "^head_init must be one of auto, identity, random, error, got 'zeros'$"),
+    ({"engine": "faiss"}, "^engine must be one of anserini, pisa, seismic, bmp, got 'faiss'$"),
+    ({"hits": True}, "^hits must be an integer >= 1, got True$"),
+    ({"remove_query": 1}, "^remove_query must be true, false or null, got 1$"),
     ({"doc_topk": 3}, "unknown setting 'doc_topk'; known: "),
 ])
 def test_each_stage_refuses_a_bad_value_when_made(flat, message):
     with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace(")", r"\)")):
         SpladeSettings.from_flat(model="m", **flat)
+
+
+def test_every_committed_bm25_identity_reads_back_byte_for_byte():
+    """The typed BM25 settings changed no run's identity: each committed BM25 experiment (flat, multifield, on PISA
+    with its engine options) read back through ``Bm25Settings.from_record``, as ``lsr-eval reproduce`` replays it,
+    is recorded again as the same JSON."""
+    from types import SimpleNamespace
+
+    from lsr_eval.pipeline.settings import Bm25Settings
+
+    records = []
+    for path in sorted((REPO / "results").rglob("manifest.json")):
+        experiment = json.loads(path.read_text()).get("experiment")
+        if isinstance(experiment, dict) and str(experiment.get("method", "")).startswith("bm25"):
+            records.append((path, experiment))
+    assert len(records) >= 10
+    assert any("fields" in r for _, r in records) and any(r.get("engine_options") for _, r in records)
+    for path, recorded in records:
+        settings = Bm25Settings.from_record(recorded)
+        again = {"method": settings.method, **settings.resolved(SimpleNamespace(remove_query=None))}
+        expected = {k: v for k, v in recorded.items() if k != "dataset"}
+        assert json.dumps(again, sort_keys=True) == json.dumps(expected, sort_keys=True), path

@@ -74,15 +74,15 @@ def test_missing_section_is_named(tmp_path):
 
 
 @pytest.mark.parametrize("section, values, message", [
-    ("train", {"steps": "ten"}, r"'train.steps'='ten': expected an integer"),
-    ("train", {"bf16": "yes"}, r"'train.bf16'='yes': expected true or false"),
-    ("loss", {"name": "hinge"}, r"'loss.name'='hinge': expected one of infonce, margin_mse, kl_div"),
-    ("regularizer", {"query": "l2"}, r"expected one of none, l1, flops"),
-    ("model", {"rescale_k": "big"}, r"'model.rescale_k'='big'"),
-    ("model", {"rescale_k": -2}, r"model.rescale_k=-2.0: expected a number > 0"),
-    ("model", {"tied_input": "both"}, r"'model.tied_input'='both': expected one of divided, compensated"),
-    ("model", {"trust_remote_code": "maybe"}, r"'model.trust_remote_code'='maybe': expected true or false"),
-    ("train", {"batch_size": 0}, r"train.batch_size=0: expected an integer >= 1"),
+    ("train", {"steps": "ten"}, r"c.yaml: train.steps must be an integer >= 1, got 'ten'$"),
+    ("train", {"bf16": "yes"}, r"train.bf16 must be true, false or null, got 'yes'$"),
+    ("loss", {"name": "hinge"}, r"loss.name must be one of infonce, margin_mse, kl_div, got 'hinge'$"),
+    ("regularizer", {"query": "l2"}, r"regularizer.query must be one of none, l1, flops, got 'l2'$"),
+    ("model", {"rescale_k": "big"}, r"model.rescale_k must be a number > 0, 'suggested' or null, got 'big'$"),
+    ("model", {"rescale_k": -2}, r"model.rescale_k must be > 0, got -2$"),
+    ("model", {"tied_input": "both"}, r"model.tied_input must be one of divided, compensated, got 'both'$"),
+    ("model", {"trust_remote_code": "maybe"}, r"model.trust_remote_code must be true or false, got 'maybe'$"),
+    ("train", {"batch_size": 0}, r"train.batch_size must be >= 1, got 0$"),
     ("loss", {"name": "kl_div"}, r"set data.teacher_scores"),
     ("data", {"source": "irds-triples", "n_negatives": 2}, r"data.n_negatives=2: triples have exactly one"),
 ])
@@ -235,7 +235,7 @@ def test_naver_sum_weights_and_refusal(tmp_path):
     assert (plain.regularizer.doc_count, plain.regularizer.effective_lambda_d) == (1, 5e-4)
     with pytest.raises(ConfigError, match="naver_sum=true with regularizer.query=none.*remove naver_sum"):
         load_config(write(tmp_path, with_(MINIMAL, "regularizer", query="none", naver_sum=True)))
-    with pytest.raises(ConfigError, match="'regularizer.naver_sum'='yes': expected true or false"):
+    with pytest.raises(ConfigError, match="regularizer.naver_sum must be true or false, got 'yes'"):
         load_config(write(tmp_path, with_(MINIMAL, "regularizer", naver_sum="yes")))
 
 
@@ -255,5 +255,5 @@ def test_middle_from_is_named_validated_and_new_to_identities(tmp_path):
     cfg = load_config(write(tmp_path, with_(MINIMAL, "model", middle_from="ours")))
     assert cfg.model.middle_from == "ours" and result_keys(cfg.to_dict())["model.middle_from"] == "ours"
     assert "model.middle_from" not in result_keys(load_config(write(tmp_path, MINIMAL)).to_dict())
-    with pytest.raises(ConfigError, match="'model.middle_from'='mine': expected one of naver, ours"):
+    with pytest.raises(ConfigError, match="model.middle_from must be one of naver, ours, got 'mine'"):
         load_config(write(tmp_path, with_(MINIMAL, "model", middle_from="mine")))

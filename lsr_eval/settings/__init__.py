@@ -1,0 +1,269 @@
+"""Typed settings: each setting is declared once, as a dataclass field whose annotation gives its type and whose
+:func:`setting` gives its constraint (range or choices), unit and one-line help, as ir_measures' ``ParamInfo`` does.
+One validator (:func:`validate`) reads the declarations, and so do the command line's help
+(:func:`lsr_eval.commands.options.add_setting`) and ``docs/settings.md`` (:mod:`lsr_eval.settings.docs`).
+
+One error format, whatever the door (a YAML file, an option, a keyword, a manifest replayed):
+``<name> must be <constraint>, got <value>``, raised here as :class:`SettingError`; the caller puts the file or
+option in front (``bench.yaml: systems[0]: rescale_k must be > 0, got 0``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+import re
+import types
+import typing
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import MISSING, dataclass
+from typing import Any, Literal, Union, get_args, get_origin
+
+from lsr_eval.errors import ConfigError
+
+__all__ = ["Setting", "SettingError", "setting", "validate", "check", "check_as", "declaration", "declared",
+           "default_of", "describe", "scalar_type", "show"]
+
+#: The key of a field's metadata that holds its :class:`Setting`.
+KEY = "lsr_eval.setting"
+
+
+class SettingError(ConfigError):
+    """A setting's value outside its declaration: ``<name> must be <constraint>, got <value>``."""
+
+    def __init__(self, name: str, rule: str, value: Any, where: str = "") -> None:
+        self.name, self.rule, self.value, self.where = name, rule, value, where
+        super().__init__(self._message())
+
+    def _message(self) -> str:
+        return f"{self.where + ': ' if self.where else ''}{self.name} must be {self.rule}, got {show(self.value)}"
+
+    def at(self, where: str, prefix: str = "") -> SettingError:
+        """This error said of a file, entry or option (``where``, put in front), the setting named
+        ``<prefix><name>`` (a dotted key of a YAML section); the same exception, re-raised by the caller, so that
+        its traceback still starts where the value was checked."""
+        self.where = f"{where}: {self.where}" if where and self.where else where or self.where
+        self.name = prefix + self.name
+        self.args = (self._message(),)
+        return self
+
+
+@dataclass(frozen=True)
+class Setting:
+    """A setting's constraint and help. Bounds: ``ge``/``gt`` below, ``le``/``lt`` above; ``choices``: the allowed
+    values, or a function giving them (a registry read when checked: engines); ``unit``: said in the help."""
+
+    help: str
+    ge: float | None = None
+    gt: float | None = None
+    le: float | None = None
+    lt: float | None = None
+    choices: tuple[Any, ...] | Callable[[], Iterable[Any]] | None = None
+    unit: str | None = None
+    #: a string's form: (a regular expression it must match whole, the forms in words: ``auto, cpu, cuda, cuda:N``)
+    pattern: tuple[str, str] | None = None
+
+    def allowed(self) -> tuple[Any, ...] | None:
+        """The allowed values (None: any of the type)."""
+        if self.choices is None:
+            return None
+        return tuple(self.choices() if callable(self.choices) else self.choices)
+
+    def bounds(self) -> str:
+        """``>= 1``, ``> 0``, ``in [0, 1]``, ``in (0, 1)``, or '' without bounds."""
+        low = ("[", self.ge) if self.ge is not None else ("(", self.gt) if self.gt is not None else None
+        high = ("]", self.le) if self.le is not None else (")", self.lt) if self.lt is not None else None
+        if low and high:
+            return f"in {low[0]}{low[1]:g}, {high[1]:g}{high[0]}"
+        if low:
+            return f"{'>=' if low[0] == '[' else '>'} {low[1]:g}"
+        if high:
+            return f"{'<=' if high[0] == ']' else '<'} {high[1]:g}"
+        return ""
+
+    def within(self, x: float) -> bool:
+        return ((self.ge is None or x >= self.ge) and (self.gt is None or x > self.gt)
+                and (self.le is None or x <= self.le) and (self.lt is None or x < self.lt))
+
+
+def setting(default: Any = MISSING, *, help: str | None = None, ge: float | None = None, gt: float | None = None,
+            le: float | None = None, lt: float | None = None,
+            choices: tuple[Any, ...] | Callable[[], Iterable[Any]] | None = None, unit: str | None = None,
+            pattern: tuple[str, str] | None = None, like: Setting | None = None, default_factory: Any = MISSING,
+            **field_options: Any) -> Any:
+    """A dataclass field declared with its constraint (the type is the field's annotation); ``like``: a setting
+    declared once elsewhere (e.g. :data:`lsr_eval.models.rescale.RESCALE_K`) whose constraint and help this field
+    shares (what is given here overrides it)."""
+    given = {k: v for k, v in dict(help=help, ge=ge, gt=gt, le=le, lt=lt, choices=choices, unit=unit,
+                                   pattern=pattern).items() if v is not None}
+    if like is None and help is None:
+        raise TypeError("setting() needs help= or like=")   # a bug in a declaration, not bad input
+    meta = {KEY: dataclasses.replace(like, **given) if like is not None else Setting(**given)}
+    if default_factory is not MISSING:
+        return dataclasses.field(default_factory=default_factory, metadata=meta, **field_options)
+    return dataclasses.field(default=default, metadata=meta, **field_options)
+
+
+def show(value: Any) -> str:
+    """A value as a message shows it: numbers as written in a file or an option (``0``, ``1.5``, ``-1``, whether
+    they arrived as int or float), strings quoted."""
+    if isinstance(value, float) and math.isfinite(value) and value == int(value) and abs(value) < 1e15:
+        return str(int(value))
+    return repr(value)
+
+
+@functools.cache
+def _hints(cls: type) -> dict[str, Any]:
+    return typing.get_type_hints(cls, include_extras=False)
+
+
+def declared(cls: type) -> list[tuple[dataclasses.Field, Any, Setting]]:
+    """The declared settings of dataclass ``cls``: (field, its type, its :class:`Setting`), in field order."""
+    hints = _hints(cls)
+    return [(f, hints[f.name], f.metadata[KEY]) for f in dataclasses.fields(cls) if KEY in f.metadata]
+
+
+def _members(tp: Any) -> tuple[list[Any], bool]:
+    """(the non-None members of a type, whether None is allowed)."""
+    if get_origin(tp) in (Union, types.UnionType):
+        members = list(get_args(tp))
+    else:
+        members = [tp]
+    optional = type(None) in members
+    flat: list[Any] = []
+    for m in members:
+        if m is type(None):
+            continue
+        if get_origin(m) in (Union, types.UnionType):
+            inner, opt = _members(m)
+            flat += inner
+            optional |= opt
+        else:
+            flat.append(m)
+    return flat, optional
+
+
+def _name_of(tp: Any, s: Setting) -> str:
+    """One member type in words: ``an integer``, ``a number``, ``true or false``, ``'suggested'``, ``a string``."""
+    if get_origin(tp) is Literal:
+        return ", ".join(map(repr, get_args(tp)))
+    if tp is bool:
+        return "true or false"
+    if tp is int:
+        return "an integer"
+    if tp is float:
+        return "a number"
+    if tp is str:
+        return "a string"
+    origin = get_origin(tp) or tp
+    if isinstance(origin, type) and issubclass(origin, Mapping):
+        return "a mapping"
+    if origin in (tuple, list):
+        return "a list"
+    return getattr(tp, "__name__", str(tp))
+
+
+def describe(tp: Any, s: Setting, null: str | None = "null") -> str:
+    """A setting's type and constraint in words: ``an integer >= 1 or null``, ``one of auto, fp32, bf16``
+    (``null``: the word for None, or None to leave it out: an option left out is None)."""
+    members, optional = _members(tp)
+    allowed = choices_of(tp, s)
+    if allowed is not None:
+        parts = [f"one of {', '.join(map(str, allowed))}"]
+    elif s.pattern is not None:
+        parts = [f"one of {s.pattern[1]}"]
+    else:
+        bounds = s.bounds()
+        parts = [part for m in members for part in (
+            ["true", "false"] if m is bool else [f"{_name_of(m, s)} {bounds}" if bounds and m in (int, float)
+                                                 else _name_of(m, s)])]
+    parts += [null] if optional and null else []
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " or " + parts[-1]
+
+
+def choices_of(tp: Any, s: Setting) -> tuple[Any, ...] | None:
+    """The allowed values: the declaration's ``choices``, or a ``Literal`` type's (None: any value of the type)."""
+    allowed = s.allowed()
+    if allowed is not None:
+        return allowed
+    members, _ = _members(tp)
+    if members and all(get_origin(m) is Literal for m in members):
+        return tuple(v for m in members for v in get_args(m))
+    return None
+
+
+def _fits(value: Any, tp: Any) -> bool:
+    """Whether ``value`` has type ``tp`` (one member; bounds apart)."""
+    if get_origin(tp) is Literal:
+        return value in get_args(tp)
+    if tp is bool:
+        return isinstance(value, bool)
+    if tp is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if tp is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    if tp is str:
+        return isinstance(value, str)
+    origin = get_origin(tp) or tp
+    if isinstance(origin, type):
+        return isinstance(value, origin)
+    return True
+
+
+def check(name: str, value: Any, tp: Any, s: Setting, where: str = "") -> Any:
+    """``value`` if it fits the declaration, else a :class:`SettingError`: the constraint alone when the type is
+    right and the value outside it (``must be > 0``), else the whole declaration (``must be a number > 0 or null``),
+    so that one wrong value reads the same through every door."""
+    members, optional = _members(tp)
+    if value is None:
+        if optional:
+            return value
+        raise SettingError(name, describe(tp, s), value, where)
+    allowed = choices_of(tp, s)
+    if allowed is not None:
+        if value in allowed:
+            return value
+        raise SettingError(name, f"one of {', '.join(map(str, allowed))}", value, where)
+    fitting = [m for m in members if _fits(value, m)]
+    if not fitting or (s.pattern is not None and not re.fullmatch(s.pattern[0], value)):
+        raise SettingError(name, describe(tp, s), value, where)
+    if any(m in (int, float) for m in fitting) and not s.within(value):
+        raise SettingError(name, s.bounds(), value, where)
+    return value
+
+
+def declaration(cls: type, field: str) -> tuple[dataclasses.Field, Any, Setting]:
+    """The declaration of ``cls``'s setting ``field``: (field, type, :class:`Setting`)."""
+    for one in declared(cls):
+        if one[0].name == field:
+            return one
+    raise KeyError(f"{cls.__name__} declares no setting {field!r}")   # a bug in the caller, not bad input
+
+
+def check_as(cls: type, field: str, value: Any, name: str | None = None) -> Any:
+    """``value`` checked against the declaration of ``cls``'s ``field`` (errors name it ``name``, default the
+    field's): a value given elsewhere for that setting, e.g. a sweep's list."""
+    _, tp, s = declaration(cls, field)
+    return check(name or field, value, tp, s)
+
+
+def scalar_type(tp: Any) -> type:
+    """The type a text is read as for a setting of type ``tp`` (an option's value): int, float or str."""
+    members, _ = _members(tp)
+    return next((m for m in members if m in (int, float)), str)
+
+
+def validate(obj: Any, prefix: str = "") -> None:
+    """Check every declared setting of dataclass instance ``obj`` (errors name it ``<prefix><name>``)."""
+    for f, tp, s in declared(type(obj)):
+        check(prefix + f.name, getattr(obj, f.name), tp, s)
+
+
+def default_of(f: dataclasses.Field) -> Any:
+    """A field's default (``dataclasses.MISSING`` when it has none: a required setting)."""
+    if f.default is not MISSING:
+        return f.default
+    if f.default_factory is not MISSING:
+        return f.default_factory()
+    return MISSING
