@@ -13,11 +13,14 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
-from lsr_eval.api.runs import QrelsLike, RunLike, _named, as_run, judgments
+from lsr_eval.api.inputs import QrelsLike, RunLike, as_run, judgments, named_runs
 from lsr_eval.data.types import Qrels
 from lsr_eval.errors import ConfigError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 @dataclass
@@ -124,7 +127,7 @@ def run_evaluation(data: QrelsLike, runs: RunLike | Sequence[RunLike] | Mapping[
     given = parse_measures(measures) if measures else None  # a bad name fails before anything is read
     qrels, _, official = judgments(data, split)
     parsed = given or parse_measures(official or DEFAULT_MEASURES)
-    named = _named(runs)
+    named = named_runs(runs)
     if baseline is not None and baseline not in named:  # a run file's path, as given, names it too
         baseline = next((n for n, r in named.items() if isinstance(r, (str, os.PathLike)) and str(r) == str(baseline)),
                         baseline)
@@ -146,3 +149,26 @@ def run_evaluation(data: QrelsLike, runs: RunLike | Sequence[RunLike] | Mapping[
         tests = compare({r.name: r.per_query for r in scored}, baseline, test=test, alpha=alpha,
                         correction=correction)
     return Evaluation(qrels, parsed, scored, baseline, tests, official)
+
+
+def per_query_scores(qrels: Qrels, runs: Mapping[str, RunLike], measures: Iterable[str]
+                     ) -> dict[str, dict[str, dict[str, float]]]:
+    """name -> measure -> qid -> value of each run (trec_eval -c: every judged query, 0 without results)."""
+    from lsr_eval.evaluation import evaluate as evaluate_run
+
+    return {name: evaluate_run(qrels, as_run(run), measures, per_query=True) for name, run in runs.items()}
+
+
+def evaluate(data: QrelsLike, runs: RunLike | Sequence[RunLike] | Mapping[str, RunLike],
+             measures: Iterable[str] | None = None, baseline: str | None = None, test: str = "t-test",
+             alpha: float = 0.05, correction: str = "bonferroni") -> pd.DataFrame:
+    """A DataFrame with one row per run (index: its name) and one column per measure, as ``lsr-eval evaluate``.
+
+    ``data``: a dataset, qrels, a qrels file or a dataset spec; ``measures``: default the dataset's official
+    ones (else nDCG@10, RR@10, R@100, R@1000, MAP). With ``baseline`` (a run name), each other run is tested against
+    it as ``evaluate --baseline`` does: columns ``<measure>_p`` (p-value corrected by ``correction``: bonferroni,
+    holm or bh, over the compared runs x measures) and
+    ``<measure>_sig`` (``†`` better, ``↓`` worse, empty otherwise); the test settings are in ``df.attrs``. Per-query
+    values and query counts: :func:`lsr_eval.api.evaluation.run_evaluation`, of which this is the table.
+    """
+    return run_evaluation(data, runs, measures, baseline, test, alpha, correction).table()

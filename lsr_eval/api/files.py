@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from lsr_eval.anserini.indexer import IndexCounts
-from lsr_eval.api.runs import judgments
+from lsr_eval.api.inputs import judgments
 from lsr_eval.data.datasets import Dataset
 from lsr_eval.data.splits import DEV, carve_dev_split
 from lsr_eval.engines.base import BuildCounts
-from lsr_eval.engines.counts import SearchCounts
+from lsr_eval.search.counts import SearchCounts
 from lsr_eval.engines.registry import DEFAULT_ENGINE, ENGINES, configure, get_engine, split_options
 from lsr_eval.errors import ConfigError
 from lsr_eval.evaluation import count_queries, evaluate, write_metrics

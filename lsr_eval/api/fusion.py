@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence, Union
 
-from lsr_eval.api.runs import QrelsLike, RunLike, _named, as_run, judgments
+from lsr_eval.api.inputs import QrelsLike, RunLike, as_run, judgments, named_runs
 from lsr_eval.data.types import Qrels, Run
 from lsr_eval.errors import ConfigError, OutputExistsError
 from lsr_eval.manifest import check_provenance, prepare_output, write_manifest
@@ -196,7 +196,7 @@ def run_fusion(runs: Sequence[RunLike] | Mapping[str, RunLike], method: str = "r
 
     m = get_method(method)
     params = dict(params or {})
-    named = _named(runs)
+    named = named_runs(runs)
     names = list(named)
     where = [str(r) if isinstance(r, (str, os.PathLike)) else n for n, r in named.items()]  # errors name files
     if qrels is None:
@@ -276,3 +276,13 @@ def _write(output: _Output, experiment: dict[str, Any], fused: Fused) -> None:
                    tuning=fused.tuning, inputs=[{"path": p, "metrics": x} for p, x in zip(inputs, fused.input_metrics)],
                    outputs=output.outputs("run.trec", "metrics.json"), metrics=fused.metrics,
                    measures=fused.measures, evaluation=evaluation_code())
+
+
+def fuse(runs: Sequence[RunLike] | Mapping[str, RunLike], method: str = "rrf", norm: str | None = None,
+         depth: int | None = 1000, *, tune: Any = None, qrels: QrelsLike | None = None, **params: Any) -> Run:
+    """The fused run of ``runs`` (two or more) with ranx's ``method`` (:data:`lsr_eval.fusion.METHODS`): ``norm``
+    None is the method's default, ``depth`` keeps the first 1,000 documents of each query (None: all), ``params``
+    are the method's (``k=60`` for RRF, ``weights=[0.3, 0.7]`` for wsum), or ``tune`` chooses them
+    (:class:`~lsr_eval.api.fusion.TuneOn`, or :class:`~lsr_eval.api.fusion.CrossValidate` over ``qrels``). The
+    metrics, the chosen parameters and files: :func:`lsr_eval.api.fusion.run_fusion`, of which this is the run."""
+    return run_fusion(runs, method, norm, depth, params, qrels=qrels, tune=tune).run

@@ -8,123 +8,19 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence, Union
+from typing import TYPE_CHECKING, Sequence
 
 from lsr_eval.benchmark import run as benchmark_run
 from lsr_eval.benchmark.config import apply_stand_ins, load_config, read_stand_ins
 from lsr_eval.data.datasets import Dataset, load_dataset
-from lsr_eval.data.trec_files import read_qrels
-from lsr_eval.data.types import Qrels, Run
+from lsr_eval.data.types import Run
 from lsr_eval.engines.registry import DEFAULT_ENGINE
-from lsr_eval.errors import ConfigError
 from lsr_eval.workdir import work_dir
 
 if TYPE_CHECKING:
     import pandas as pd
 
-#: What a run argument may be: a run in memory, or the path of a TREC run file.
-RunLike = Union[Mapping[str, Mapping[str, float]], str, os.PathLike]
-#: What a judgments argument may be: a dataset, qrels in memory, a qrels file, or a dataset spec.
-QrelsLike = Union[Dataset, Mapping[str, Mapping[str, int]], str, os.PathLike]
-
-__all__ = ["load_dataset", "read_qrels_spec", "as_run", "bm25", "evaluate", "per_query_scores", "fuse", "run_benchmark"]
-
-
-def read_qrels_spec(spec: str | os.PathLike, split: str | None = None
-                    ) -> tuple[Qrels, tuple[str, ...] | None, dict[str, Any]]:
-    """Qrels from a qrels file (TREC or BEIR TSV) or a dataset spec (registry name, ``irds:<id>``, BEIR folder);
-    returns (qrels, the dataset's measures or None for a file, a description for manifests)."""
-    path = Path(spec)
-    if path.is_file():
-        if split is not None:
-            raise ConfigError(f"{spec} is a qrels file: a split applies to dataset names and BEIR folders only")
-        return read_qrels(path), None, {"qrels_file": str(path.resolve())}
-    dataset = load_dataset(str(spec), split)
-    return dataset.qrels(), tuple(dataset.measures), {"dataset": dataset.describe()}
-
-
-def judgments(data: QrelsLike, split: str | None = None
-              ) -> tuple[Qrels, dict[str, Any] | None, tuple[str, ...] | None]:
-    """(qrels, their description for a manifest or None in memory, the dataset's official measures or None) of any
-    :data:`QrelsLike`; ``split`` for a dataset spec."""
-    if isinstance(data, Dataset):
-        return data.qrels(), {"dataset": data.describe()}, tuple(data.measures)
-    if isinstance(data, (str, os.PathLike)):
-        qrels, measures, described = read_qrels_spec(data, split)
-        return qrels, described, measures
-    return {q: dict(j) for q, j in data.items()}, None, None
-
-
-def as_run(run: RunLike) -> Run:
-    """A run in memory: a mapping is returned as a dict, a path is read (:func:`lsr_eval.runs.trec.read_run`)."""
-    if isinstance(run, (str, os.PathLike)):
-        from lsr_eval.runs.trec import read_run
-
-        return read_run(run)
-    return {q: dict(hits) for q, hits in run.items()}
-
-
-def _is_run(value: Any) -> bool:
-    """Whether ``value`` is one run in memory (qid -> docid -> score) rather than a mapping of named runs."""
-    if not isinstance(value, Mapping):
-        return False
-    first = next(iter(value.values()), {})
-    return isinstance(first, Mapping) and not any(isinstance(v, (Mapping, str, os.PathLike))
-                                                  for v in list(first.values())[:1])
-
-
-def _named(runs: RunLike | Sequence[RunLike] | Mapping[str, RunLike]) -> dict[str, RunLike]:
-    """name -> run: a mapping of runs keeps its names, a path is named by its file name (its path when two file
-    names are equal, and its place too when a path is given twice), a run in memory ``run1``, ``run2``, ..."""
-    if isinstance(runs, Mapping) and not _is_run(runs):
-        return dict(runs)
-    if isinstance(runs, (str, os.PathLike)) or _is_run(runs):
-        runs = [runs]
-    runs = list(runs)
-    names = [Path(r).name if isinstance(r, (str, os.PathLike)) else f"run{i + 1}" for i, r in enumerate(runs)]
-    if len(set(names)) < len(names):
-        names = [str(r) if isinstance(r, (str, os.PathLike)) else n for n, r in zip(names, runs)]
-    if len(set(names)) < len(names):  # one file given twice: both kept, told apart by their place
-        names = [f"{n} ({i + 1})" if names.count(n) > 1 else n for i, n in enumerate(names)]
-    return dict(zip(names, runs))
-
-
-def per_query_scores(qrels: Qrels, runs: Mapping[str, RunLike], measures: Iterable[str]
-                     ) -> dict[str, dict[str, dict[str, float]]]:
-    """name -> measure -> qid -> value of each run (trec_eval -c: every judged query, 0 without results)."""
-    from lsr_eval.evaluation import evaluate as evaluate_run
-
-    return {name: evaluate_run(qrels, as_run(run), measures, per_query=True) for name, run in runs.items()}
-
-
-def evaluate(data: QrelsLike, runs: RunLike | Sequence[RunLike] | Mapping[str, RunLike],
-             measures: Iterable[str] | None = None, baseline: str | None = None, test: str = "t-test",
-             alpha: float = 0.05, correction: str = "bonferroni") -> pd.DataFrame:
-    """A DataFrame with one row per run (index: its name) and one column per measure, as ``lsr-eval evaluate``.
-
-    ``data``: a dataset, qrels, a qrels file or a dataset spec; ``measures``: default the dataset's official
-    ones (else nDCG@10, RR@10, R@100, R@1000, MAP). With ``baseline`` (a run name), each other run is tested against
-    it as ``evaluate --baseline`` does: columns ``<measure>_p`` (p-value corrected by ``correction``: bonferroni,
-    holm or bh, over the compared runs x measures) and
-    ``<measure>_sig`` (``†`` better, ``↓`` worse, empty otherwise); the test settings are in ``df.attrs``. Per-query
-    values and query counts: :func:`lsr_eval.api.evaluation.run_evaluation`, of which this is the table.
-    """
-    from lsr_eval.api.evaluation import run_evaluation  # it reads this module's runs and judgments
-
-    return run_evaluation(data, runs, measures, baseline, test, alpha, correction).table()
-
-
-def fuse(runs: Sequence[RunLike] | Mapping[str, RunLike], method: str = "rrf", norm: str | None = None,
-         depth: int | None = 1000, *, tune: Any = None, qrels: QrelsLike | None = None, **params: Any) -> Run:
-    """The fused run of ``runs`` (two or more) with ranx's ``method`` (:data:`lsr_eval.fusion.METHODS`): ``norm``
-    None is the method's default, ``depth`` keeps the first 1,000 documents of each query (None: all), ``params``
-    are the method's (``k=60`` for RRF, ``weights=[0.3, 0.7]`` for wsum), or ``tune`` chooses them
-    (:class:`~lsr_eval.api.fusion.TuneOn`, or :class:`~lsr_eval.api.fusion.CrossValidate` over ``qrels``). The
-    metrics, the chosen parameters and files: :func:`lsr_eval.api.fusion.run_fusion`, of which this is the run."""
-    from lsr_eval.api.fusion import run_fusion  # it reads this module's runs and judgments
-
-    return run_fusion(runs, method, norm, depth, params, qrels=qrels, tune=tune).run
+__all__ = ["load_dataset", "bm25", "run_benchmark"]
 
 
 def bm25(dataset: Dataset | str, out: str | os.PathLike | None = None, work: str | os.PathLike | None = None,

@@ -1,7 +1,7 @@
 """Anserini behind the engine seam: a Lucene impact index (``IndexCollection -impact -pretokenized``) searched with
 :class:`lsr_eval.anserini.searcher.ImpactSearcher` (exact; the reference every other engine is checked against).
 
-Its runs define the exact engines' contract (:mod:`lsr_eval.engines.ties`): score descending, docid ascending, the
+Its runs define the exact engines' contract (:mod:`lsr_eval.search.ties`): score descending, docid ascending, the
 cut at rank k in that order, scores through Anserini's ``ScoreTiesAdjusterReranker``; PISA returns the same runs,
 bit for bit."""
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping, Protocol
 
 from lsr_eval.data.types import Run
-from lsr_eval.engines.counts import SearchCounts
+from lsr_eval.search.counts import SearchCounts
 from lsr_eval.errors import InputError
 from lsr_eval.manifest import read_json_object
 

@@ -24,7 +24,7 @@ class EngineSpec:
     summary: str
     #: the weights it stores, of documents and queries (:func:`lsr_eval.export.collection.check_collection`)
     weights: Weights
-    #: exact top-k, returned as the reference engine's run bit for bit (lsr_eval.engines.ties); else the benchmark
+    #: exact top-k, returned as the reference engine's run bit for bit (lsr_eval.search.ties); else the benchmark
     #: measures its recall of an exact engine's top-k
     exact: bool = True
 

@@ -21,7 +21,7 @@ needs_bmp = pytest.mark.skipif(importlib.util.find_spec("bmp") is None and not o
 
 def brute_force(vectors: dict[str, dict[str, int]], query: dict[str, int], k: int) -> list[tuple[str, float]]:
     """The exact top ``k`` by hand: integer dot products, score desc then docid, Anserini's tie-adjusted scores."""
-    from lsr_eval.engines.ties import adjusted_hits
+    from lsr_eval.search.ties import adjusted_hits
 
     scores = {d: sum(w * v.get(t, 0) for t, w in query.items()) for d, v in vectors.items()}
     ranked = sorted(((-s, d) for d, s in scores.items() if s > 0))[:k]

@@ -46,7 +46,7 @@ def tiny(tmp_path):
 
 def tie(score: float, d: int) -> float:
     """The ``d``-th document of a tied run as Anserini's ScoreTiesAdjusterReranker reports it: ``score - d * 1e-6``
-    in float32 (lsr_eval.engines.ties)."""
+    in float32 (lsr_eval.search.ties)."""
     return float(np.float32(score) - np.float32(1e-6) * np.float32(d))
 
 
@@ -235,7 +235,7 @@ def test_bm25_scorer_over_term_frequencies_is_pisas_formula_by_hand(tmp_path):
             hits = s.search(query, k=10)
             expected = by_hand(query)
             assert [d for d, _ in hits] == sorted(expected, key=lambda d: (-expected[d], d))
-            # Anserini's tie contract rounds scores to 4 decimals and steps ties down by 1e-6 (lsr_eval.engines.ties)
+            # Anserini's tie contract rounds scores to 4 decimals and steps ties down by 1e-6 (lsr_eval.search.ties)
             assert [sc for _, sc in hits] == pytest.approx([expected[d] for d, _ in hits], abs=1e-4)
     with pytest.raises(ConfigError, match="bm25_k1 only apply with scorer: bm25"):
         PisaEngine(bm25_k1=0.9)

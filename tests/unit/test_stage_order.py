@@ -1,7 +1,7 @@
 """Folders show the data flow, and a stage imports only from itself and earlier stages: text -> sparse vectors
-(models, encode) -> collection (export) -> engine index and search (anserini and engines, one stage) -> runs ->
+(models, encode) -> collection (export) -> what every searcher shares (search) -> Anserini -> the engines -> runs ->
 metrics, significance, fusion, efficiency -> pipeline (one system on one dataset) -> benchmarks -> report, with
-training a side branch.
+training a side branch; and inside a stage no two modules import each other (no cycle; the API's verbs among them).
 Imports inside functions count too: a lazy import that runs backwards is still a backwards dependency."""
 
 from __future__ import annotations
@@ -20,7 +20,9 @@ STAGES: list[set[str]] = [
     {"models"},
     {"encode"},
     {"export"},
-    {"anserini", "engines"},   # engines owns the counts and tie rule Anserini's searcher shares
+    {"search"},     # what every searcher shares (counts, the tie rule): Anserini's and the engines' alike
+    {"anserini"},
+    {"engines"},    # the engine registry and adapters, Anserini's among them
     {"runs"},
     {"evaluation"},
     {"significance", "fusion", "efficiency"},
@@ -56,6 +58,54 @@ def backwards_imports(root: Path = PACKAGE) -> list[str]:
             elif RANK[dst] > RANK[src] and (src, dst) not in ALLOWED:
                 found.append(f"lsr_eval/{rel}:{line}: {src} imports the later stage {module}")
     return found
+
+
+def module_cycles(folder: Path, root: Path = PACKAGE) -> list[str]:
+    """The import cycles among the modules of one package folder (``lsr_eval/api``), imports inside functions
+    included: each as ``a -> b -> a``."""
+    package = ".".join(("lsr_eval", *folder.relative_to(root).parts))
+    graph = {f"{package}.{p.stem}": {m for m, _ in imported(p, root) if m.startswith(package + ".")}
+             for p in sorted(folder.glob("*.py")) if p.stem != "__init__"}
+    found, done = [], set()
+
+    def visit(node: str, path: list[str]) -> None:
+        for nxt in sorted(graph.get(node, ())):
+            if nxt in path:
+                cycle = path[path.index(nxt):] + [nxt]
+                key = frozenset(cycle)
+                if key not in done:
+                    done.add(key)
+                    found.append(" -> ".join(m.rsplit(".", 1)[1] for m in cycle))
+            elif nxt in graph:
+                visit(nxt, path + [nxt])
+
+    for start in graph:
+        visit(start, [start])
+    return found
+
+
+def test_anserini_does_not_reach_the_engines(tmp_path):
+    """The engines wrap Anserini; Anserini's searcher reaches what both share in ``search``, never ``engines``."""
+    (tmp_path / "anserini").mkdir()
+    (tmp_path / "anserini" / "probe.py").write_text("from lsr_eval.search.counts import SearchCounts\n"
+                                                    "from lsr_eval.engines.registry import ENGINES\n")
+    assert backwards_imports(tmp_path) == [
+        "lsr_eval/anserini/probe.py:2: anserini imports the later stage lsr_eval.engines.registry"]
+
+
+def test_no_cycle_inside_a_stage():
+    found = [f"lsr_eval/{folder.name}: {cycle}" for folder in sorted(PACKAGE.iterdir())
+             if folder.is_dir() and (folder / "__init__.py").exists() for cycle in module_cycles(folder)]
+    assert found == [], "modules that import each other:\n" + "\n".join(found)
+
+
+def test_checker_sees_a_cycle(tmp_path):
+    (tmp_path / "api").mkdir()
+    (tmp_path / "api" / "__init__.py").write_text("")
+    (tmp_path / "api" / "runs.py").write_text("def f():\n    from lsr_eval.api.evaluation import g\n")
+    (tmp_path / "api" / "evaluation.py").write_text("from lsr_eval.api.runs import f\n")
+    (tmp_path / "api" / "inputs.py").write_text("")
+    assert module_cycles(tmp_path / "api", tmp_path) == ["evaluation -> runs -> evaluation"]
 
 
 def test_every_stage_imports_only_earlier_stages():

@@ -1,4 +1,4 @@
-"""Anserini's score-tie rule (lsr_eval.engines.ties), the contract of every exact engine: hand-computed values, the
+"""Anserini's score-tie rule (lsr_eval.search.ties), the contract of every exact engine: hand-computed values, the
 line-by-line walk of Anserini 1.7.1's ScoreTiesAdjusterReranker as the reference, and speed on integer ties."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import time
 
 import numpy as np
 
-from lsr_eval.engines.ties import adjust_ties, adjusted_hits, ranked_hits
+from lsr_eval.search.ties import adjust_ties, adjusted_hits, ranked_hits
 
 f = np.float32
 
