@@ -20,9 +20,9 @@ from lsr_eval.anserini.hits import parse_hits, read_docid_table, top_docs_string
 from lsr_eval.anserini.jvm import autoclass, cast, java_errors
 from lsr_eval.data.types import Query, Run
 from lsr_eval.defaults import LUCENE_MAX_CLAUSES
+from lsr_eval.errors import ConfigError, InputError
 from lsr_eval.search.counts import SearchCounts, check_k, chunks
 from lsr_eval.search.ties import adjust_ties
-from lsr_eval.errors import ConfigError, InputError
 
 log = logging.getLogger(__name__)
 

@@ -15,7 +15,6 @@ from lsr_eval.api.inputs import judgments
 from lsr_eval.data.datasets import Dataset
 from lsr_eval.data.splits import DEV, carve_dev_split
 from lsr_eval.engines.base import BuildCounts
-from lsr_eval.search.counts import SearchCounts
 from lsr_eval.engines.registry import DEFAULT_ENGINE, ENGINES, configure, get_engine, split_options
 from lsr_eval.errors import ConfigError
 from lsr_eval.evaluation import count_queries, evaluate, write_metrics
@@ -24,6 +23,7 @@ from lsr_eval.export.queries import read_query_jsonl
 from lsr_eval.manifest import prepare_output, write_manifest
 from lsr_eval.pipeline.settings import SpladeSettings
 from lsr_eval.runs.trec import write_run
+from lsr_eval.search.counts import SearchCounts
 
 __all__ = ["encode_folder", "index_folder", "search_folder", "carve_dev", "FolderEncoding", "FolderIndex",
            "FolderSearch"]

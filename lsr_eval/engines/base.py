@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping, Protocol
 
 from lsr_eval.data.types import Run
-from lsr_eval.search.counts import SearchCounts
 from lsr_eval.errors import InputError
 from lsr_eval.manifest import read_json_object
+from lsr_eval.search.counts import SearchCounts
 
 #: File written into every index folder lsr-eval builds: ``{"engine": name, ...}``.
 MARKER = "lsr_eval_engine.json"

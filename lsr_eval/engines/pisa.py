@@ -22,11 +22,11 @@ from lsr_eval.engines.base import (
     check_index_engine,
     write_marker,
 )
-from lsr_eval.search.counts import SearchCounts, check_k, chunks
 from lsr_eval.engines.registry import ENGINES, require
-from lsr_eval.search.ties import ranked_hits
 from lsr_eval.errors import ConfigError, InputError
 from lsr_eval.export.collection import iter_collection
+from lsr_eval.search.counts import SearchCounts, check_k, chunks
+from lsr_eval.search.ties import ranked_hits
 
 NAME = "pisa"
 PACKAGE = "pyterrier-pisa"

@@ -30,11 +30,11 @@ from lsr_eval.engines.base import (
     rust_panics,
     write_marker,
 )
-from lsr_eval.search.counts import SearchCounts, check_k, chunks
 from lsr_eval.engines.registry import ENGINES, require
 from lsr_eval.errors import ConfigError, InputError
 from lsr_eval.export.collection import iter_collection
 from lsr_eval.manifest import installed_version
+from lsr_eval.search.counts import SearchCounts, check_k, chunks
 
 log = logging.getLogger(__name__)
 

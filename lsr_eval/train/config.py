@@ -17,9 +17,9 @@ from lsr_eval.errors import ConfigError
 from lsr_eval.models.options import RESCALE_K, TiedInput
 from lsr_eval.models.options import HeadInitRule as HeadInit
 from lsr_eval.settings import KEY, Setting, SettingError, check, describe, setting, validate
+from lsr_eval.train.losses import LOSSES, loss_names
 
 RescaleK = Union[float, Literal["suggested"], None]
-LossName = Literal["infonce", "margin_mse", "kl_div"]
 RegKind = Literal["none", "l1", "flops"]
 DataSource = Literal["dataset", "irds-triples"]
 Decay = Literal["linear", "constant"]
@@ -161,7 +161,7 @@ class LossConfig:
     """Ranking loss (:mod:`lsr_eval.train.losses`). ``in_batch`` (InfoNCE only): the positives and negatives of
     the other queries of the batch, over all processes, are negatives too."""
 
-    name: LossName = setting("infonce", help="the ranking loss")
+    name: str = setting("infonce", choices=loss_names, help="the ranking loss (lsr_eval.train.losses.LOSSES)")
     in_batch: bool = setting(True, help="the batch's other documents are negatives too (InfoNCE)")
 
     def __post_init__(self) -> None:
@@ -282,7 +282,7 @@ class SpladeTrainConfig:
     name: str | None = None
 
     def __post_init__(self) -> None:
-        if self.loss.name in ("margin_mse", "kl_div"):
+        if LOSSES[self.loss.name].distils:
             if not self.data.teacher_scores:
                 raise ConfigError(f"loss.name={self.loss.name} distils teacher scores: set data.teacher_scores")
             if self.data.n_negatives < 1:

@@ -4,9 +4,9 @@
 
 (c = 2 under ``regularizer.naver_sum``, naver/splade's sum; else 1: :attr:`RegularizerConfig.doc_count`).
 
-``rank`` from :mod:`lsr_eval.train.losses`, R_q / R_d from :mod:`lsr_eval.train.regularizers`, lambda(t) from
-:func:`lsr_eval.train.schedule.reg_weight`. Documents of a micro-batch are laid out slot-major: the B positives,
-then the B first negatives, ..., then the B n-th negatives.
+``rank`` from the config's loss (:data:`lsr_eval.train.losses.LOSSES`), R_q / R_d from
+:mod:`lsr_eval.train.regularizers`, lambda(t) from :func:`lsr_eval.train.schedule.reg_weight`. Documents of a
+micro-batch are laid out slot-major: the B positives, then the B first negatives, ..., then the B n-th negatives.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from torch import nn
 from lsr_eval.errors import ConfigError
 from lsr_eval.train import distributed
 from lsr_eval.train.config import SpladeTrainConfig
-from lsr_eval.train.data import Example, doc_key
-from lsr_eval.train.losses import info_nce, kl_div, margin_mse
+from lsr_eval.train.data import Example
+from lsr_eval.train.losses import make_loss
 from lsr_eval.train.recipe import head_norm
 from lsr_eval.train.regularizers import regularize, sparsity_stats
 from lsr_eval.train.schedule import reg_weight
@@ -43,29 +43,9 @@ def objective(wq: torch.Tensor, wd: torch.Tensor, examples: list[Example], cfg: 
     """Loss parts of one micro-batch from the query vectors ``wq`` (B x V) and slot-major document vectors
     ``wd`` (B(1+n) x V): ``loss`` (the total), ``rank``, ``<kind>_q``, ``<kind>_d``, ``lambda_q``, ``lambda_d`` (the
     scheduled weights) and, under ``naver_sum``, ``lambda_d_effective`` (the document weight the loss uses)."""
-    b = len(examples)
-    slots = wd.shape[0] // b
-    loss_cfg, reg = cfg.loss, cfg.regularizer
-    if loss_cfg.name == "infonce":
-        if loss_cfg.in_batch:
-            docs = distributed.gather_cat(wd)
-            ids = [e.pos_id for e in examples] + [e.neg_ids[k] for k in range(slots - 1) for e in examples]
-            keys = distributed.gather_nograd(torch.tensor([doc_key(d) for d in ids], device=wd.device))
-            pos_keys = [torch.tensor([doc_key(d) for d in e.positives], device=wd.device) for e in examples]
-            mask = torch.stack([torch.isin(keys, pk) for pk in pos_keys])
-            target = torch.arange(b, device=wd.device) + rank * wd.shape[0]
-            parts = info_nce(wq @ docs.T, target, mask)
-        else:
-            own = wd.view(slots, b, -1).transpose(0, 1)             # B x slots x V
-            scores = (wq.unsqueeze(1) * own).sum(-1)
-            parts = info_nce(scores, torch.zeros(b, dtype=torch.long, device=wd.device))
-    else:
-        own = wd.view(slots, b, -1)
-        pos = (wq * own[0]).sum(-1)
-        neg = (wq.unsqueeze(0) * own[1:]).sum(-1).T                 # B x n
-        t_pos = torch.tensor([e.teacher_pos for e in examples], dtype=torch.float32, device=wd.device)
-        t_neg = torch.tensor([list(e.teacher_neg) for e in examples], dtype=torch.float32, device=wd.device)
-        parts = (margin_mse if loss_cfg.name == "margin_mse" else kl_div)(pos, neg, t_pos, t_neg)
+    slots = wd.shape[0] // len(examples)
+    reg = cfg.regularizer
+    parts = make_loss(cfg.loss)(wq, wd, examples, rank)
     lam_q = reg_weight(reg.lambda_q, reg.warmup_q, step)
     lam_d = reg_weight(reg.lambda_d, reg.warmup_d, step)
     total = parts["rank"]
