@@ -238,7 +238,7 @@ def settings_record(s: SpladeSettings) -> dict[str, Any]:
     values = {**s.flat(), "bf16": resolved.bf16}
     record = {k: values[k] for k in RECORD_ORDER if k in values}
     for name, default in (("prune_doc_top_k", None), ("prune_doc_threshold", 0.0), ("query_threshold", None),
-                          ("engine", "anserini"), ("engine_options", None)):
+                          ("engine", DEFAULT_ENGINE), ("engine_options", None)):
         if record[name] == default:
             del record[name]
     del record["device"]  # where it ran is in the manifest, not in the identity
@@ -332,7 +332,7 @@ def run_splade(dataset: Dataset, out: str | os.PathLike, work: Path, s: SpladeSe
                     "total_seconds": round(time.perf_counter() - t0, 3)},
         quantization={"scale": s.export.scale, "rounding": stages["export"]["parameters"]["rounding"]},
         index={"path": stages["index_dir"], "disk_bytes": stages["index"].get("disk_bytes"),
-               "engine": stages["index"].get("engine", {"engine": "anserini"})},
+               "engine": stages["index"].get("engine", {"engine": DEFAULT_ENGINE})},
         search=engine_record, approximation=approximation,
         paths=stages["paths"],
         outputs=[run_file, *(["metrics.json"] if evaluate else []), "queries/"], metrics=metrics)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from lsr_eval.benchmark.row import POOLED
+from lsr_eval.engines.registry import DEFAULT_ENGINE
 from lsr_eval.errors import InputError
 from lsr_eval.manifest import read_json_object, results_root
 
@@ -52,7 +53,7 @@ def row_settings(manifest: Mapping[str, Any] | None) -> dict[str, str] | None:
             "weight threshold": f"{s.get('threshold', 0.0):g}",
             "quantisation scale": f"{s.get('scale', 100.0):g}",
             "precision": _precision(s),
-            "engine": str(s.get("engine") or "anserini")
+            "engine": str(s.get("engine") or DEFAULT_ENGINE)
             + (f" {json.dumps(s['engine_options'], sort_keys=True)}" if s.get("engine_options") else ""),
             "depth": str(s.get("hits", "")),
         })
@@ -60,7 +61,7 @@ def row_settings(manifest: Mapping[str, Any] | None) -> dict[str, str] | None:
             out["export pruning"] = f"top {s.get('prune_doc_top_k') or 'all'}, threshold {s.get('prune_doc_threshold')}"
     elif stage == "bm25":
         out.update({"bm25": f"{experiment.get('method', 'bm25')} k1 {experiment.get('k1')} b {experiment.get('b')}",
-                    "engine": str(experiment.get("engine") or "anserini")
+                    "engine": str(experiment.get("engine") or DEFAULT_ENGINE)
                     + (f" {json.dumps(experiment['engine_options'], sort_keys=True)}"
                        if experiment.get("engine_options") else ""),
                     "depth": str(experiment.get("hits", ""))})

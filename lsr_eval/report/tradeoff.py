@@ -11,6 +11,7 @@ from pathlib import PurePath
 
 import pandas as pd
 
+from lsr_eval.engines.registry import REFERENCE_ENGINE  # the engine left unmarked in labels (the note says so)
 from lsr_eval.report.marks import DECLARED, MISSING, declared, precision_mark, why_missing
 from lsr_eval.report.pareto import pareto_front
 
@@ -68,8 +69,6 @@ def row_family(row: pd.Series) -> str:
     return _model_name(model) if model else str(row["system"])
 
 
-#: The engine left unmarked in labels (the figure's note says so when the table names engines).
-REFERENCE_ENGINE = "anserini"
 
 
 def row_label(row: pd.Series) -> str:

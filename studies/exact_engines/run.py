@@ -14,7 +14,7 @@ top-256, scale 100; encoding, collection and both indexes cached in the work fol
   chooses among the two).
 
 A query counts as identical when its ranked lists are equal as ``(docid, score)`` sequences, scores compared as
-the Python floats of their float32 values. The contract (lsr_eval.engines.ties): score descending, docid ascending,
+the Python floats of their float32 values. The contract (lsr_eval.search.ties): score descending, docid ascending,
 the cut at rank k in that order, scores through Anserini's ``ScoreTiesAdjusterReranker``. ``before_fix`` counts the
 queries where PISA's lists, as the engine returned them before this contract (its exact dot products, i.e. the
 adjusted scores rounded to integers), differ from Anserini's: the queries where a tied run deep in the list leaves a
