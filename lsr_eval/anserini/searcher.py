@@ -21,8 +21,10 @@ from lsr_eval.anserini.jvm import autoclass, cast, java_errors
 from lsr_eval.data.types import Query, Run
 from lsr_eval.defaults import LUCENE_MAX_CLAUSES
 from lsr_eval.errors import ConfigError, InputError
-from lsr_eval.search.counts import SearchCounts, check_k, chunks
+from lsr_eval.search.counts import SearchCounts, chunks
+from lsr_eval.search.params import MAX_CLAUSES, check_bm25, check_k, check_threads
 from lsr_eval.search.ties import adjust_ties
+from lsr_eval.settings import check
 
 log = logging.getLogger(__name__)
 
@@ -99,8 +101,7 @@ class _Searcher:
     def _batch(self, items: Iterable[tuple[str, Any]], k: int, threads: int, remove_query: bool, what: str
                ) -> tuple[Run, SearchCounts]:
         check_k(k)
-        if threads < 1:
-            raise ConfigError(f"threads must be >= 1, got {threads}")
+        check_threads(threads)
         run: Run = {}
         counts = SearchCounts()
         pool = _pool(threads)
@@ -136,8 +137,7 @@ class Bm25Searcher(_Searcher):
 
     def __init__(self, index_dir: str | os.PathLike, k1: float = 0.9, b: float = 0.4,
                  fields: Sequence[str] | None = None) -> None:
-        if k1 < 0 or not 0 <= b <= 1:
-            raise ConfigError(f"BM25 needs k1 >= 0 and 0 <= b <= 1, got k1={k1}, b={b}")
+        check_bm25(k1, b)
         self.fields = check_fields(fields)
         #: Lucene field: weight, of a multifield search (Pyserini's BEIR multifield weighs each field 1.0).
         self.field_weights = {f: 1.0 for f in lucene_fields(self.fields)} if self.fields else {}
@@ -189,10 +189,8 @@ class Bm25Searcher(_Searcher):
 
 
 def check_max_clauses(max_clauses: Any) -> int:
-    """``max_clauses`` when it is an integer >= 1 (the terms a query may have), else a ConfigError."""
-    if isinstance(max_clauses, bool) or not isinstance(max_clauses, int) or max_clauses < 1:
-        raise ConfigError(f"anserini max_clauses must be an integer >= 1, got {max_clauses!r}")
-    return max_clauses
+    """``max_clauses`` when it is an integer >= 1 (the terms a query may have), else the settings' error."""
+    return check("max_clauses", max_clauses, int, MAX_CLAUSES)
 
 
 class ImpactSearcher(_Searcher):

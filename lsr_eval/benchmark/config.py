@@ -17,6 +17,7 @@ from typing import Any, Literal, Sequence, get_args
 
 from lsr_eval.data.datasets import BeirFolder
 from lsr_eval.data.registry import BENCHMARKS, GROUPS, expand, split_spec
+from lsr_eval.efficiency.protocol import WARMUP
 from lsr_eval.engines.registry import check_engine, configure
 from lsr_eval.errors import ConfigError, InputError, LsrEvalError
 from lsr_eval.models.offline import OFFLINE_MODELS
@@ -125,7 +126,7 @@ class EfficiencyEntry:
     index sizes only (empty, the default: every dataset)."""
 
     latency_queries: int = setting(100, ge=1, unit="queries", help="queries timed per dataset")
-    warmup: int = setting(10, ge=0, unit="queries", help="unmeasured queries first")
+    warmup: int = setting(10, like=WARMUP)
     hits: int = setting(1000, ge=1, help="hits per timed query")
     rounds: int = setting(1, ge=1, help="rounds over all systems (each query keeps its fastest time)")
     query_runtime: QueryRuntime = setting("torch", help="where SPLADE queries are encoded (torch, or onnx: "

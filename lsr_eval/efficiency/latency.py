@@ -11,11 +11,14 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Sequence
 
 from lsr_eval.data.types import Query
+from lsr_eval.efficiency.protocol import WARMUP
 from lsr_eval.efficiency.stats import percentile
 from lsr_eval.errors import ConfigError, InputError
 from lsr_eval.export.quantize import DEFAULT_SCALE, VocabCheck, check_scale, quantize_rows, row_weight_map
 from lsr_eval.manifest import machine
 from lsr_eval.models.onnx_query import query_encoder
+from lsr_eval.search.params import check_k, check_threads
+from lsr_eval.settings import check
 
 
 @dataclass(frozen=True)
@@ -91,8 +94,7 @@ def torch_threads(n: int) -> Iterator[None]:
     """``torch.set_num_threads(n)`` inside the block, the previous value restored after."""
     import torch
 
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise ConfigError(f"threads={n!r}: expected an integer >= 1")
+    check_threads(n)
     before = torch.get_num_threads()
     torch.set_num_threads(n)
     try:
@@ -162,10 +164,8 @@ def measure_latency(queries: Sequence[Query], encoder, searcher, *, k: int = 100
     BM25 search of the texts; ``bf16`` adds a second encoding pass under bf16 autocast (fast only on CPUs with
     AVX-512 BF16/AMX or GPUs; on AVX2-only CPUs it is many times slower than float32). ``runtime`` (``torch`` or
     ``onnx``) selects the query encoder's runtime (:class:`QueryWeights`); the bf16 pass always runs on torch."""
-    if isinstance(warmup, bool) or not isinstance(warmup, int) or warmup < 0:
-        raise ConfigError(f"warmup={warmup!r}: expected an integer >= 0")
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise ConfigError(f"k={k!r}: expected an integer >= 1")
+    check("warmup", warmup, int, WARMUP)
+    check_k(k)
     if len(queries) <= warmup:
         raise InputError(f"{len(queries)} queries leave none to measure after {warmup} warm-up queries")
     to_weights = QueryWeights(encoder, scale, runtime=runtime, work_dir=work_dir)  # the run's precision

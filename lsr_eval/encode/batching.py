@@ -15,7 +15,12 @@ import numpy as np
 import scipy.sparse as sp
 
 from lsr_eval.encode.protocol import EncodedBatch, TextEncoder
-from lsr_eval.errors import ConfigError, LsrEvalError
+from lsr_eval.errors import LsrEvalError
+from lsr_eval.models.options import BATCH_SIZE
+from lsr_eval.settings import Setting, check
+
+#: Batches encoded between two writes of the window (what the memory holds at once).
+WINDOW_BATCHES = Setting(help="batches encoded between two writes (the memory held at once)", ge=1)
 
 T = TypeVar("T")
 
@@ -38,11 +43,9 @@ def chunked(items: Iterable[T], size: int) -> Iterator[list[T]]:
 
 
 def check_batching(batch_size: int, window_batches: int) -> None:
-    """Refuse non-positive sizes."""
-    if batch_size < 1:
-        raise ConfigError(f"batch_size must be >= 1, got {batch_size}")
-    if window_batches < 1:
-        raise ConfigError(f"window_batches must be >= 1, got {window_batches}")
+    """Refuse sizes outside their declarations."""
+    check("batch_size", batch_size, int, BATCH_SIZE)
+    check("window_batches", window_batches, int, WINDOW_BATCHES)
 
 
 def clean_rows(weights: sp.csr_matrix) -> sp.csr_matrix:

@@ -22,11 +22,14 @@ from lsr_eval.encode.batching import check_batching, check_finite, chunked, clea
 from lsr_eval.encode.finalize import finalize_encoding
 from lsr_eval.encode.protocol import SparseVectors, TextEncoder
 from lsr_eval.errors import ConfigError, InputError
+from lsr_eval.settings import Setting, check
 
 log = logging.getLogger(__name__)
 
 #: documents per shard: the work a crash can lose, and ~8 bytes x active dims of memory per document.
 DEFAULT_SHARD_SIZE = 50_000
+#: Documents per shard of an encoded folder (what a crash loses), declared once.
+SHARD_SIZE = Setting(help="documents per cached shard (what a crash loses)", ge=1, unit="documents")
 DEFAULT_BATCH_SIZE = 32
 #: batches per length-sorting window.
 DEFAULT_WINDOW_BATCHES = 100
@@ -147,8 +150,7 @@ def encode_corpus(documents: Iterable[Document], encoder: TextEncoder, folder: s
     from tqdm import tqdm
 
     check_batching(batch_size, window_batches)
-    if shard_size < 1:
-        raise ConfigError(f"shard_size must be >= 1, got {shard_size}")
+    check("shard_size", shard_size, int, SHARD_SIZE)
     rank, world_size = resolve_rank(rank, world_size)
     if total is None and hasattr(documents, "__len__"):
         total = len(documents)
@@ -201,8 +203,7 @@ def write_vectors(vectors: SparseVectors, folder: str | os.PathLike, experiment:
                   encoder_info: Mapping[str, Any] | None = None, shard_size: int = DEFAULT_SHARD_SIZE,
                   overwrite: bool = False) -> dict[str, Any]:
     """Store vectors already in memory in the encoded-folder format (finalised); returns the manifest sections."""
-    if shard_size < 1:
-        raise ConfigError(f"shard_size must be >= 1, got {shard_size}")
+    check("shard_size", shard_size, int, SHARD_SIZE)
     seen: set[str] = set()
     for i in vectors.ids:
         if i in seen:

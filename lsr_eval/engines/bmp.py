@@ -31,11 +31,13 @@ from lsr_eval.engines.base import (
     write_marker,
 )
 from lsr_eval.engines.registry import ENGINES, require
-from lsr_eval.errors import ConfigError, InputError
+from lsr_eval.errors import InputError
 from lsr_eval.export.collection import iter_collection
 from lsr_eval.manifest import installed_version
-from lsr_eval.search.counts import SearchCounts, check_k
+from lsr_eval.search.counts import SearchCounts
+from lsr_eval.search.params import check_k
 from lsr_eval.search.ties import adjusted_hits
+from lsr_eval.settings import Setting, SettingError, check
 
 NAME = "bmp"
 PACKAGE = "bmp"
@@ -67,22 +69,29 @@ def package_version() -> str:
     return installed_version(PACKAGE) or "unknown"
 
 
-def _int_option(name: str, value: Any, low: int, high: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise ConfigError(f"bmp option {name} must be an integer in [{low}, {high}], got {value!r}")
-    return value
+#: BMP's build settings and search knobs, each declared once: (type, constraint and help).
+OPTIONS: dict[str, tuple[type, Setting]] = {
+    "bsize": (int, Setting(help="documents per block", ge=1, le=MAX_BLOCK)),
+    "compress_range": (bool, Setting(help="the package's compressed block maxima")),
+    "threads": (int, Setting(help="BMP's thread pool (RAYON_NUM_THREADS)", ge=1, le=1 << 16)),
+    "alpha": (float, Setting(help="block pruning: stop when the k-th score beats alpha x the next bound (1: safe)",
+                             gt=0, le=1)),
+    "beta": (float, Setting(help="query-term pruning: the fraction of a query's terms kept (1: safe)", gt=0, le=1)),
+}
 
 
-def _fraction_option(name: str, value: Any) -> float:
-    ok = not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value) and 0 < value <= 1
-    if not ok:
-        raise ConfigError(f"bmp knob {name} must be a number in (0, 1] (1: safe), got {value!r}")
-    return float(value)
+def _option(name: str, value: Any) -> Any:
+    """``value`` checked as BMP's ``name`` (:data:`OPTIONS`); a float knob as a float."""
+    tp, declared = OPTIONS[name]
+    try:
+        return tp(check(name, value, tp, declared))
+    except SettingError as e:
+        raise e.at("bmp") from None
 
 
 def check_search_knobs(alpha: Any = 1.0, beta: Any = 1.0) -> dict[str, float]:
     """``alpha`` (block pruning) and ``beta`` (query-term pruning), each in (0, 1]; both 1 is the safe setting."""
-    return {"alpha": _fraction_option("alpha", alpha), "beta": _fraction_option("beta", beta)}
+    return {"alpha": _option("alpha", alpha), "beta": _option("beta", beta)}
 
 
 def _panics(what: str):
@@ -135,9 +144,7 @@ class BmpEngine:
     search_options = ("alpha", "beta")
 
     def __init__(self, bsize: int = DEFAULTS["bsize"], compress_range: bool = DEFAULTS["compress_range"]) -> None:
-        if not isinstance(compress_range, bool):
-            raise ConfigError(f"bmp option compress_range must be true or false, got {compress_range!r}")
-        self.settings = {"bsize": _int_option("bsize", bsize, 1, MAX_BLOCK), "compress_range": compress_range}
+        self.settings = {"bsize": _option("bsize", bsize), "compress_range": _option("compress_range", compress_range)}
         _bmp()  # fail now, naming the pip package, rather than after encoding a corpus
 
     def describe(self) -> dict[str, Any]:
@@ -148,7 +155,7 @@ class BmpEngine:
 
         ``threads`` sizes BMP's thread pool (``RAYON_NUM_THREADS``, read once per process by the package) unless
         the environment already sets it."""
-        _int_option("threads", threads, 1, 1 << 16)
+        _option("threads", threads)
         os.environ.setdefault("RAYON_NUM_THREADS", str(threads))
         bmp = _bmp()
         collection, index = Path(collection), Path(index)
@@ -369,7 +376,7 @@ class BmpSearcher(ClosingSearcher):
         """Every query's top ``k`` into a run, one query at a time (``threads`` is checked, not used: the package's
         search holds the GIL)."""
         k = check_k(k)
-        _int_option("threads", threads, 1, 1 << 16)
+        _option("threads", threads)
         run: Run = {}
         counts = SearchCounts()
         for qid, weights in queries.items():

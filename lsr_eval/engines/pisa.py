@@ -25,8 +25,10 @@ from lsr_eval.engines.base import (
 from lsr_eval.engines.registry import ENGINES, require
 from lsr_eval.errors import ConfigError, InputError
 from lsr_eval.export.collection import iter_collection
-from lsr_eval.search.counts import SearchCounts, check_k, chunks
+from lsr_eval.search.counts import SearchCounts, chunks
+from lsr_eval.search.params import BM25_B, BM25_K1, check_k, check_threads
 from lsr_eval.search.ties import ranked_hits
+from lsr_eval.settings import Setting, SettingError, check
 
 NAME = "pisa"
 PACKAGE = "pyterrier-pisa"
@@ -57,6 +59,12 @@ def _pisa() -> Any:
     return require("pyterrier_pisa", NAME)
 
 
+#: PISA's sizes and scorer, declared once (k1 and b: lsr_eval.search.params, shared with Anserini's BM25).
+SIZES = {"batch_size": Setting(help="documents inverted per batch", ge=1),
+         "block_size": Setting(help="postings per block of the block-max data", ge=1)}
+SCORER = Setting(help="how postings are scored", choices=SCORERS)
+
+
 def _check_settings(settings: Mapping[str, Any], allowed_keys: tuple[str, ...]) -> dict[str, Any]:
     """``settings`` when every key is allowed and every value one of pyterrier_pisa's enums (named if not)."""
     unknown = sorted(set(settings) - set(allowed_keys))
@@ -70,20 +78,17 @@ def _check_settings(settings: Mapping[str, Any], allowed_keys: tuple[str, ...]) 
         if value not in values:
             why = " (conjunctive: not the exact top k)" if value in CONJUNCTIVE else ""
             raise ConfigError(f"pisa {name} {value!r} is not allowed{why}; allowed values: {', '.join(values)}")
-    for name, what in (("batch_size", "documents inverted per batch"), ("block_size", "postings per block of the "
-                                                                                 "block-max data")):
-        b = settings.get(name, 1)
-        if isinstance(b, bool) or not isinstance(b, int) or b < 1:
-            raise ConfigError(f"pisa {name} ({what}) must be an integer >= 1, got {b!r}")
-    scorer = settings.get("scorer", OPTIONAL["scorer"])
-    if scorer not in SCORERS:
-        raise ConfigError(f"pisa scorer {scorer!r} is not allowed; allowed values: {', '.join(SCORERS)}")
     bm25 = {k: settings[k] for k in ("bm25_k1", "bm25_b") if k in settings}
+    try:
+        for name in ("batch_size", "block_size"):
+            check(name, settings.get(name, 1), int, SIZES[name])
+        scorer = check("scorer", settings.get("scorer", OPTIONAL["scorer"]), str, SCORER)
+        check("bm25_k1", bm25.get("bm25_k1", OPTIONAL["bm25_k1"]), float, BM25_K1)
+        check("bm25_b", bm25.get("bm25_b", OPTIONAL["bm25_b"]), float, BM25_B)
+    except SettingError as e:
+        raise e.at("pisa") from None
     if bm25 and scorer != "bm25":
         raise ConfigError(f"pisa {', '.join(bm25)} only apply with scorer: bm25")
-    k1, b = bm25.get("bm25_k1", OPTIONAL["bm25_k1"]), bm25.get("bm25_b", OPTIONAL["bm25_b"])
-    if any(isinstance(v, bool) or not isinstance(v, (int, float)) for v in (k1, b)) or k1 < 0 or not 0 <= b <= 1:
-        raise ConfigError(f"pisa BM25 needs bm25_k1 >= 0 and 0 <= bm25_b <= 1, got {k1!r}, {b!r}")
     return dict(settings)
 
 
@@ -335,8 +340,7 @@ class PisaSearcher(ClosingSearcher):
                      remove_query: bool = False) -> tuple[Run, SearchCounts]:
         """Every query's top ``k`` into a run, ``threads`` PISA threads per chunk of queries (bounded memory)."""
         check_k(k)
-        if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
-            raise ConfigError(f"threads must be an integer >= 1, got {threads!r}")
+        check_threads(threads)
         run: Run = {}
         counts = SearchCounts()
         for chunk in chunks(queries.items(), max(1, min(CHUNK, MAX_ROWS // (k + 1)))):

@@ -31,10 +31,12 @@ from lsr_eval.engines.base import (
     write_marker,
 )
 from lsr_eval.engines.registry import ENGINES, require
-from lsr_eval.errors import ConfigError, InputError
+from lsr_eval.errors import InputError
 from lsr_eval.export.collection import iter_collection
 from lsr_eval.manifest import installed_version
-from lsr_eval.search.counts import SearchCounts, check_k, chunks
+from lsr_eval.search.counts import SearchCounts, chunks
+from lsr_eval.search.params import check_k, check_threads
+from lsr_eval.settings import Setting, SettingError, check
 
 log = logging.getLogger(__name__)
 
@@ -63,34 +65,35 @@ HEAP_FACTOR = 0.7
 
 # -- knob validation ---------------------------------------------------------------------------------------------
 
-def _int_knob(name: str, value: Any, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < low:
-        raise ConfigError(f"seismic knob {name} must be an integer >= {low}, got {value!r}")
-    return value
+#: Seismic's build settings and search knobs, each declared once: (type, constraint and help).
+KNOBS: dict[str, tuple[type, Setting]] = {
+    "n_postings": (int, Setting(help="postings kept per term's list", ge=1)),
+    "centroid_fraction": (float, Setting(help="blocks per list, a fraction of its length", gt=0, le=1)),
+    "min_cluster_size": (int, Setting(help="documents per block at least", ge=1)),
+    "summary_energy": (float, Setting(help="the share of a block's mass its summary keeps", gt=0, le=1)),
+    "max_fraction": (float, Setting(help="a list's length kept, a multiple of n_postings", ge=1)),
+    "doc_cut": (int, Setting(help="a document's largest terms that cluster it", ge=1)),
+    "batched_indexing": (int, Setting(help="documents per indexing batch (lowers the peak memory)", ge=1)),
+    "query_cut": (int, Setting(help="a query's largest terms searched", ge=1)),
+    "heap_factor": (float, Setting(help="a block is scored when its bound beats heap_factor x the k-th score",
+                                   gt=0, le=1)),
+}
 
 
-def _float_knob(name: str, value: Any, low: float, high: float | None, low_open: bool = True) -> float:
-    """``value`` as a float in ``(low, high]`` (``[low, high]`` when not ``low_open``; no upper bound if None)."""
-    ok = not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
-    if ok:
-        ok = (value > low if low_open else value >= low) and (high is None or value <= high)
-    if not ok:
-        upper = f"{high}]" if high is not None else "inf)"
-        interval = f"{'(' if low_open else '['}{low}, {upper}"
-        raise ConfigError(f"seismic knob {name} must be a number in {interval}, got {value!r}")
-    return float(value)
+def _knob(name: str, value: Any) -> Any:
+    """``value`` checked as Seismic's ``name`` (:data:`KNOBS`); a float knob as a float."""
+    tp, declared = KNOBS[name]
+    try:
+        return tp(check(name, value, tp, declared))
+    except SettingError as e:
+        raise e.at("seismic") from None
 
 
 def check_search_knobs(query_cut: Any, heap_factor: Any) -> dict[str, Any]:
     """The search knobs, each checked against its allowed range."""
-    return {"query_cut": _int_knob("query_cut", query_cut, 1),
-            "heap_factor": _float_knob("heap_factor", heap_factor, 0.0, 1.0)}
+    return {"query_cut": _knob("query_cut", query_cut), "heap_factor": _knob("heap_factor", heap_factor)}
 
 
-def _threads(threads: Any) -> int:
-    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
-        raise ConfigError(f"threads must be an integer >= 1, got {threads!r}")
-    return threads
 
 
 # -- package access ----------------------------------------------------------------------------------------------
@@ -178,14 +181,13 @@ class SeismicEngine:
                  summary_energy: float = 0.4, max_fraction: float = 1.5, doc_cut: int = 15,
                  batched_indexing: int | None = None) -> None:
         self.knobs: dict[str, Any] = {
-            "n_postings": _int_knob("n_postings", n_postings, 1),
-            "centroid_fraction": _float_knob("centroid_fraction", centroid_fraction, 0.0, 1.0),
-            "min_cluster_size": _int_knob("min_cluster_size", min_cluster_size, 1),
-            "summary_energy": _float_knob("summary_energy", summary_energy, 0.0, 1.0),
-            "max_fraction": _float_knob("max_fraction", max_fraction, 1.0, None, low_open=False),
-            "doc_cut": _int_knob("doc_cut", doc_cut, 1),
-            "batched_indexing": (None if batched_indexing is None
-                                 else _int_knob("batched_indexing", batched_indexing, 1)),
+            "n_postings": _knob("n_postings", n_postings),
+            "centroid_fraction": _knob("centroid_fraction", centroid_fraction),
+            "min_cluster_size": _knob("min_cluster_size", min_cluster_size),
+            "summary_energy": _knob("summary_energy", summary_energy),
+            "max_fraction": _knob("max_fraction", max_fraction),
+            "doc_cut": _knob("doc_cut", doc_cut),
+            "batched_indexing": None if batched_indexing is None else _knob("batched_indexing", batched_indexing),
         }
         _seismic()  # fail now, naming the pip package, rather than after encoding a corpus
 
@@ -205,7 +207,7 @@ class SeismicEngine:
         ``impacts_rounded``); above 65504, or more than 65536 distinct terms, the collection is refused."""
         import numpy as np
 
-        threads = _threads(threads)
+        threads = check_threads(threads)
         seismic = _seismic()
         collection, index = Path(collection), Path(index)
         if index.exists() and (not index.is_dir() or any(index.iterdir())):
@@ -337,7 +339,7 @@ class SeismicSearcher(ClosingSearcher):
         query then has up to ``k - 1`` hits, as with the other engines."""
         import numpy as np
 
-        k, threads = check_k(k), _threads(threads)
+        k, threads = check_k(k), check_threads(threads)
         index = self._live()
         run: Run = {}
         counts = SearchCounts()

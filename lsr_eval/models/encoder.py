@@ -23,11 +23,19 @@ from lsr_eval.errors import ConfigError, InputError
 from lsr_eval.models.head_init import HeadInitReport
 from lsr_eval.models.kernels import splade_weights
 from lsr_eval.models.loading import load_mlm
-from lsr_eval.models.options import DEFAULT_PRECISION, HeadInitRule, IdentityHead, TiedInput
+from lsr_eval.models.options import (
+    BATCH_SIZE,
+    DEFAULT_PRECISION,
+    MAX_LENGTH,
+    HeadInitRule,
+    IdentityHead,
+    TiedInput,
+)
 from lsr_eval.models.precision import Precision, resolve_precision
 from lsr_eval.models.rescale import rescale_head
-from lsr_eval.models.sparsify import Sparsify
+from lsr_eval.models.sparsify import SPARSIFY, Sparsify
 from lsr_eval.models.terms import VocabularyTerms
+from lsr_eval.settings import check
 
 #: tokenizer.model_max_length above this means "no limit recorded" (transformers uses int(1e30)).
 _UNSET_MODEL_MAX_LENGTH = 1_000_000
@@ -113,8 +121,7 @@ class SpladeEncoder(VocabularyTerms, nn.Module):
         self.mlm = mlm
         self.tokenizer = tokenizer
         self.max_length = _check_max_length(max_length, tokenizer, mlm)
-        if not isinstance(sparsify, Sparsify):
-            raise ConfigError(f"sparsify={sparsify!r}: expected a Sparsify")
+        check("sparsify", sparsify, Sparsify, SPARSIFY)
         self.sparsify = sparsify
         self.precision = resolve_precision("bf16" if bf16 else precision).requested  # validated; bf16: alias
         self.chunked = bool(chunked)
@@ -189,8 +196,7 @@ class SpladeEncoder(VocabularyTerms, nn.Module):
         mode and is put back in its previous mode afterwards. ``precision`` (auto, fp32, bf16; default the
         encoder's) selects the forward pass's dtype; ``bf16=True``/``False`` is short for bf16/fp32.
         """
-        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-            raise ConfigError(f"batch_size={batch_size!r}: expected an integer >= 1")
+        check("batch_size", batch_size, int, BATCH_SIZE)
         texts = list(texts)
         for i, t in enumerate(texts):
             if not isinstance(t, str):
@@ -301,8 +307,7 @@ class SpladeEncoder(VocabularyTerms, nn.Module):
 
 
 def _check_max_length(max_length, tokenizer, mlm) -> int:
-    if isinstance(max_length, bool) or not isinstance(max_length, int) or max_length < 2:
-        raise ConfigError(f"max_length={max_length!r}: expected an integer >= 2 (room for special tokens)")
+    check("max_length", max_length, int, MAX_LENGTH)
     limits = [getattr(mlm.config, "max_position_embeddings", None)]
     if getattr(tokenizer, "model_max_length", None) and tokenizer.model_max_length < _UNSET_MODEL_MAX_LENGTH:
         limits.append(tokenizer.model_max_length)

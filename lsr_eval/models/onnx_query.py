@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, Sequence
 import numpy as np
 
 from lsr_eval.errors import ConfigError, InputError, LsrEvalError
-from lsr_eval.models.options import QUERY_RUNTIMES, check_choice
+from lsr_eval.models.options import BATCH_SIZE, QUERY_RUNTIMES, check_choice
+from lsr_eval.settings import check
 from lsr_eval.workdir import slot_lock
 from lsr_eval.workdir import work_dir as default_work
 
@@ -649,16 +650,14 @@ class OnnxQueryEncoder:
         (``batch_size`` is accepted and checked, not used); float32 only (``bf16=True``, or a ``precision``
         that resolves to bf16 on this CPU, is refused)."""
         from lsr_eval.models.encoder import Encoded
-        from lsr_eval.models.sparsify import Sparsify
+        from lsr_eval.models.sparsify import SPARSIFY, Sparsify
 
-        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-            raise ConfigError(f"batch_size={batch_size!r}: expected an integer >= 1")
+        check("batch_size", batch_size, int, BATCH_SIZE)
         if bf16 is not None:
             precision = "bf16" if bf16 else "fp32"
         self.resolved_precision(precision)
         rule = self.sparsify if sparsify is None else sparsify
-        if not isinstance(rule, Sparsify):
-            raise ConfigError(f"sparsify={rule!r}: expected a Sparsify")
+        check("sparsify", rule, Sparsify, SPARSIFY)
         texts = list(texts)
         rows_idx, rows_val = [], []
         n_tokens = np.zeros(len(texts), dtype=np.int64)

@@ -30,6 +30,11 @@ TIED_INPUT_CHOICES: tuple[str, ...] = get_args(TiedInput)
 #: that holds one (the SPLADE load settings, the training configs).
 RESCALE_K = Setting(help="divide the MLM head by k before use (MLM-head rescaling)", gt=0)
 
+#: Texts per forward pass, and a text's token limit (room for the special tokens), declared once for every encoder
+#: and the settings that hold them.
+BATCH_SIZE = Setting(help="texts per forward pass", ge=1, unit="texts")
+MAX_LENGTH = Setting(help="a text's token limit (room for the special tokens)", ge=2, unit="tokens")
+
 #: Forward-pass precisions (``auto`` resolves at run time: :mod:`lsr_eval.models.precision`); torch-free, so the CLI
 #: and config validation read it without importing torch.
 PRECISIONS: tuple[str, ...] = ("auto", "fp32", "bf16")

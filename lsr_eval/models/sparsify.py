@@ -8,7 +8,7 @@ from typing import Any, Mapping, Sequence
 import torch
 
 from lsr_eval.errors import ConfigError
-from lsr_eval.settings import setting, validate
+from lsr_eval.settings import Setting, setting, validate
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,3 +50,7 @@ class Sparsify:
         if unknown:
             raise ConfigError(f"sparsify: unknown keys {sorted(unknown)}; expected top_k, threshold, drop_special")
         return cls(**data)
+
+
+#: An encoder's sparsification rule, as the encoders check it.
+SPARSIFY = Setting(help="which terms of a vector survive (a Sparsify)")

@@ -21,13 +21,15 @@ import numpy as np
 import torch
 from torch import nn
 
-from lsr_eval.errors import ConfigError, InputError
+from lsr_eval.errors import InputError
 from lsr_eval.manifest import load_json, read_json_object, write_manifest
 from lsr_eval.models.encoder import Encoded
 from lsr_eval.models.offline import resolve_model
+from lsr_eval.models.options import BATCH_SIZE, MAX_LENGTH
 from lsr_eval.models.precision import resolve_precision
-from lsr_eval.models.sparsify import Sparsify
+from lsr_eval.models.sparsify import SPARSIFY, Sparsify
 from lsr_eval.models.terms import VocabularyTerms
+from lsr_eval.settings import check
 from lsr_eval.workdir import cache_slot, cached
 from lsr_eval.workdir import work_dir as default_work
 
@@ -116,10 +118,8 @@ class StaticQueryEncoder(VocabularyTerms, nn.Module):
         if w.numel() == 0 or not torch.isfinite(w).all() or (w < 0).any():
             raise InputError(f"{dict(source or {}).get('path', 'static query weights')}: expected finite, "
                              f"non-negative weights, one per vocabulary id")
-        if isinstance(max_length, bool) or not isinstance(max_length, int) or max_length < 2:
-            raise ConfigError(f"max_length={max_length!r}: expected an integer >= 2 (room for special tokens)")
-        if not isinstance(sparsify, Sparsify):
-            raise ConfigError(f"sparsify={sparsify!r}: expected a Sparsify")
+        check("max_length", max_length, int, MAX_LENGTH)
+        check("sparsify", sparsify, Sparsify, SPARSIFY)
         self.tokenizer = tokenizer
         self.max_length = max_length
         self.sparsify = sparsify
@@ -284,12 +284,10 @@ class StaticQueryEncoder(VocabularyTerms, nn.Module):
         (``batch_size``, ``bf16`` and ``precision`` are checked, not used: the lookup is exact in float32)."""
         import scipy.sparse as sp
 
-        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-            raise ConfigError(f"batch_size={batch_size!r}: expected an integer >= 1")
+        check("batch_size", batch_size, int, BATCH_SIZE)
         self.resolved_precision(precision)
         rule = self.sparsify if sparsify is None else sparsify
-        if not isinstance(rule, Sparsify):
-            raise ConfigError(f"sparsify={rule!r}: expected a Sparsify")
+        check("sparsify", rule, Sparsify, SPARSIFY)
         texts = list(texts)
         n_tokens = np.zeros(len(texts), dtype=np.int64)
         truncated = np.zeros(len(texts), dtype=bool)

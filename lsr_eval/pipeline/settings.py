@@ -19,7 +19,16 @@ from lsr_eval.anserini.collections import check_fields
 from lsr_eval.defaults import DEFAULT_SCALE, LUCENE_MAX_CLAUSES
 from lsr_eval.engines.registry import DEFAULT_ENGINE, check_engine, configure, get_engine
 from lsr_eval.errors import ConfigError
-from lsr_eval.models.options import DEFAULT_DEVICE, DEFAULT_PRECISION, DEVICE, RESCALE_K, HeadInitRule
+from lsr_eval.models.options import (
+    BATCH_SIZE,
+    DEFAULT_DEVICE,
+    DEFAULT_PRECISION,
+    DEVICE,
+    MAX_LENGTH,
+    RESCALE_K,
+    HeadInitRule,
+)
+from lsr_eval.search.params import BM25_B, BM25_K1, MAX_CLAUSES, K
 from lsr_eval.settings import setting, validate
 
 #: A forward pass's precision: fp32 (the default of every reported number), bf16, or auto (bf16 on CUDA and on CPUs
@@ -62,14 +71,14 @@ class EncodeOptions:
     """How texts become sparse vectors: token limits, the encoders' term budgets, special tokens, batch and shard
     sizes."""
 
-    max_length_q: int | None = setting(None, ge=1, unit="tokens", help="query token limit (null: the model's)")
-    max_length_d: int | None = setting(None, ge=1, unit="tokens", help="document token limit (null: the model's)")
+    max_length_q: int | None = setting(None, like=MAX_LENGTH, help="query token limit (null: the model's)")
+    max_length_d: int | None = setting(None, like=MAX_LENGTH, help="document token limit (null: the model's)")
     doc_top_k: int | None = setting(None, ge=1, unit="terms", help="keep the top-k terms per document")
     query_top_k: int | None = setting(None, ge=1, unit="terms", help="keep the top-k terms per query")
     threshold: float = setting(0.0, ge=0, help="drop weights <= threshold")
     query_threshold: float | None = setting(None, ge=0, help="the queries' threshold (null: threshold)")
     drop_special: bool = setting(True, help="drop special tokens ([CLS], [SEP], ...)")
-    batch_size: int = setting(32, ge=1, unit="texts", help="texts per forward pass")
+    batch_size: int = setting(32, like=BATCH_SIZE)
     shard_size: int = setting(50_000, ge=1, unit="documents",
                               help="documents per cached shard (what a crash loses)")
 
@@ -99,9 +108,8 @@ class SearchOptions:
     engine: str = setting(DEFAULT_ENGINE, choices=_engines, help="retrieval engine")
     engine_options: Mapping[str, Any] | None = setting(
         None, help="the engine's build settings and search knobs, by name")
-    hits: int = setting(1000, ge=1, help="hits per query")
-    max_clauses: int = setting(LUCENE_MAX_CLAUSES, ge=1, unit="terms",
-                               help="terms allowed per query (Lucene's limit is 1024; more raises it)")
+    hits: int = setting(1000, like=K)
+    max_clauses: int = setting(LUCENE_MAX_CLAUSES, like=MAX_CLAUSES)
     remove_query: bool | None = setting(None, help="drop a query's own id from its hits (null: the dataset's "
                                                    "default, on for BEIR)")
 
@@ -216,9 +224,9 @@ class SpladeSettings:
 class Bm25Settings:
     """Pyserini's BEIR regression settings by default."""
 
-    k1: float = setting(0.9, ge=0, help="BM25 k1 (term-frequency saturation)")
-    b: float = setting(0.4, ge=0, le=1, help="BM25 b (document-length normalisation)")
-    hits: int = setting(1000, ge=1, help="hits per query")
+    k1: float = setting(0.9, like=BM25_K1)
+    b: float = setting(0.4, like=BM25_B)
+    hits: int = setting(1000, like=K)
     remove_query: bool | None = setting(None, help="drop a query's own id from its hits (null: the dataset's "
                                                    "convention, on for BEIR)")
     #: None: flat; else document fields searched separately (multifield)

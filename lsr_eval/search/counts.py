@@ -6,7 +6,6 @@ from dataclasses import dataclass, field
 from typing import Iterable, Iterator, Sequence
 
 from lsr_eval.data.types import Run
-from lsr_eval.errors import ConfigError
 
 
 @dataclass
@@ -54,7 +53,3 @@ def chunks(items: Iterable, size: int) -> Iterator[list]:
         yield chunk
 
 
-def check_k(k: int) -> int:
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise ConfigError(f"k (hits per query) must be an integer >= 1, got {k!r}")
-    return k

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Literal, Mapping, Union, get_args, get_origin
 
 from lsr_eval.errors import ConfigError
-from lsr_eval.models.options import RESCALE_K, TiedInput
+from lsr_eval.models.options import MAX_LENGTH, RESCALE_K, TiedInput
 from lsr_eval.models.options import HeadInitRule as HeadInit
 from lsr_eval.settings import KEY, Setting, SettingError, check, describe, setting, validate
 from lsr_eval.train.losses import LOSSES, loss_names
@@ -112,8 +112,8 @@ class ModelConfig(BackboneConfig):
     ``mlm_flops.tar.gz``) or ``ours`` (``lsr-eval middle-train``); part of the run's identity and shown beside its
     rows in the efficiency paper's table (None: not said, the run is no such start)."""
 
-    max_length_q: int = setting(64, ge=2, unit="tokens", help="query token limit")
-    max_length_d: int = setting(256, ge=2, unit="tokens", help="document token limit")
+    max_length_q: int = setting(64, like=MAX_LENGTH, help="query token limit")
+    max_length_d: int = setting(256, like=MAX_LENGTH, help="document token limit")
     query: QueryEncoderConfig | None = None
     middle_from: MiddleFrom | None = setting(None, help="where the middle-trained start came from")
 
@@ -301,7 +301,7 @@ class MiddleModelConfig(BackboneConfig):
     ``head``'s own (transform and logits bias; a tied decoder is the frozen input embeddings):
     :func:`lsr_eval.train.freeze.freeze_to_head`."""
 
-    max_length: int = setting(256, ge=2, unit="tokens", help="text token limit")
+    max_length: int = setting(256, like=MAX_LENGTH)
     trainable: Trainable = setting("all", help="all parameters, or only the head's own")
 
 

@@ -202,9 +202,9 @@ def test_bad_datasets_measures_and_settings_are_refused(tmp_path):
          "query_algorithm"),
         # search knobs are checked at load too, not when an index is first opened
         (lambda c: c["systems"][1].update(engine="seismic", engine_options={"heap_factor": 2.0}),
-         "seismic knob heap_factor must be a number in"),
+         "seismic: heap_factor must be in \\(0, 1\\], got 2"),
         (lambda c: c["systems"][1].update(engine_options={"max_clauses": 0}),
-         "anserini max_clauses must be an integer >= 1, got 0"),
+         "max_clauses must be >= 1, got 0"),
     ]
     for change, message in cases:
         c = json.loads(json.dumps(cfg))

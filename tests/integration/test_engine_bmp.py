@@ -152,10 +152,10 @@ def test_options_are_checked_and_name_their_range(tmp_path):
     from lsr_eval.engines.registry import split_options
 
     for bad in ({"bsize": 0}, {"bsize": 257}, {"bsize": 2.0}, {"compress_range": 1}):
-        with pytest.raises(ConfigError, match="bmp option"):
+        with pytest.raises(ConfigError, match="^bmp: (bsize|compress_range) must be "):
             BmpEngine(**bad)
     for knob in ({"alpha": 0}, {"alpha": 1.5}, {"beta": float("nan")}, {"beta": True}):
-        with pytest.raises(ConfigError, match=r"must be a number in \(0, 1\]"):
+        with pytest.raises(ConfigError, match=r"^bmp: (alpha|beta) must be (a number )?in \(0, 1\], got "):
             BmpEngine().check_search(**knob)
     assert BmpEngine().check_search(alpha=0.8) == {"alpha": 0.8, "beta": 1.0}
     assert split_options("bmp", {"bsize": 64, "alpha": 0.9}) == ({"bsize": 64}, {"alpha": 0.9})

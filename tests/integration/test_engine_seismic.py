@@ -214,13 +214,13 @@ def test_collection_without_terms_answers_every_query_empty(tmp_path):
 
 @needs_seismic
 @pytest.mark.parametrize("knobs, message", [
-    ({"summary_energy": 1.5}, r"summary_energy must be a number in \(0.0, 1.0\]"),
-    ({"centroid_fraction": 0}, r"centroid_fraction must be a number in \(0.0, 1.0\]"),
-    ({"n_postings": 0}, r"n_postings must be an integer >= 1"),
-    ({"doc_cut": 2.5}, r"doc_cut must be an integer >= 1"),
-    ({"max_fraction": 0.5}, r"max_fraction must be a number in \[1.0, inf\)"),
-    ({"min_cluster_size": True}, r"min_cluster_size must be an integer >= 1"),
-    ({"batched_indexing": 0}, r"batched_indexing must be an integer >= 1"),
+    ({"summary_energy": 1.5}, r"^seismic: summary_energy must be in \(0, 1\], got 1.5$"),
+    ({"centroid_fraction": 0}, r"^seismic: centroid_fraction must be in \(0, 1\], got 0$"),
+    ({"n_postings": 0}, r"^seismic: n_postings must be >= 1, got 0$"),
+    ({"doc_cut": 2.5}, r"^seismic: doc_cut must be an integer >= 1, got 2.5$"),
+    ({"max_fraction": 0.5}, r"^seismic: max_fraction must be >= 1, got 0.5$"),
+    ({"min_cluster_size": True}, r"^seismic: min_cluster_size must be an integer >= 1, got True$"),
+    ({"batched_indexing": 0}, r"^seismic: batched_indexing must be >= 1, got 0$"),
 ])
 def test_build_knob_out_of_range(knobs, message):
     from lsr_eval.engines.seismic import SeismicEngine
@@ -231,10 +231,10 @@ def test_build_knob_out_of_range(knobs, message):
 
 @needs_seismic
 @pytest.mark.parametrize("knobs, message", [
-    ({"query_cut": 0}, r"query_cut must be an integer >= 1, got 0"),
-    ({"heap_factor": 0}, r"heap_factor must be a number in \(0.0, 1.0\], got 0"),
-    ({"heap_factor": 1.2}, r"heap_factor must be a number in \(0.0, 1.0\], got 1.2"),
-    ({"heap_factor": float("nan")}, r"heap_factor must be a number"),
+    ({"query_cut": 0}, r"^seismic: query_cut must be >= 1, got 0$"),
+    ({"heap_factor": 0}, r"^seismic: heap_factor must be in \(0, 1\], got 0$"),
+    ({"heap_factor": 1.2}, r"^seismic: heap_factor must be in \(0, 1\], got 1.2$"),
+    ({"heap_factor": float("nan")}, r"^seismic: heap_factor must be a number in \(0, 1\], got nan$"),
 ])
 def test_search_knob_out_of_range(tiny_index, knobs, message):
     engine, idx, _ = tiny_index
@@ -258,9 +258,9 @@ def test_registry_splits_options_into_build_and_search_knobs():
 def test_bad_k_threads_and_weights(tiny_index):
     engine, idx, _ = tiny_index
     with engine.open(idx) as s:
-        with pytest.raises(ConfigError, match="k .* >= 1"):
+        with pytest.raises(ConfigError, match="^k must be >= 1, got 0$"):
             s.search({"a": 1}, k=0)
-        with pytest.raises(ConfigError, match="threads must be an integer >= 1"):
+        with pytest.raises(ConfigError, match="^threads must be >= 1, got 0$"):
             s.batch_search(QUERIES, k=10, threads=0)
         with pytest.raises(InputError, match="query qx: weight of 'a' is 'high'"):
             s.batch_search({"qx": {"a": "high"}}, k=10)
