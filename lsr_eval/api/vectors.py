@@ -245,8 +245,8 @@ class Index:
               work: str | os.PathLike | None = None, threads: int = 2, out: str | os.PathLike | None = None,
               **options: Any) -> Index:
         """Quantise ``vectors`` (weights x ``scale``, rounded) and index them with ``engine`` (any engine of
-        ``lsr_eval.engines.registry.ENGINES``: anserini, pisa, seismic, bmp; ``options`` are its build settings and
-        search knobs, as ``--engine-option``).
+        :data:`lsr_eval.engines.registry.ENGINES`, which ``lsr-eval index --help`` lists; ``options`` are its build
+        settings and search knobs, as ``--engine-option``).
 
         Every engine indexes files: the vectors, their JSON collection and the index go to ``out`` (a new or
         empty folder, kept, with a manifest) or else to a temporary folder (under ``<work>/api`` when ``work`` is
