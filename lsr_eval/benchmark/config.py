@@ -18,7 +18,7 @@ from typing import Any, Literal, Sequence, get_args
 from lsr_eval.data.datasets import BeirFolder
 from lsr_eval.data.registry import BENCHMARKS, GROUPS, expand, split_spec
 from lsr_eval.efficiency.protocol import WARMUP
-from lsr_eval.engines.registry import check_engine, configure
+from lsr_eval.engines.registry import DEFAULT_ENGINE, check_engine, configure
 from lsr_eval.errors import ConfigError, InputError, LsrEvalError
 from lsr_eval.models.offline import OFFLINE_MODELS
 from lsr_eval.models.options import QueryRuntime
@@ -517,7 +517,7 @@ def _check_dataset_on_disk(entry: DatasetEntry, where: str) -> None:
 def _check_engine(params: dict[str, Any], where: str) -> None:
     """``engine`` is a known engine, installed, and ``engine_options`` a mapping of options it takes; its build
     settings are validated by constructing it, its search knobs by its ``check_search`` (before any run)."""
-    engine, options = params.get("engine", "anserini"), params.get("engine_options")
+    engine, options = params.get("engine", DEFAULT_ENGINE), params.get("engine_options")
     if options is not None and not isinstance(options, dict):
         raise ConfigError(f"{where}: engine_options must be a mapping of option: value, got {options!r}")
     try:

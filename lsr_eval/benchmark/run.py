@@ -32,6 +32,7 @@ from lsr_eval.benchmark.row import POOLED, Row
 from lsr_eval.benchmark.status import RowStatus, Status, kind_of
 from lsr_eval.data.datasets import Dataset, load_dataset
 from lsr_eval.data.registry import GROUPS, expand
+from lsr_eval.engines.registry import DEFAULT_ENGINE
 from lsr_eval.errors import LsrEvalError
 from lsr_eval.manifest import MANIFEST, check_copy, check_provenance, read_manifest, update_manifest, write_manifest
 from lsr_eval.models.offline import OFFLINE_MODELS, resolve_model
@@ -245,7 +246,7 @@ def _latency(system: SystemEntry, dataset: Dataset, run_dir: Path, cfg, models: 
 
     manifest = read_manifest(run_dir) or {}
     queries = dataset.queries()[: cfg.latency_queries + cfg.warmup]
-    if system.kind == "bm25" and system.params.get("engine", "anserini") == "pisa":
+    if system.kind == "bm25" and system.params.get("engine", DEFAULT_ENGINE) == "pisa":
         from lsr_eval.efficiency.latency import query_path
         from lsr_eval.pipeline.bm25 import Bm25Settings, open_bm25_pisa
 
@@ -333,7 +334,7 @@ def _latency_columns(lat: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any
 
 def system_engine(system: SystemEntry) -> str | None:
     """The engine that searches a system's index (None: a run file's)."""
-    return None if system.kind == "run" else system.params.get("engine", "anserini")
+    return None if system.kind == "run" else system.params.get("engine", DEFAULT_ENGINE)
 
 
 def _bm25_reference(rows: dict[str, Row], systems: dict[str, SystemEntry]) -> dict[str, dict[str, Any]]:
@@ -490,7 +491,7 @@ def _system_columns(system: SystemEntry) -> dict[str, Any]:
     row = {"kind": system.kind, "model": system.params.get("model", "")}
     if system.params.get("rescale_k") is not None:
         row["k"] = system.params["rescale_k"]
-    row["engine"] = system.params.get("engine", "anserini")
+    row["engine"] = system.params.get("engine", DEFAULT_ENGINE)
     if system.kind == "splade":
         row["precision"] = _splade_settings(system).resolved_precision().name
     if system.sweep:
