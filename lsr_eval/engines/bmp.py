@@ -37,7 +37,7 @@ from lsr_eval.manifest import installed_version
 from lsr_eval.search.counts import SearchCounts
 from lsr_eval.search.params import check_k
 from lsr_eval.search.ties import adjusted_hits
-from lsr_eval.settings import Setting, SettingError, check
+from lsr_eval.settings import Setting, check_option
 
 NAME = "bmp"
 PACKAGE = "bmp"
@@ -80,18 +80,9 @@ OPTIONS: dict[str, tuple[type, Setting]] = {
 }
 
 
-def _option(name: str, value: Any) -> Any:
-    """``value`` checked as BMP's ``name`` (:data:`OPTIONS`); a float knob as a float."""
-    tp, declared = OPTIONS[name]
-    try:
-        return tp(check(name, value, tp, declared))
-    except SettingError as e:
-        raise e.at("bmp") from None
-
-
 def check_search_knobs(alpha: Any = 1.0, beta: Any = 1.0) -> dict[str, float]:
     """``alpha`` (block pruning) and ``beta`` (query-term pruning), each in (0, 1]; both 1 is the safe setting."""
-    return {"alpha": _option("alpha", alpha), "beta": _option("beta", beta)}
+    return {name: check_option(OPTIONS, name, value, NAME) for name, value in (("alpha", alpha), ("beta", beta))}
 
 
 def _panics(what: str):
@@ -144,7 +135,8 @@ class BmpEngine:
     search_options = ("alpha", "beta")
 
     def __init__(self, bsize: int = DEFAULTS["bsize"], compress_range: bool = DEFAULTS["compress_range"]) -> None:
-        self.settings = {"bsize": _option("bsize", bsize), "compress_range": _option("compress_range", compress_range)}
+        self.settings = {name: check_option(OPTIONS, name, value, NAME)
+                         for name, value in (("bsize", bsize), ("compress_range", compress_range))}
         _bmp()  # fail now, naming the pip package, rather than after encoding a corpus
 
     def describe(self) -> dict[str, Any]:
@@ -155,7 +147,7 @@ class BmpEngine:
 
         ``threads`` sizes BMP's thread pool (``RAYON_NUM_THREADS``, read once per process by the package) unless
         the environment already sets it."""
-        _option("threads", threads)
+        check_option(OPTIONS, "threads", threads, NAME)
         os.environ.setdefault("RAYON_NUM_THREADS", str(threads))
         bmp = _bmp()
         collection, index = Path(collection), Path(index)
@@ -376,7 +368,7 @@ class BmpSearcher(ClosingSearcher):
         """Every query's top ``k`` into a run, one query at a time (``threads`` is checked, not used: the package's
         search holds the GIL)."""
         k = check_k(k)
-        _option("threads", threads)
+        check_option(OPTIONS, "threads", threads, NAME)
         run: Run = {}
         counts = SearchCounts()
         for qid, weights in queries.items():

@@ -36,7 +36,7 @@ from lsr_eval.export.collection import iter_collection
 from lsr_eval.manifest import installed_version
 from lsr_eval.search.counts import SearchCounts, chunks
 from lsr_eval.search.params import check_k, check_threads
-from lsr_eval.settings import Setting, SettingError, check
+from lsr_eval.settings import Setting, check_option
 
 log = logging.getLogger(__name__)
 
@@ -80,18 +80,10 @@ KNOBS: dict[str, tuple[type, Setting]] = {
 }
 
 
-def _knob(name: str, value: Any) -> Any:
-    """``value`` checked as Seismic's ``name`` (:data:`KNOBS`); a float knob as a float."""
-    tp, declared = KNOBS[name]
-    try:
-        return tp(check(name, value, tp, declared))
-    except SettingError as e:
-        raise e.at("seismic") from None
-
-
 def check_search_knobs(query_cut: Any, heap_factor: Any) -> dict[str, Any]:
     """The search knobs, each checked against its allowed range."""
-    return {"query_cut": _knob("query_cut", query_cut), "heap_factor": _knob("heap_factor", heap_factor)}
+    return {name: check_option(KNOBS, name, value, ENGINE)
+            for name, value in (("query_cut", query_cut), ("heap_factor", heap_factor))}
 
 
 
@@ -181,14 +173,13 @@ class SeismicEngine:
                  summary_energy: float = 0.4, max_fraction: float = 1.5, doc_cut: int = 15,
                  batched_indexing: int | None = None) -> None:
         self.knobs: dict[str, Any] = {
-            "n_postings": _knob("n_postings", n_postings),
-            "centroid_fraction": _knob("centroid_fraction", centroid_fraction),
-            "min_cluster_size": _knob("min_cluster_size", min_cluster_size),
-            "summary_energy": _knob("summary_energy", summary_energy),
-            "max_fraction": _knob("max_fraction", max_fraction),
-            "doc_cut": _knob("doc_cut", doc_cut),
-            "batched_indexing": None if batched_indexing is None else _knob("batched_indexing", batched_indexing),
+            name: check_option(KNOBS, name, value, ENGINE) for name, value in (
+                ("n_postings", n_postings), ("centroid_fraction", centroid_fraction),
+                ("min_cluster_size", min_cluster_size), ("summary_energy", summary_energy),
+                ("max_fraction", max_fraction), ("doc_cut", doc_cut))
         }
+        self.knobs["batched_indexing"] = (None if batched_indexing is None
+                                          else check_option(KNOBS, "batched_indexing", batched_indexing, ENGINE))
         _seismic()  # fail now, naming the pip package, rather than after encoding a corpus
 
     def describe(self) -> dict[str, Any]:

@@ -23,7 +23,7 @@ from typing import Any, Literal, Union, get_args, get_origin
 from lsr_eval.errors import ConfigError
 
 __all__ = ["Setting", "SettingError", "setting", "validate", "check", "check_as", "declaration", "declared",
-           "default_of", "describe", "scalar_type", "show"]
+           "default_of", "describe", "scalar_type", "show", "check_option"]
 
 #: The key of a field's metadata that holds its :class:`Setting`.
 KEY = "lsr_eval.setting"
@@ -246,6 +246,16 @@ def check_as(cls: type, field: str, value: Any, name: str | None = None) -> Any:
     field's): a value given elsewhere for that setting, e.g. a sweep's list."""
     _, tp, s = declaration(cls, field)
     return check(name or field, value, tp, s)
+
+
+def check_option(table: Mapping[str, tuple[type, Setting]], name: str, value: Any, where: str) -> Any:
+    """``value`` checked as the option ``name`` of ``table`` (option -> (type, declaration): an engine's
+    options), converted to that type (a float option holds a float), errors said of ``where`` (the engine)."""
+    tp, declared_as = table[name]
+    try:
+        return tp(check(name, value, tp, declared_as))
+    except SettingError as e:
+        raise e.at(where) from None
 
 
 def scalar_type(tp: Any) -> type:
