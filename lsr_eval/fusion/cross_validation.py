@@ -23,6 +23,7 @@ from lsr_eval.errors import ConfigError
 from lsr_eval.fusion.fuse import FusionCounts, Prepared, check_inputs, fuse_prepared, jsonable
 from lsr_eval.fusion.methods import DEFAULT_WEIGHT_STEP, Settings, check_norm, get_method
 from lsr_eval.fusion.tune import Tuning, tune_weights
+from lsr_eval.settings import Setting, check
 
 log = logging.getLogger(__name__)
 
@@ -80,10 +81,15 @@ def assign_folds(judged: Sequence[str], unjudged: Sequence[str], k: int, seed: i
     return out
 
 
+#: The folds of a cross-validation and the seed they are drawn with, declared once (a benchmark's ``tune: {cv: K,
+#: seed: S}`` reads them).
+FOLDS = Setting(help="folds of the cross-validation over the reported queries", ge=2, unit="folds")
+SEED = Setting(help="the seed the folds are drawn with")
+
+
 def check_k(k: Any, judged: int | None = None) -> int:
     """``k`` is an integer >= 2 and (when ``judged`` is given) at most the number of judged queries."""
-    if isinstance(k, bool) or not isinstance(k, int) or k < 2:
-        raise ConfigError(f"cross-validation needs an integer number of folds >= 2, got {k!r}")
+    check("k", k, int, FOLDS)
     if judged is not None and k > judged:
         raise ConfigError(f"cross-validation with {k} folds over {judged} judged queries: at most one fold per query")
     return k
@@ -100,8 +106,7 @@ def cross_validate(runs: Sequence[Run], qrels: Qrels, method: str = "wsum", norm
     if not qrels:
         raise ConfigError("cross-validation needs the qrels of the reported queries; they hold none")
     check_k(k, len(qrels))
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise ConfigError(f"cross-validation seed must be an integer, got {seed!r}")
+    check("seed", seed, int, SEED)
     check_inputs(runs, names)
     answered = {q for run in runs for q, hits in run.items() if hits}
     folds = []

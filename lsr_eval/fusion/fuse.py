@@ -24,6 +24,7 @@ from lsr_eval.fusion.methods import Settings, ranx_params
 from lsr_eval.fusion.native import FlatRuns, supports
 from lsr_eval.fusion.ranx_runs import from_ranx, import_ranx, to_ranx, trec_ordered
 from lsr_eval.runs.trec import trec_ranking
+from lsr_eval.settings import Setting, check
 
 log = logging.getLogger(__name__)
 
@@ -157,10 +158,12 @@ def _check_ranx_query(hits: Mapping[str, float], docs: set[str], qid: str, setti
                            f"{bad[0]!r}: fused score {hits[bad[0]]} is not finite")
 
 
+#: The documents of each query a fused run keeps (None: all).
+DEPTH = Setting(help="documents kept per query of a fused run (null: all)", ge=1)
+
 def check_depth(depth: int | None) -> None:
     """Refuse a fused-run cut that is not a positive integer or None."""
-    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 1):
-        raise ConfigError(f"depth must be a positive integer or None, got {depth!r}")
+    check("depth", depth, int | None, DEPTH)
 
 
 def fuse_prepared(prepared: Prepared, settings: Settings, depth: int | None = None, native: bool = True) -> Fusion:

@@ -15,6 +15,7 @@ from typing import Sequence
 import numpy as np
 
 from lsr_eval.errors import ConfigError
+from lsr_eval.settings import Setting, check
 from lsr_eval.significance._paired import TestResult, differences
 
 #: Default number of random sign vectors (Smucker et al. 2007 used 100,000).
@@ -34,11 +35,13 @@ def _threshold(d: np.ndarray) -> tuple[float, float]:
     return observed, observed - RELATIVE_TOLERANCE * math.fsum(np.abs(d).tolist())
 
 
+#: Random sign vectors of the test, declared once.
+PERMUTATIONS = Setting(help="random sign vectors of the randomisation test", ge=1)
+
 def randomisation_test(baseline: Sequence[float] | np.ndarray, treatment: Sequence[float] | np.ndarray,
                        n_permutations: int = DEFAULT_PERMUTATIONS, seed: int = DEFAULT_SEED) -> TestResult:
     """Two-sided Monte Carlo randomisation test with ``n_permutations`` random sign vectors (see the module doc)."""
-    if isinstance(n_permutations, bool) or not isinstance(n_permutations, int) or n_permutations < 1:
-        raise ConfigError(f"n_permutations must be a positive integer, got {n_permutations!r}")
+    check("n_permutations", n_permutations, int, PERMUTATIONS)
     d = differences(baseline, treatment)
     observed, threshold = _threshold(d)
     rng = np.random.default_rng(seed)

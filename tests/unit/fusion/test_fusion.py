@@ -93,7 +93,7 @@ def test_depth_cuts_in_trec_order():
     ({"method": "gmnz"}, "gmnz needs gamma"),
     ({"method": "rbc", "params": {"phi": 2}}, "phi=2 must be in [0, 1]"),
     ({"method": "posfuse"}, "posfuse estimates probs on training qrels"),
-    ({"method": "rrf", "depth": 0}, "depth must be a positive integer"),
+    ({"method": "rrf", "depth": 0}, "depth must be >= 1, got 0"),
 ])
 def test_errors(kwargs, message):
     with pytest.raises(ConfigError, match=message.replace("[", r"\[").replace("]", r"\]").replace("(", r"\(")):

@@ -76,7 +76,7 @@ def test_folds_are_seeded_recorded_and_each_tuned_on_the_other_folds():
 
 def test_bad_fold_counts_are_refused():
     run_a, run_b, qrels = _runs({"q1": "A", "q2": "B"})
-    with pytest.raises(ConfigError, match="folds >= 2"):
+    with pytest.raises(ConfigError, match="^k must be >= 2, got 1$"):
         cross_validate([run_a, run_b], qrels, k=1)
     with pytest.raises(ConfigError, match="3 folds over 2 judged queries"):
         cross_validate([run_a, run_b], qrels, k=3)
