@@ -18,10 +18,10 @@ from lsr_eval.anserini.search_collection import (
     write_tsv_topics,
 )
 from lsr_eval.data.types import Document
-from lsr_eval.search.counts import SearchCounts
 from lsr_eval.errors import InputError
 from lsr_eval.evaluation.agreement import ranked_hits_agreement
 from lsr_eval.runs.trec import read_run
+from lsr_eval.search.counts import SearchCounts
 from studies.long_queries import measure as bench
 
 DOCS = [

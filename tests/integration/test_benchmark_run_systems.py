@@ -162,7 +162,8 @@ def test_run_system_settings_are_validated(tmp_path, system, message):
 
 
 @pytest.mark.parametrize("over, message", [
-    ({"fusion": [{"name": "f", "method": "wsum", "runs": ["a", "b"], "tune": {"cv": 1}}]}, r"fusion\[0\] \(f\): tune: cv must be >= 2, got 1$"),
+    ({"fusion": [{"name": "f", "method": "wsum", "runs": ["a", "b"], "tune": {"cv": 1}}]},
+     r"fusion\[0\] \(f\): tune: cv must be >= 2, got 1$"),
     ({"fusion": [{"name": "f", "method": "wsum", "runs": ["a", "b"], "tune": {"cv": 3, "k": 2}}]},
      "unknown key 'k'"),
     ({"fusion": [{"name": "f", "method": "sum", "runs": ["a", "b"], "tune": {"cv": 3}}]}, "no parameter to tune"),

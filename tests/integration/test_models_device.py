@@ -88,7 +88,8 @@ def test_benchmark_takes_a_device_and_yaml_device_is_checked(tmp_path):
         if ok:
             assert load_config(config).systems[0].params["device"] == device
         else:
-            with pytest.raises(ConfigError, match=r"b\.yaml: systems\[0\]: device must be one of auto, cpu, cuda, cuda:N, got 'gpu0'$"):
+            with pytest.raises(ConfigError, match=r"b\.yaml: systems\[0\]: device must be one of auto, cpu, cuda, "
+                                                  r"cuda:N, got 'gpu0'$"):
                 load_config(config)
 
 

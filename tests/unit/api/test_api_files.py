@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 
 from lsr_eval.api import files
-from lsr_eval.search.counts import SearchCounts
 from lsr_eval.export.queries import write_query_jsonl
+from lsr_eval.search.counts import SearchCounts
 
 
 class _Searcher:

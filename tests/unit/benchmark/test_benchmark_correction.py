@@ -32,7 +32,8 @@ def test_the_correction_is_read(tmp_path, extra, expected):
 def test_an_unknown_correction_is_one_line(tmp_path):
     path = tmp_path / "b.yaml"
     path.write_text(YAML.format(out=tmp_path / "out", extra=", correction: sidak"))
-    with pytest.raises(ConfigError, match="b.yaml: significance: correction must be one of bonferroni, holm, bh, got 'sidak'$"):
+    with pytest.raises(ConfigError, match="b.yaml: significance: correction must be one of bonferroni, holm, bh, "
+                                          "got 'sidak'$"):
         load_config(path)
 
 
