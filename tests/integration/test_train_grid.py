@@ -80,7 +80,7 @@ def test_grid_skips_a_finished_run_and_resumes_a_killed_one(tmp_path, monkeypatc
 
     # a config made invalid by an override: refused before anything runs, in one line
     assert main(["grid", str(new_cfg), "--set", "train.steps=0"]) == 2
-    assert "train.steps=0" in capsys.readouterr().err
+    assert "new.yaml: train.steps must be >= 1, got 0" in capsys.readouterr().err
 
 
 def test_dry_run_prints_each_command(tmp_path, capsys):

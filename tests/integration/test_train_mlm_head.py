@@ -74,7 +74,7 @@ def test_texts_are_deduplicated_and_split_by_text(tmp_path):
     assert sum(split_holdout(1000, 0.05, 0)) == 50
     with pytest.raises(InputError, match="split.*dev"):
         collect_texts(MiddleDataConfig(dataset=[a, b], queries=["dev"]))
-    with pytest.raises(ConfigError, match="data.holdout"):
+    with pytest.raises(ConfigError, match=r"^holdout must be in \[0, 1\), got 1$"):
         MiddleDataConfig(dataset=a, holdout=1.0)
 
 
