@@ -23,7 +23,7 @@ from lsr_eval.errors import ConfigError, InputError, LsrEvalError
 from lsr_eval.models.offline import OFFLINE_MODELS
 from lsr_eval.models.options import QueryRuntime
 from lsr_eval.pipeline.settings import STAGE_OF, STAGES, SpladeSettings
-from lsr_eval.settings import SettingError, check_as, setting, validate
+from lsr_eval.settings import SettingError, check_as, section, setting, validate
 
 SystemKind = Literal["bm25", "splade", "run"]
 #: Keys of a ``kind: run`` system besides ``name`` and ``kind``.
@@ -197,21 +197,6 @@ class BenchmarkConfig:
         return [*self.systems, *(p for w in self.sweep for p in w.points(by_name[w.system]))]
 
 
-def _build(cls, data: Any, where: str):
-    if not isinstance(data, dict):
-        raise ConfigError(f"{where}: expected a mapping, got {type(data).__name__}")
-    names = {f.name for f in dataclasses.fields(cls)}
-    unknown = sorted(set(data) - names)
-    if unknown:
-        raise ConfigError(f"{where}: unknown key {unknown[0]!r}; allowed: {', '.join(sorted(names))}")
-    required = [f.name for f in dataclasses.fields(cls)
-                if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING]
-    missing = [n for n in required if n not in data]
-    if missing:
-        raise ConfigError(f"{where}: missing required key {missing[0]!r}")
-    return data
-
-
 def load_config(path: str | os.PathLike) -> BenchmarkConfig:
     """Read and validate a benchmark YAML file; relative paths are taken from the current directory."""
     import yaml
@@ -221,14 +206,14 @@ def load_config(path: str | os.PathLike) -> BenchmarkConfig:
         raw = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError) as e:
         raise ConfigError(f"{where}: {e}") from None
-    _build(BenchmarkConfig, raw, where)
+    section(BenchmarkConfig, raw, where)
     for key in ("datasets", "systems"):
         if not isinstance(raw[key], list) or not raw[key]:
             raise ConfigError(f"{where}: {key!r} must be a non-empty list")
     datasets = []
     for i, d in enumerate(raw["datasets"]):
         w = f"{where}: datasets[{i}]"
-        d = _build(DatasetEntry, d if isinstance(d, dict) else {"spec": d}, w)
+        d = section(DatasetEntry, d if isinstance(d, dict) else {"spec": d}, w)
         measures = _measures(d.get("measures"), f"{w}: measures")
         _check_registry_splits(d, w)
         datasets.append(DatasetEntry(**{**d, "measures": measures}))
@@ -265,7 +250,7 @@ def load_config(path: str | os.PathLike) -> BenchmarkConfig:
         raise ConfigError(f"{where}: fusion names must differ from each other and from systems: {', '.join(taken)}")
     sig = raw.get("significance")
     if sig is not None:
-        sig = _build(SignificanceEntry, sig, f"{where}: significance")
+        sig = section(SignificanceEntry, sig, f"{where}: significance")
         baseline = sig["baseline"]
         if isinstance(baseline, list):
             if not baseline or len(set(baseline)) != len(baseline) or not all(isinstance(b, str) for b in baseline):
@@ -281,7 +266,7 @@ def load_config(path: str | os.PathLike) -> BenchmarkConfig:
                                   f"{', '.join(all_names + fusion_names)}")
     eff = raw.get("efficiency")
     if eff is not None:
-        eff = _make(EfficiencyEntry, _build(EfficiencyEntry, eff, f"{where}: efficiency"), f"{where}: efficiency")
+        eff = _make(EfficiencyEntry, section(EfficiencyEntry, eff, f"{where}: efficiency"), f"{where}: efficiency")
         eff = dataclasses.replace(eff, latency_datasets=_latency_datasets(eff.latency_datasets, cfg.datasets,
                                                                           where))
     return dataclasses.replace(cfg, fusion=tuple(fusion), significance=sig, efficiency=eff)
@@ -335,7 +320,7 @@ def _fusion(f: Any, systems: list[str], datasets: list[DatasetEntry], where: str
     """A fusion entry with its method, normalisation, parameters and metric checked against the fusion registry."""
     from lsr_eval.fusion.methods import check_norm, get_method, resolve_params
 
-    f = _build(FusionEntry, f, where)
+    f = section(FusionEntry, f, where)
     if not isinstance(f["runs"], list) or len(f["runs"]) < 2:
         raise ConfigError(f"{where}: runs must list at least two systems, got {f['runs']!r}")
     unknown_runs = [r for r in f["runs"] if r not in systems]
@@ -369,7 +354,7 @@ def _tune(value: Any, where: str) -> bool | CrossValidation:
         return value
     if not isinstance(value, dict):
         raise ConfigError(f"{where}: expected true, false or {{cv: K, seed: S}}, got {value!r}")
-    return _make(CrossValidation, _build(CrossValidation, value, where), where)
+    return _make(CrossValidation, section(CrossValidation, value, where), where)
 
 
 def _run_params(params: dict[str, Any], folder: Path, where: str) -> dict[str, Any]:
@@ -422,7 +407,7 @@ def _check_registry_splits(entry: dict[str, Any], where: str) -> None:
 
 def _sweep(raw: Any, systems: dict[str, SystemEntry], where: str) -> SweepEntry:
     """A sweep entry: a SPLADE system, and for each key a non-empty list of distinct valid values."""
-    data = _build(SweepEntry, raw, where)
+    data = section(SweepEntry, raw, where)
     base = systems.get(data["system"])
     if base is None or base.kind != "splade":
         splade = [n for n, s in systems.items() if s.kind == "splade"]

@@ -23,7 +23,7 @@ from typing import Any, Literal, Union, get_args, get_origin
 from lsr_eval.errors import ConfigError
 
 __all__ = ["Setting", "SettingError", "setting", "validate", "check", "check_as", "declaration", "declared",
-           "default_of", "describe", "scalar_type", "show", "check_option"]
+           "default_of", "describe", "scalar_type", "show", "check_option", "section"]
 
 #: The key of a field's metadata that holds its :class:`Setting`.
 KEY = "lsr_eval.setting"
@@ -246,6 +246,24 @@ def check_as(cls: type, field: str, value: Any, name: str | None = None) -> Any:
     field's): a value given elsewhere for that setting, e.g. a sweep's list."""
     _, tp, s = declaration(cls, field)
     return check(name or field, value, tp, s)
+
+
+def section(cls: type, data: Any, where: str, prefix: str = "") -> Mapping[str, Any]:
+    """``data`` when it can make dataclass ``cls``: a mapping with no key ``cls`` lacks and every required one (a
+    YAML file's section; ``where`` names the file and entry, ``prefix`` the section's dotted name), else a
+    ConfigError naming the key and what is allowed."""
+    if not isinstance(data, Mapping):
+        of = f" for {prefix.rstrip('.')}" if prefix else ""
+        raise ConfigError(f"{where}: expected a mapping of keys{of}, got {type(data).__name__}")
+    fields = dataclasses.fields(cls)
+    unknown = sorted(set(data) - {f.name for f in fields})
+    if unknown:
+        raise ConfigError(f"{where}: unknown key '{prefix}{unknown[0]}'; allowed: "
+                          f"{', '.join(sorted(f.name for f in fields))}")
+    missing = [f.name for f in fields if f.name not in data and default_of(f) is MISSING]
+    if missing:
+        raise ConfigError(f"{where}: missing required key '{prefix}{missing[0]}'")
+    return data
 
 
 def check_option(table: Mapping[str, tuple[type, Setting]], name: str, value: Any, where: str) -> Any:

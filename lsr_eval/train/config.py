@@ -16,7 +16,7 @@ from typing import Any, Literal, Mapping, Union, get_args, get_origin
 from lsr_eval.errors import ConfigError
 from lsr_eval.models.options import MAX_LENGTH, RESCALE_K, TiedInput
 from lsr_eval.models.options import HeadInitRule as HeadInit
-from lsr_eval.settings import KEY, Setting, SettingError, check, describe, setting, validate
+from lsr_eval.settings import KEY, Setting, SettingError, check, describe, section, setting, validate
 from lsr_eval.train.losses import LOSSES, loss_names
 
 RescaleK = Union[float, Literal["suggested"], None]
@@ -419,20 +419,11 @@ C = typing.TypeVar("C")
 def from_dict(cls: type[C], data: Any, source: str, prefix: str = "") -> C:
     """Build dataclass ``cls`` from a raw mapping, checking keys and types (errors name ``source`` and the
     dotted key)."""
-    where = prefix.rstrip(".") or "the config"
-    if not isinstance(data, Mapping):
-        raise ConfigError(f"{source}: '{where}' must be a mapping of keys, got {type(data).__name__}")
+    section(cls, data, source, prefix)
     hints = typing.get_type_hints(cls)
-    fields = {f.name: f for f in dataclasses.fields(cls)}
-    for key in data:
-        if key not in fields:
-            raise ConfigError(f"{source}: unknown key '{prefix}{key}' (known keys of '{where}': "
-                              f"{', '.join(fields)})")
     kwargs = {}
-    for name, f in fields.items():
+    for name, f in {f.name: f for f in dataclasses.fields(cls)}.items():
         if name not in data:
-            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
-                raise ConfigError(f"{source}: missing required value '{prefix}{name}'")
             continue
         if KEY in f.metadata:   # a declared setting: read a YAML number as a float; its declaration checks it
             kwargs[name] = _as_number(data[name], hints[name])

@@ -55,7 +55,7 @@ def test_minimal_config_gets_defaults(tmp_path):
     ({**MINIMAL, "trainer": {}}, "trainer"),
 ])
 def test_unknown_key_is_named(tmp_path, data, key):
-    with pytest.raises(ConfigError, match=rf"unknown key '{key}'"):
+    with pytest.raises(ConfigError, match=rf"c.yaml: unknown key '{key}'; allowed: "):
         load_config(write(tmp_path, data))
 
 
@@ -63,13 +63,13 @@ def test_unknown_key_is_named(tmp_path, data, key):
 def test_missing_required_value_is_named(tmp_path, section, key):
     data = {k: dict(v) for k, v in MINIMAL.items()}
     del data[section][key]
-    with pytest.raises(ConfigError, match=rf"missing required value '{section}.{key}'"):
+    with pytest.raises(ConfigError, match=rf"c.yaml: missing required key '{section}.{key}'$"):
         load_config(write(tmp_path, data))
 
 
 def test_missing_section_is_named(tmp_path):
     data = {k: v for k, v in MINIMAL.items() if k != "train"}
-    with pytest.raises(ConfigError, match="missing required value 'train'"):
+    with pytest.raises(ConfigError, match="c.yaml: missing required key 'train'$"):
         load_config(write(tmp_path, data))
 
 
