@@ -12,6 +12,7 @@ from typing import Any, Iterable, Iterator
 from lsr_eval.data.types import Document
 from lsr_eval.errors import ConfigError
 from lsr_eval.export.jsonl import open_collection_file
+from lsr_eval.settings import Setting, check
 
 #: Documents per ``docs-NNNNN.jsonl`` file; IndexCollection gives one thread per file.
 SHARD_SIZE = 500_000
@@ -22,15 +23,19 @@ CONTENTS = "contents"
 MULTIFIELD: dict[str, str] = {"title": "title", "text": CONTENTS}
 
 
+#: The document fields a multifield BM25 searches (:data:`MULTIFIELD`).
+FIELDS = Setting(help="document fields searched separately (title, text)")
+
+
 def check_fields(fields: Iterable[str] | None) -> tuple[str, ...] | None:
     """Document fields to search separately, in :data:`MULTIFIELD` order (``None``: the flat contents); a
     ConfigError for an empty list, an unknown or a repeated field."""
     if fields is None:
         return None
+    allowed = ", ".join(MULTIFIELD)
     if isinstance(fields, str):
         fields = [fields]
-    given = list(fields)
-    allowed = ", ".join(MULTIFIELD)
+    given = list(check("fields", fields, Iterable, FIELDS))
     if not given:
         raise ConfigError(f"fields: name at least one of {allowed} (or leave it out for the flat contents)")
     for f in given:

@@ -423,7 +423,7 @@ def _sweep(raw: Any, systems: dict[str, SystemEntry], where: str) -> SweepEntry:
         target = SWEEP_KEYS[key][0]
         for v in given:   # each value as the setting it sets declares it
             try:
-                check_as(STAGES[STAGE_OF[target]], target, v, name=key)
+                check_as(STAGES[STAGE_OF[target]], target, v, name=key, null=False)
             except SettingError as e:
                 raise e.at(where) from None
         if len(set(given)) != len(given):
@@ -531,12 +531,12 @@ def _check_system_params(kind: str, params: dict[str, Any], where: str) -> None:
         from lsr_eval.pipeline.bm25 import Bm25Settings
 
         try:
-            settings = _make(Bm25Settings, params, where)
+            settings = Bm25Settings(**params)
             if settings.engine == "pisa":
                 settings.pisa_engine()   # PISA checks its options' values
-        except SettingError:
-            raise
-        except ConfigError as e:
+        except SettingError as e:
+            raise e.at(where) from None
+        except (ConfigError, TypeError) as e:
             raise ConfigError(f"{where}: {e}") from e
         return
     for key in ("model", "query_model"):

@@ -81,8 +81,8 @@ def assign_folds(judged: Sequence[str], unjudged: Sequence[str], k: int, seed: i
     return out
 
 
-#: The folds of a cross-validation and the seed they are drawn with, declared once (a benchmark's ``tune: {cv: K,
-#: seed: S}`` reads them).
+#: The folds of a cross-validation and the seed they are drawn with (a benchmark's ``tune: {cv: K, seed: S}``
+#: declares the same constraint in its config, which must not load numpy by importing this module).
 FOLDS = Setting(help="folds of the cross-validation over the reported queries", ge=2, unit="folds")
 SEED = Setting(help="the seed the folds are drawn with")
 

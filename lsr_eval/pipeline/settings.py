@@ -17,7 +17,7 @@ from typing import Any, Literal, Mapping
 
 from lsr_eval.anserini.collections import check_fields
 from lsr_eval.defaults import DEFAULT_SCALE, LUCENE_MAX_CLAUSES
-from lsr_eval.engines.registry import DEFAULT_ENGINE, check_engine, configure, get_engine
+from lsr_eval.engines.registry import DEFAULT_ENGINE, configure, get_engine
 from lsr_eval.errors import ConfigError
 from lsr_eval.models.options import (
     BATCH_SIZE,
@@ -114,8 +114,7 @@ class SearchOptions:
                                                    "default, on for BEIR)")
 
     def __post_init__(self) -> None:
-        validate(self)
-        check_engine(self.engine)
+        validate(self)   # the engine among the registry's (its choices)
 
 
 #: The stages' fields (attribute of :class:`SpladeSettings` -> its options class).
@@ -244,7 +243,7 @@ class Bm25Settings:
             raise ConfigError("engine_options apply to BM25 on engine pisa only")
         if self.engine == "pisa" and self.fields:
             raise ConfigError("BM25 on engine pisa searches the flat contents; leave out fields")
-        allowed = pisa_bm25_options()
+        allowed = pisa_bm25_options() if self.engine_options else ()
         unknown = sorted(set(self.engine_options or {}) - set(allowed))
         if unknown:
             raise ConfigError(f"BM25 on pisa has no engine option {unknown[0]!r}; allowed: "

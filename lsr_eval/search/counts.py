@@ -1,4 +1,5 @@
-"""The counts of a search, the check of k, and the batches of a batch search: shared by every searcher."""
+"""The counts of a search and the batches of a batch search: shared by every searcher (the check of k:
+:mod:`lsr_eval.search.params`)."""
 
 from __future__ import annotations
 

@@ -36,6 +36,9 @@ class SettingError(ConfigError):
         self.name, self.rule, self.value, self.where = name, rule, value, where
         super().__init__(self._message())
 
+    def __reduce__(self):   # raised in a worker process, it reaches the parent whole
+        return SettingError, (self.name, self.rule, self.value, self.where)
+
     def _message(self) -> str:
         return f"{self.where + ': ' if self.where else ''}{self.name} must be {self.rule}, got {show(self.value)}"
 
@@ -159,7 +162,7 @@ def _name_of(tp: Any, s: Setting) -> str:
     origin = get_origin(tp) or tp
     if isinstance(origin, type) and issubclass(origin, Mapping):
         return "a mapping"
-    if origin in (tuple, list):
+    if origin in (tuple, list, Iterable):
         return "a list"
     return getattr(tp, "__name__", str(tp))
 
@@ -241,11 +244,11 @@ def declaration(cls: type, field: str) -> tuple[dataclasses.Field, Any, Setting]
     raise KeyError(f"{cls.__name__} declares no setting {field!r}")   # a bug in the caller, not bad input
 
 
-def check_as(cls: type, field: str, value: Any, name: str | None = None) -> Any:
+def check_as(cls: type, field: str, value: Any, name: str | None = None, null: bool = True) -> Any:
     """``value`` checked against the declaration of ``cls``'s ``field`` (errors name it ``name``, default the
-    field's): a value given elsewhere for that setting, e.g. a sweep's list."""
+    field's): a value given elsewhere for that setting, e.g. a sweep's list (``null=False``: None refused too)."""
     _, tp, s = declaration(cls, field)
-    return check(name or field, value, tp, s)
+    return check(name or field, value, tp if null else scalar_type(tp), s)
 
 
 def section(cls: type, data: Any, where: str, prefix: str = "") -> Mapping[str, Any]:
@@ -256,7 +259,7 @@ def section(cls: type, data: Any, where: str, prefix: str = "") -> Mapping[str, 
         of = f" for {prefix.rstrip('.')}" if prefix else ""
         raise ConfigError(f"{where}: expected a mapping of keys{of}, got {type(data).__name__}")
     fields = dataclasses.fields(cls)
-    unknown = sorted(set(data) - {f.name for f in fields})
+    unknown = sorted(set(data) - {f.name for f in fields}, key=str)
     if unknown:
         raise ConfigError(f"{where}: unknown key '{prefix}{unknown[0]}'; allowed: "
                           f"{', '.join(sorted(f.name for f in fields))}")

@@ -146,7 +146,7 @@ class DataConfig:
 
     def __post_init__(self) -> None:
         if self.source == "dataset" and not self.dataset:
-            raise ConfigError("missing required value 'data.dataset' (source: dataset)")
+            raise ConfigError("missing required key 'data.dataset' (source: dataset)")
         if self.source == "irds-triples":
             if self.n_negatives != 1:
                 raise ConfigError(f"data.n_negatives={self.n_negatives}: triples have exactly one negative")

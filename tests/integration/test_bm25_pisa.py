@@ -55,9 +55,19 @@ def test_bm25_on_pisa_scifact_matches_lucenes_terms_and_anserinis_run(tmp_path, 
     assert sum(top10) / len(top10) > 0.9
 
 
-def test_bm25_engine_settings_are_checked():
+def test_bm25_engine_settings_are_checked(tmp_path):
+    import yaml
+
+    from lsr_eval.benchmark.config import load_config
     from lsr_eval.errors import ConfigError
     from lsr_eval.pipeline.bm25 import Bm25Settings
+
+    bench = tmp_path / "b.yaml"   # PISA's own check of an option's value, said of the file and entry
+    bench.write_text(yaml.safe_dump({"name": "b", "out": str(tmp_path / "o"), "datasets": [str(tmp_path)],
+                                     "systems": [{"name": "bm", "kind": "bm25", "engine": "pisa",
+                                                  "engine_options": {"block_size": 0}}]}))
+    with pytest.raises(ConfigError, match=r"b\.yaml: systems\[0\]: pisa: block_size must be >= 1, got 0$"):
+        load_config(bench)
 
     with pytest.raises(ConfigError, match="^engine must be one of anserini, pisa, got 'seismic'$"):
         Bm25Settings(engine="seismic")

@@ -74,3 +74,19 @@ def test_values_show_as_written():
 def test_a_declaration_needs_its_help():
     with pytest.raises(TypeError):
         setting(1)
+
+
+def test_an_error_survives_a_process_boundary():
+    import pickle
+
+    error = SettingError("k", "> 0", 0, "f.yaml")
+    again = pickle.loads(pickle.dumps(error))
+    assert type(again) is SettingError and str(again) == str(error) == "f.yaml: k must be > 0, got 0"
+
+
+def test_unknown_keys_of_any_type_are_named():
+    from lsr_eval.errors import ConfigError
+    from lsr_eval.settings import section
+
+    with pytest.raises(ConfigError, match="^c.yaml: unknown key 'x.1'; allowed: b, d, e"):
+        section(Probe, {1: "a", "zz": 2, "n": 1}, "c.yaml", "x.")
