@@ -18,9 +18,9 @@ from lsr_eval.models.options import MAX_LENGTH, RESCALE_K, TiedInput
 from lsr_eval.models.options import HeadInitRule as HeadInit
 from lsr_eval.settings import KEY, Setting, SettingError, check, describe, section, setting, validate
 from lsr_eval.train.losses import LOSSES, loss_names
+from lsr_eval.train.regularizers import regularizer_names
 
 RescaleK = Union[float, Literal["suggested"], None]
-RegKind = Literal["none", "l1", "flops"]
 DataSource = Literal["dataset", "irds-triples"]
 Decay = Literal["linear", "constant"]
 Device = Literal["auto", "cpu", "cuda"]
@@ -179,10 +179,12 @@ class RegularizerConfig:
     once per regulariser). The effective document weight is then ``2 * lambda_d`` (:attr:`doc_count`); it needs both
     regularisers (with one, naver's loop counts it once)."""
 
-    query: RegKind = setting("flops", help="the query regulariser")
+    query: str = setting("flops", choices=regularizer_names, help="the query regulariser (lsr_eval.train."
+                                                                  "regularizers.REGULARIZERS, or none)")
     lambda_q: float = setting(0.0, ge=0, help="the query regulariser's weight")
     warmup_q: int = setting(0, ge=0, unit="steps", help="quadratic warm-up of lambda_q")
-    document: RegKind = setting("flops", help="the document regulariser")
+    document: str = setting("flops", choices=regularizer_names, help="the document regulariser (lsr_eval.train."
+                                                                     "regularizers.REGULARIZERS, or none)")
     lambda_d: float = setting(0.0, ge=0, help="the document regulariser's weight")
     warmup_d: int = setting(0, ge=0, unit="steps", help="quadratic warm-up of lambda_d")
     naver_sum: bool = setting(False, help="count the document regulariser twice, as naver/splade's trainer does")

@@ -137,3 +137,40 @@ def test_every_registered_engine_package_is_in_the_engines_extra_and_pinned():
         dist, version = spec.package.split("==")
         assert any(re.split(r"[<>=!~ ]", r, maxsplit=1)[0] == dist for r in extra), (name, extra)
         assert pins.get(dist) == version, (name, dist, pins.get(dist))
+
+
+FAKE_REGULARIZER = '''
+def squares(w):
+    return (w ** 2).sum(1).mean()
+'''
+
+
+def test_a_fake_regularizer_is_found_by_the_config_and_the_objective(tmp_path, monkeypatch):
+    import torch
+
+    from lsr_eval.train import regularizers
+    from lsr_eval.train.ranking import objective
+
+    (tmp_path / "fake_regularizer.py").write_text(FAKE_REGULARIZER)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setitem(regularizers.REGULARIZERS, "squares", ("fake_regularizer", "squares"))
+    path = _training(tmp_path, "infonce")
+    data = yaml.safe_load(path.read_text())
+    data["regularizer"] = {"query": "squares", "lambda_q": 1.0, "document": "none"}
+    data["loss"]["in_batch"] = False
+    path.write_text(yaml.safe_dump(data))
+    cfg = load_training(path)
+    wq, wd = torch.tensor([[1.0, 2.0]]), torch.tensor([[1.0, 0.0], [0.0, 1.0]])
+    parts = objective(wq, wd, [type("E", (), {})()], cfg, step=1)
+    # hand-computed: the query's squares 1 + 4 = 5, weight 1 (no warm-up): the loss is rank + 5
+    assert float(parts["squares_q"]) == 5.0 and float(parts["loss"]) == pytest.approx(float(parts["rank"]) + 5.0)
+    sys.modules.pop("fake_regularizer", None)
+
+
+def test_without_its_line_the_fake_regularizer_is_refused(tmp_path):
+    path = _training(tmp_path, "infonce")
+    data = yaml.safe_load(path.read_text())
+    data["regularizer"] = {"query": "squares"}
+    path.write_text(yaml.safe_dump(data))
+    with pytest.raises(SettingError, match="regularizer.query must be one of none, l1, flops, got 'squares'$"):
+        load_training(path)

@@ -1,36 +1,19 @@
-"""Sparsity regularisers on a batch of SPLADE vectors w (N x V), and batch sparsity statistics.
-
-FLOPS (Paria et al., ICLR 2020, eq. 4): ``sum_j (mean_i |w_ij|)^2``, the mean over the documents of all
-processes; L1 (Lassance & Clinchant, SIGIR 2022): ``mean_i sum_j |w_ij|``.
-
-Design notes: docs/design.md."""
+"""A regulariser applied to a micro-batch, and a batch's sparsity statistics."""
 
 from __future__ import annotations
 
 import torch
 
-from lsr_eval.train.distributed import all_reduce_mean, sum_nograd
-
-
-def flops(w: torch.Tensor) -> torch.Tensor:
-    """``sum_j (mean_i |w_ij|)^2``, the mean over the rows of every process."""
-    return (all_reduce_mean(w.abs().mean(0)) ** 2).sum()
-
-
-def l1(w: torch.Tensor) -> torch.Tensor:
-    """``mean_i sum_j |w_ij|`` over this process's rows."""
-    return w.abs().sum(1).mean()
-
-
-REGULARIZERS = {"flops": flops, "l1": l1}
+from lsr_eval.train.distributed import sum_nograd
+from lsr_eval.train.regularizers import NONE, get_regularizer
 
 
 def regularize(kind: str, w: torch.Tensor, slots: int = 1) -> torch.Tensor | None:
-    """Regulariser ``kind`` (``none``, ``l1``, ``flops``) of ``w`` whose rows are ``slots`` equal consecutive
-    groups (averaged); None for ``none``."""
-    if kind == "none":
+    """Regulariser ``kind`` (a name of :data:`lsr_eval.train.regularizers.REGULARIZERS`, or ``none``) of ``w``
+    whose rows are ``slots`` equal consecutive groups (averaged); None for ``none``."""
+    if kind == NONE:
         return None
-    fn = REGULARIZERS[kind]
+    fn = get_regularizer(kind)
     groups = w.reshape(slots, -1, w.shape[-1])
     return torch.stack([fn(g) for g in groups]).mean()
 
