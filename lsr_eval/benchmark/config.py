@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-import math
 import os
 import re
 from dataclasses import dataclass, field
@@ -23,13 +22,15 @@ from lsr_eval.errors import ConfigError, InputError, LsrEvalError
 from lsr_eval.models.offline import OFFLINE_MODELS
 from lsr_eval.models.options import QueryRuntime
 from lsr_eval.pipeline.settings import STAGE_OF, STAGES, SpladeSettings
-from lsr_eval.settings import SettingError, check_as, section, setting, validate
+from lsr_eval.settings import Setting, SettingError, check, check_as, section, setting, validate
 
 SystemKind = Literal["bm25", "splade", "run"]
 #: Keys of a ``kind: run`` system besides ``name`` and ``kind``.
 RUN_KEYS = ("path", "display_name", "costs")
 #: Costs a ``kind: run`` system may declare, and the table column each fills (the column measured rows use).
 DECLARED_COSTS = {"flops": "flops", "latency_ms": "latency_mean_ms"}
+#: A declared cost's value.
+COST = Setting(help="a cost declared with its source (FLOPs, milliseconds)", ge=0)
 
 
 @dataclass(frozen=True)
@@ -296,10 +297,6 @@ def _latency_datasets(names: Any, datasets: tuple[DatasetEntry, ...], where: str
     return tuple(names)
 
 
-def _number(x: Any) -> bool:
-    return not isinstance(x, bool) and isinstance(x, (int, float)) and math.isfinite(x)
-
-
 def _measures(names: Any, where: str) -> tuple[str, ...]:
     """Measure names as given, each checked by :func:`lsr_eval.evaluation.measures.parse_measure`."""
     if not names:
@@ -380,9 +377,11 @@ def _run_params(params: dict[str, Any], folder: Path, where: str) -> dict[str, A
         declared = [k for k in DECLARED_COSTS if k in costs]
         if not declared:
             raise ConfigError(f"{where}: costs declares none of {', '.join(DECLARED_COSTS)}")
-        for k in declared:
-            if not _number(costs[k]) or costs[k] < 0:
-                raise ConfigError(f"{where}: costs: {k}={costs[k]!r}; expected a finite number >= 0")
+        try:
+            for k in declared:
+                check(k, costs[k], float, COST)
+        except SettingError as e:
+            raise e.at(f"{where}: costs") from None
         if not isinstance(costs.get("source"), str) or not costs["source"].strip():
             raise ConfigError(f"{where}: costs need a source (where the figures come from: a paper, a table, a "
                               "measurement on named hardware)")

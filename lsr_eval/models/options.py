@@ -16,7 +16,6 @@ HEAD_INIT_RULES: tuple[str, ...] = get_args(HeadInitRule)
 #: How the identity head treats the transform's activation / LayerNorm: ``bypass`` skips the module,
 #: ``keep`` leaves it in the forward pass (LayerNorm reset to weight 1, bias 0: it still normalises).
 Bypass = Literal["bypass", "keep"]
-BYPASS_CHOICES: tuple[str, ...] = get_args(Bypass)
 
 #: What rescaling does to the input side of a tied head (:func:`lsr_eval.models.rescale.rescale_head`):
 #: ``divided``: the shared matrix is divided, so the input word embeddings are divided too (the paper's recipe);

@@ -151,7 +151,8 @@ def test_dataset_paths_are_checked_before_anything_runs(tmp_path, spec, extra, m
     ({"name": "x", "kind": "run"}, "a run system needs 'path'"),
     ({"name": "x", "kind": "run", "path": "r.trec", "model": "m"}, "unknown key 'model' for a run system"),
     ({"name": "x", "kind": "run", "path": "r.trec", "costs": {"flops": 1.0}}, "costs need a source"),
-    ({"name": "x", "kind": "run", "path": "r.trec", "costs": {"flops": -1, "source": "s"}}, "flops=-1"),
+    ({"name": "x", "kind": "run", "path": "r.trec", "costs": {"flops": -1, "source": "s"}},
+     r"systems\[1\] \(x\): costs: flops must be >= 0, got -1$"),
     ({"name": "x", "kind": "run", "path": "r.trec", "costs": {"qps": 3, "source": "s"}}, "unknown key 'qps'"),
 ])
 def test_run_system_settings_are_validated(tmp_path, system, message):

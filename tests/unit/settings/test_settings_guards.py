@@ -10,7 +10,7 @@ from pathlib import Path
 from package_imports import PACKAGE
 
 #: The most guards the library may hold (lower it when a guard becomes a declaration).
-CEILING = 130
+CEILING = 129
 
 
 def _guard_test(test: ast.expr) -> bool:
