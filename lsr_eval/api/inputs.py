@@ -18,6 +18,7 @@ RunLike = Union[Mapping[str, Mapping[str, float]], str, os.PathLike]
 #: What a judgments argument may be: a dataset, qrels in memory, a qrels file, or a dataset spec.
 QrelsLike = Union[Dataset, Mapping[str, Mapping[str, int]], str, os.PathLike]
 
+
 def read_qrels_spec(spec: str | os.PathLike, split: str | None = None
                     ) -> tuple[Qrels, tuple[str, ...] | None, dict[str, Any]]:
     """Qrels from a qrels file (TREC or BEIR TSV) or a dataset spec (registry name, ``irds:<id>``, BEIR folder);

@@ -40,6 +40,7 @@ def add_model_arguments(p: argparse.ArgumentParser) -> None:
     add_setting(p, ExportOptions, "scale")
     add_setting(p, SearchOptions, "max_clauses")
 
+
 def settings_from_args(args: argparse.Namespace, search: SearchOptions | None = None,
                        shard_size: int = EncodeOptions.shard_size) -> SpladeSettings:
     """The typed settings of the model options (``search``: the command's search stage; default: the options'

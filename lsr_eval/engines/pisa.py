@@ -28,7 +28,7 @@ from lsr_eval.export.collection import iter_collection
 from lsr_eval.search.counts import SearchCounts, chunks
 from lsr_eval.search.params import BM25_B, BM25_K1, check_k, check_threads
 from lsr_eval.search.ties import ranked_hits
-from lsr_eval.settings import Setting, SettingError, check
+from lsr_eval.settings import Setting, check_option
 
 NAME = "pisa"
 PACKAGE = "pyterrier-pisa"
@@ -59,10 +59,15 @@ def _pisa() -> Any:
     return require("pyterrier_pisa", NAME)
 
 
-#: PISA's sizes and scorer, declared once (k1 and b: lsr_eval.search.params, shared with Anserini's BM25).
-SIZES = {"batch_size": Setting(help="documents inverted per batch", ge=1),
-         "block_size": Setting(help="postings per block of the block-max data", ge=1)}
-SCORER = Setting(help="how postings are scored", choices=SCORERS)
+#: PISA's declared options: (type, constraint and help); k1 and b are lsr_eval.search.params', shared with
+#: Anserini's BM25.
+OPTIONS: dict[str, tuple[type, Setting]] = {
+    "batch_size": (int, Setting(help="documents inverted per batch", ge=1)),
+    "block_size": (int, Setting(help="postings per block of the block-max data", ge=1)),
+    "scorer": (str, Setting(help="how postings are scored", choices=SCORERS)),
+    "bm25_k1": (float, BM25_K1),
+    "bm25_b": (float, BM25_B),
+}
 
 
 def _check_settings(settings: Mapping[str, Any], allowed_keys: tuple[str, ...]) -> dict[str, Any]:
@@ -78,15 +83,11 @@ def _check_settings(settings: Mapping[str, Any], allowed_keys: tuple[str, ...]) 
         if value not in values:
             why = " (conjunctive: not the exact top k)" if value in CONJUNCTIVE else ""
             raise ConfigError(f"pisa {name} {value!r} is not allowed{why}; allowed values: {', '.join(values)}")
-    bm25 = {k: settings[k] for k in ("bm25_k1", "bm25_b") if k in settings}
-    try:
-        for name in ("batch_size", "block_size"):
-            check(name, settings.get(name, 1), int, SIZES[name])
-        scorer = check("scorer", settings.get("scorer", OPTIONAL["scorer"]), str, SCORER)
-        check("bm25_k1", bm25.get("bm25_k1", OPTIONAL["bm25_k1"]), float, BM25_K1)
-        check("bm25_b", bm25.get("bm25_b", OPTIONAL["bm25_b"]), float, BM25_B)
-    except SettingError as e:
-        raise e.at("pisa") from None
+    for name in OPTIONS:   # the defaults are valid: the values given
+        if name in settings:
+            check_option(OPTIONS, name, settings[name], NAME)
+    bm25 = [k for k in ("bm25_k1", "bm25_b") if k in settings]
+    scorer = settings.get("scorer", OPTIONAL["scorer"])
     if bm25 and scorer != "bm25":
         raise ConfigError(f"pisa {', '.join(bm25)} only apply with scorer: bm25")
     return dict(settings)

@@ -86,8 +86,6 @@ def check_search_knobs(query_cut: Any, heap_factor: Any) -> dict[str, Any]:
             for name, value in (("query_cut", query_cut), ("heap_factor", heap_factor))}
 
 
-
-
 # -- package access ----------------------------------------------------------------------------------------------
 
 def _seismic() -> Any:

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from lsr_eval.models.options import THRESHOLD, TOP_K
 from lsr_eval.settings import setting, validate
 
 
@@ -24,8 +25,8 @@ from lsr_eval.settings import setting, validate
 class Prune:
     """Keep weights ``> threshold``, then the ``top_k`` largest per row (None: all)."""
 
-    top_k: int | None = setting(None, ge=1, unit="terms", help="keep the top-k weights per row")
-    threshold: float = setting(0.0, ge=0, help="keep weights > threshold")
+    top_k: int | None = setting(None, like=TOP_K)
+    threshold: float = setting(0.0, like=THRESHOLD)
 
     def __post_init__(self) -> None:
         validate(self)

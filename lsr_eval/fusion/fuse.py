@@ -161,6 +161,7 @@ def _check_ranx_query(hits: Mapping[str, float], docs: set[str], qid: str, setti
 #: The documents of each query a fused run keeps (None: all).
 DEPTH = Setting(help="documents kept per query of a fused run (null: all)", ge=1)
 
+
 def check_depth(depth: int | None) -> None:
     """Refuse a fused-run cut that is not a positive integer or None."""
     check("depth", depth, int | None, DEPTH)

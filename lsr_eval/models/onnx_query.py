@@ -691,7 +691,6 @@ class OnnxQueryEncoder:
         return Encoded(weights, n_tokens, truncated)
 
 
-
 def _add(stats: dict[str, float], **values: float) -> None:
     for k, v in values.items():
         stats[k] = stats.get(k, 0.0) + v

@@ -32,6 +32,10 @@ RESCALE_K = Setting(help="divide the MLM head by k before use (MLM-head rescalin
 #: Texts per forward pass, and a text's token limit (room for the special tokens), declared once for every encoder
 #: and the settings that hold them.
 BATCH_SIZE = Setting(help="texts per forward pass", ge=1, unit="texts")
+#: A term budget, declared once for the encoders' sparsification, export pruning and the SPLADE settings that set
+#: them: the top-k weights of a vector, and the threshold a weight must exceed.
+TOP_K = Setting(help="keep the top-k weights of a vector", ge=1, unit="terms")
+THRESHOLD = Setting(help="keep weights > threshold", ge=0)
 MAX_LENGTH = Setting(help="a text's token limit (room for the special tokens)", ge=2, unit="tokens")
 
 #: Forward-pass precisions (``auto`` resolves at run time: :mod:`lsr_eval.models.precision`); torch-free, so the CLI

@@ -8,6 +8,7 @@ from typing import Any, Mapping, Sequence
 import torch
 
 from lsr_eval.errors import ConfigError
+from lsr_eval.models.options import THRESHOLD, TOP_K
 from lsr_eval.settings import Setting, setting, validate
 
 
@@ -20,8 +21,8 @@ class Sparsify:
     (zeros are never kept); ``top_k`` keeps the k largest weights per vector (None: all).
     """
 
-    top_k: int | None = setting(None, ge=1, unit="terms", help="keep the top-k weights per vector")
-    threshold: float = setting(0.0, ge=0, help="keep weights > threshold")
+    top_k: int | None = setting(None, like=TOP_K)
+    threshold: float = setting(0.0, like=THRESHOLD)
     drop_special: bool = setting(True, help="zero the tokenizer's special tokens")
 
     def __post_init__(self) -> None:

@@ -17,7 +17,7 @@ from typing import Any, Literal, Mapping
 
 from lsr_eval.anserini.collections import check_fields
 from lsr_eval.defaults import DEFAULT_SCALE, LUCENE_MAX_CLAUSES
-from lsr_eval.engines.registry import DEFAULT_ENGINE, configure, get_engine
+from lsr_eval.engines.registry import DEFAULT_ENGINE, ENGINES, configure, get_engine
 from lsr_eval.errors import ConfigError
 from lsr_eval.models.options import (
     BATCH_SIZE,
@@ -26,6 +26,8 @@ from lsr_eval.models.options import (
     DEVICE,
     MAX_LENGTH,
     RESCALE_K,
+    THRESHOLD,
+    TOP_K,
     HeadInitRule,
 )
 from lsr_eval.search.params import BM25_B, BM25_K1, MAX_CLAUSES, K
@@ -37,12 +39,6 @@ Precision = Literal["auto", "fp32", "bf16"]
 
 __all__ = ["LoadOptions", "EncodeOptions", "ExportOptions", "SearchOptions", "SpladeSettings", "STAGE_OF",
            "Bm25Settings", "BM25_ENGINES"]
-
-
-def _engines() -> tuple[str, ...]:
-    from lsr_eval.engines.registry import ENGINES
-
-    return tuple(ENGINES)
 
 
 @dataclass(frozen=True)
@@ -73,10 +69,10 @@ class EncodeOptions:
 
     max_length_q: int | None = setting(None, like=MAX_LENGTH, help="query token limit (null: the model's)")
     max_length_d: int | None = setting(None, like=MAX_LENGTH, help="document token limit (null: the model's)")
-    doc_top_k: int | None = setting(None, ge=1, unit="terms", help="keep the top-k terms per document")
-    query_top_k: int | None = setting(None, ge=1, unit="terms", help="keep the top-k terms per query")
-    threshold: float = setting(0.0, ge=0, help="drop weights <= threshold")
-    query_threshold: float | None = setting(None, ge=0, help="the queries' threshold (null: threshold)")
+    doc_top_k: int | None = setting(None, like=TOP_K, help="keep the top-k terms per document")
+    query_top_k: int | None = setting(None, like=TOP_K, help="keep the top-k terms per query")
+    threshold: float = setting(0.0, like=THRESHOLD, help="drop weights <= threshold")
+    query_threshold: float | None = setting(None, like=THRESHOLD, help="the queries' threshold (null: threshold)")
     drop_special: bool = setting(True, help="drop special tokens ([CLS], [SEP], ...)")
     batch_size: int = setting(32, like=BATCH_SIZE)
     shard_size: int = setting(50_000, ge=1, unit="documents",
@@ -93,9 +89,8 @@ class ExportOptions:
     an integer from a YAML file keeps the cache slots it always had."""
 
     scale: float = setting(float(DEFAULT_SCALE), gt=0, help="quantisation scale: impact = round(w * scale)")
-    prune_doc_top_k: int | None = setting(None, ge=1, unit="terms",
-                                          help="keep a document's top-k terms at export")
-    prune_doc_threshold: float = setting(0.0, ge=0, help="drop document weights <= this at export")
+    prune_doc_top_k: int | None = setting(None, like=TOP_K, help="keep a document's top-k terms at export")
+    prune_doc_threshold: float = setting(0.0, like=THRESHOLD, help="drop document weights <= this at export")
 
     def __post_init__(self) -> None:
         validate(self)
@@ -105,7 +100,7 @@ class ExportOptions:
 class SearchOptions:
     """How the collection is indexed and searched (the engines: :data:`lsr_eval.engines.registry.ENGINES`)."""
 
-    engine: str = setting(DEFAULT_ENGINE, choices=_engines, help="retrieval engine")
+    engine: str = setting(DEFAULT_ENGINE, choices=ENGINES.keys, help="retrieval engine")
     engine_options: Mapping[str, Any] | None = setting(
         None, help="the engine's build settings and search knobs, by name")
     hits: int = setting(1000, like=K)

@@ -69,8 +69,6 @@ def row_family(row: pd.Series) -> str:
     return _model_name(model) if model else str(row["system"])
 
 
-
-
 def row_label(row: pd.Series) -> str:
     """Short label drawn next to a point."""
     label = _text(row, "point") or str(row["system"])

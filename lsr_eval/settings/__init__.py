@@ -96,7 +96,7 @@ def setting(default: Any = MISSING, *, help: str | None = None, ge: float | None
             pattern: tuple[str, str] | None = None, like: Setting | None = None, default_factory: Any = MISSING,
             **field_options: Any) -> Any:
     """A dataclass field declared with its constraint (the type is the field's annotation); ``like``: a setting
-    declared once elsewhere (e.g. :data:`lsr_eval.models.rescale.RESCALE_K`) whose constraint and help this field
+    declared once elsewhere (e.g. :data:`lsr_eval.models.options.RESCALE_K`) whose constraint and help this field
     shares (what is given here overrides it)."""
     given = {k: v for k, v in dict(help=help, ge=ge, gt=gt, le=le, lt=lt, choices=choices, unit=unit,
                                    pattern=pattern).items() if v is not None}
@@ -147,7 +147,7 @@ def _members(tp: Any) -> tuple[list[Any], bool]:
     return flat, optional
 
 
-def _name_of(tp: Any, s: Setting) -> str:
+def _name_of(tp: Any) -> str:
     """One member type in words: ``an integer``, ``a number``, ``true or false``, ``'suggested'``, ``a string``."""
     if get_origin(tp) is Literal:
         return ", ".join(map(repr, get_args(tp)))
@@ -179,8 +179,8 @@ def describe(tp: Any, s: Setting, null: str | None = "null") -> str:
     else:
         bounds = s.bounds()
         parts = [part for m in members for part in (
-            ["true", "false"] if m is bool else [f"{_name_of(m, s)} {bounds}" if bounds and m in (int, float)
-                                                 else _name_of(m, s)])]
+            ["true", "false"] if m is bool else [f"{_name_of(m)} {bounds}" if bounds and m in (int, float)
+                                                 else _name_of(m)])]
     parts += [null] if optional and null else []
     return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " or " + parts[-1]
 
@@ -248,7 +248,10 @@ def check_as(cls: type, field: str, value: Any, name: str | None = None, null: b
     """``value`` checked against the declaration of ``cls``'s ``field`` (errors name it ``name``, default the
     field's): a value given elsewhere for that setting, e.g. a sweep's list (``null=False``: None refused too)."""
     _, tp, s = declaration(cls, field)
-    return check(name or field, value, tp if null else scalar_type(tp), s)
+    if not null:
+        members, _ = _members(tp)
+        tp = Union[tuple(members)]
+    return check(name or field, value, tp, s)
 
 
 def section(cls: type, data: Any, where: str, prefix: str = "") -> Mapping[str, Any]:
@@ -285,10 +288,10 @@ def scalar_type(tp: Any) -> type:
     return next((m for m in members if m in (int, float)), str)
 
 
-def validate(obj: Any, prefix: str = "") -> None:
-    """Check every declared setting of dataclass instance ``obj`` (errors name it ``<prefix><name>``)."""
+def validate(obj: Any) -> None:
+    """Check every declared setting of dataclass instance ``obj``."""
     for f, tp, s in declared(type(obj)):
-        check(prefix + f.name, getattr(obj, f.name), tp, s)
+        check(f.name, getattr(obj, f.name), tp, s)
 
 
 def default_of(f: dataclasses.Field) -> Any:

@@ -38,6 +38,7 @@ def _threshold(d: np.ndarray) -> tuple[float, float]:
 #: Random sign vectors of the test, declared once.
 PERMUTATIONS = Setting(help="random sign vectors of the randomisation test", ge=1)
 
+
 def randomisation_test(baseline: Sequence[float] | np.ndarray, treatment: Sequence[float] | np.ndarray,
                        n_permutations: int = DEFAULT_PERMUTATIONS, seed: int = DEFAULT_SEED) -> TestResult:
     """Two-sided Monte Carlo randomisation test with ``n_permutations`` random sign vectors (see the module doc)."""

@@ -480,16 +480,9 @@ def _coerce(value: Any, tp: Any, source: str, key: str, checked_as: Any = None) 
             raise SettingError(key, "a non-empty list", value, source)
         (item,) = get_args(tp)
         return [_coerce(v, item, source, f"{key}[{i}]") for i, v in enumerate(value)]
-    if tp is float and isinstance(value, str):
-        try:   # YAML reads 1e-5 as a string
-            return float(value)
-        except ValueError:
-            pass
-    if tp is float and isinstance(value, int) and not isinstance(value, bool):
-        return float(value)
     if tp not in (bool, int, float, str) and origin is not Literal:
         raise TypeError(f"config field {key}: unsupported type {tp!r}")  # a bug in this module, not bad input
-    return check(key, value, checked_as or tp, Setting(help=""), where=source)
+    return check(key, _as_number(value, tp), checked_as or tp, Setting(help=""), where=source)
 
 
 #: Suffix of a seed's run in a fanned-out config (``name``, ``output.dir``, ``output.model_dir``).
