@@ -27,8 +27,11 @@ from typing import Any, Callable, Iterable, Mapping
 from lsr_eval import __version__
 from lsr_eval.errors import InputError, LsrEvalError, OutputExistsError, on_disk_full
 from lsr_eval.hardware import describe
+from lsr_eval.settings import Setting, check
 
 MANIFEST = "manifest.json"
+#: A manifest's or a config's top level.
+JSON_OBJECT = Setting(help="a JSON object (a manifest, a config)")
 
 
 class ProvenanceError(LsrEvalError):
@@ -321,10 +324,7 @@ def read_json_object(path: str | os.PathLike) -> dict[str, Any] | None:
     """A JSON object file (manifest, config), or None when there is no such file; one error line otherwise."""
     if not Path(path).is_file():
         return None
-    doc = load_json(path)
-    if not isinstance(doc, dict):
-        raise InputError(f"{path}: expected a JSON object, got {type(doc).__name__}")
-    return doc
+    return check("the file", load_json(path), dict, JSON_OBJECT, str(path))
 
 
 def read_manifest(folder: str | os.PathLike) -> dict[str, Any] | None:

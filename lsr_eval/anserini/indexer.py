@@ -18,6 +18,7 @@ from typing import Iterable, Literal, get_args
 from lsr_eval.anserini.collections import CONTENTS, MULTIFIELD, empty_documents
 from lsr_eval.anserini.jvm import autoclass, java_errors, java_exception
 from lsr_eval.errors import ConfigError, JavaError, format_bytes, free_bytes
+from lsr_eval.search.params import check_threads
 from lsr_eval.workdir import folder_bytes
 
 log = logging.getLogger(__name__)
@@ -90,8 +91,7 @@ def build_index(collection_dir: str | os.PathLike, index_dir: str | os.PathLike,
     """
     if kind not in _KIND_ARGS:
         raise ConfigError(f"unknown index kind {kind!r}; allowed: {', '.join(get_args(IndexKind))}")
-    if threads < 1:
-        raise ConfigError(f"threads must be >= 1, got {threads}")
+    check_threads(threads)
     argv = ["-input", str(collection_dir), "-index", str(index_dir), *_KIND_ARGS[kind], "-threads", str(threads),
             "-quiet"]
     if memory_buffer_mb:

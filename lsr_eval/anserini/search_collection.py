@@ -20,6 +20,8 @@ from typing import Any, Iterable, Literal, Mapping
 from lsr_eval.anserini.hits import handles
 from lsr_eval.anserini.jvm import autoclass, cast, detach, java_errors
 from lsr_eval.errors import ConfigError, InputError, JavaError
+from lsr_eval.search.params import K, check_threads
+from lsr_eval.settings import check, setting, validate
 
 MB = 2 ** 20
 #: Logger whose level is lowered to WARN while ``SearchCollection`` runs quietly.
@@ -44,8 +46,8 @@ def search_collection_argv(index: str | os.PathLike, topics: str | os.PathLike, 
                            remove_query: bool = False, k1: float = 0.9, b: float = 0.4) -> list[str]:
     """Command line of ``SearchCollection`` for BM25 (English analyzer) or impact (pre-tokenised topics) search of a
     ``TsvString`` topics file, ``threads`` query threads, one parameter configuration."""
-    if hits < 1 or threads < 1:
-        raise ConfigError(f"hits and threads must be >= 1, got hits={hits}, threads={threads}")
+    check("hits", hits, int, K)
+    check_threads(threads)
     argv = ["-index", str(index), "-topics", str(topics), "-topicReader", "TsvString", "-output", str(output),
             "-hits", str(hits), "-threads", str(threads), "-parallelism", "1"]
     if model == "bm25":
@@ -234,12 +236,11 @@ class HeapSampler:
     the highest sample (young-generation garbage included: the collector decides how much of it accumulates)."""
 
     memory: JvmMemory
-    interval: float = 0.05
+    interval: float = setting(0.05, gt=0, unit="seconds", help="time between two heap samples")
     samples: list[float] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        if self.interval <= 0:
-            raise ConfigError(f"sampling interval must be > 0, got {self.interval}")
+        validate(self)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._error: BaseException | None = None

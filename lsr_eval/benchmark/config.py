@@ -16,13 +16,14 @@ from typing import Any, Literal, Sequence, get_args
 
 from lsr_eval.data.datasets import BeirFolder
 from lsr_eval.data.registry import BENCHMARKS, GROUPS, expand, split_spec
-from lsr_eval.efficiency.protocol import WARMUP
+from lsr_eval.efficiency.protocol import PASSES, WARMUP, LatencyProtocol
 from lsr_eval.engines.registry import DEFAULT_ENGINE, check_engine, configure
 from lsr_eval.errors import ConfigError, InputError, LsrEvalError
 from lsr_eval.models.offline import OFFLINE_MODELS
 from lsr_eval.models.options import QueryRuntime
 from lsr_eval.pipeline.settings import STAGE_OF, STAGES, SpladeSettings
-from lsr_eval.settings import Setting, SettingError, check, check_as, section, setting, validate
+from lsr_eval.settings import Setting, SettingError, check, check_as, describe, section, setting, validate
+from lsr_eval.significance.compare import ALPHA
 
 SystemKind = Literal["bm25", "splade", "run"]
 #: Keys of a ``kind: run`` system besides ``name`` and ``kind``.
@@ -31,6 +32,16 @@ RUN_KEYS = ("path", "display_name", "costs")
 DECLARED_COSTS = {"flops": "flops", "latency_ms": "latency_mean_ms"}
 #: A declared cost's value.
 COST = Setting(help="a cost declared with its source (FLOPs, milliseconds)", ge=0)
+#: The file's lists, entries and names (each checked by lsr_eval.settings.check where the file is read).
+ENTRIES = Setting(help="the benchmark's datasets, systems, sweep values, costs: at least one", min_items=1)
+NAMES = Setting(help="names of systems, datasets or measures: at least one", min_items=1)
+FUSED = Setting(help="the systems a fusion fuses: at least two", min_items=2)
+TEXT = Setting(help="a path, a model, a name or a source: not empty", min_items=1)
+SOURCE = Setting(help="where declared costs come from: a paper, a table, a measurement on named hardware",
+                 min_items=1)
+TUNE = Setting(help="tune the fusion's parameters: true, false or {cv: K, seed: S}")
+OPTIONS = Setting(help="an engine's options: option -> value")
+STAND_INS = Setting(help="stand-ins: hub id or dataset name -> local path")
 
 
 @dataclass(frozen=True)
@@ -102,7 +113,7 @@ def _corrections() -> tuple[str, ...]:
 class SignificanceEntry:
     baseline: str | tuple[str, ...]  #: one system, or several (each tested on its own)
     test: str = setting("t-test", choices=_tests, help="the paired test (lsr_eval.significance.compare)")
-    alpha: float = setting(0.05, gt=0, lt=1, help="the family's significance level")
+    alpha: float = setting(0.05, like=ALPHA)
     measures: tuple[str, ...] = ()
     correction: str = setting("bonferroni", choices=_corrections, help="the multiple-comparison correction "
                                                         "(lsr_eval.significance.correction)")
@@ -120,22 +131,35 @@ class SignificanceEntry:
 
 @dataclass(frozen=True)
 class EfficiencyEntry:
-    """Latency protocol: ``latency_queries`` queries after ``warmup`` unmeasured ones, ``hits`` per query, in
-    ``rounds`` rounds over all systems (each query keeps its fastest time; see ``benchmark.run``), SPLADE queries
-    encoded on ``query_runtime`` (``torch``, or ``onnx``: :mod:`lsr_eval.models.onnx_query`). ``latency_datasets``:
-    the datasets (their spec or label, a group's members by name) whose queries are timed; the others get FLOPs and
-    index sizes only (empty, the default: every dataset)."""
+    """Latency protocol: ``latency_queries`` queries after ``warmup`` unmeasured ones, ``hits`` per query, timed by
+    ``protocol`` (:data:`~lsr_eval.efficiency.protocol.LatencyProtocol`): ``fastest``, in ``rounds`` rounds over all
+    systems (each query keeps its fastest time; see ``benchmark.run``), or ``pisa``, PISA's queries tool (one
+    untimed pass, then ``passes`` timed passes of the engine's own call, pooled: :mod:`lsr_eval.efficiency.passes`).
+    SPLADE queries encoded on ``query_runtime`` (``torch``, or ``onnx``: :mod:`lsr_eval.models.onnx_query`).
+    ``latency_datasets``: the datasets (their spec or label, a group's members by name) whose queries are timed; the
+    others get FLOPs and index sizes only (empty, the default: every dataset)."""
 
     latency_queries: int = setting(100, ge=1, unit="queries", help="queries timed per dataset")
     warmup: int = setting(10, like=WARMUP)
     hits: int = setting(1000, ge=1, help="hits per timed query")
-    rounds: int = setting(1, ge=1, help="rounds over all systems (each query keeps its fastest time)")
+    rounds: int = setting(1, ge=1, help="rounds over all systems (each query keeps its fastest time; protocol: "
+                                        "fastest only)")
+    protocol: LatencyProtocol = setting("fastest", help="how queries are timed: fastest (each query's fastest time "
+                                                        "over the rounds) or pisa (PISA's queries tool: pooled passes)")
+    passes: int = setting(2, like=PASSES)
     query_runtime: QueryRuntime = setting("torch", help="where SPLADE queries are encoded (torch, or onnx: "
                                                         "lsr_eval.models.onnx_query)")
     latency_datasets: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         validate(self)
+        if self.protocol == "pisa" and self.rounds != 1:  # the pisa protocol's passes replace the rounds
+            raise SettingError("rounds", "1 with protocol pisa (it times its own passes)", self.rounds)
+
+    @property
+    def timed_passes(self) -> int | None:
+        """The pooled passes of the ``pisa`` protocol (None: ``fastest``)."""
+        return self.passes if self.protocol == "pisa" else None
 
     def times(self, entry: DatasetEntry, label: str) -> bool:
         """Whether the dataset of ``entry`` (labelled ``label``) has its queries timed."""
@@ -209,8 +233,7 @@ def load_config(path: str | os.PathLike) -> BenchmarkConfig:
         raise ConfigError(f"{where}: {e}") from None
     section(BenchmarkConfig, raw, where)
     for key in ("datasets", "systems"):
-        if not isinstance(raw[key], list) or not raw[key]:
-            raise ConfigError(f"{where}: {key!r} must be a non-empty list")
+        check(key, raw[key], list, ENTRIES, where)
     datasets = []
     for i, d in enumerate(raw["datasets"]):
         w = f"{where}: datasets[{i}]"
@@ -220,9 +243,9 @@ def load_config(path: str | os.PathLike) -> BenchmarkConfig:
         datasets.append(DatasetEntry(**{**d, "measures": measures}))
     systems = []
     for i, s in enumerate(raw["systems"]):
-        s = dict(s) if isinstance(s, dict) else s
         w = f"{where}: systems[{i}]"
-        if not isinstance(s, dict) or "name" not in s or "kind" not in s:
+        s = dict(check("entry", s, dict, ENTRIES, w))
+        if "name" not in s or "kind" not in s:
             raise ConfigError(f"{w}: needs 'name' and 'kind'")
         if s["kind"] not in get_args(SystemKind):
             raise ConfigError(f"{w}: kind {s['kind']!r}; allowed: {', '.join(get_args(SystemKind))}")
@@ -254,9 +277,9 @@ def load_config(path: str | os.PathLike) -> BenchmarkConfig:
         sig = section(SignificanceEntry, sig, f"{where}: significance")
         baseline = sig["baseline"]
         if isinstance(baseline, list):
-            if not baseline or len(set(baseline)) != len(baseline) or not all(isinstance(b, str) for b in baseline):
-                raise ConfigError(f"{where}: significance baseline must name a system or a list of distinct "
-                                  f"systems, got {baseline!r}")
+            check("baseline", baseline, list[str], NAMES, f"{where}: significance")
+            if len(set(baseline)) != len(baseline):
+                raise ConfigError(f"{where}: significance baseline must name distinct systems, got {baseline!r}")
             baseline = tuple(baseline)
         sig = _make(SignificanceEntry, {**sig, "baseline": baseline,
                                         "measures": _measures(sig.get("measures"), f"{where}: significance")},
@@ -286,8 +309,7 @@ def _latency_datasets(names: Any, datasets: tuple[DatasetEntry, ...], where: str
     member)."""
     if names in ((), None):
         return ()
-    if not isinstance(names, (list, tuple)) or not names or not all(isinstance(n, str) for n in names):
-        raise ConfigError(f"{where}: efficiency latency_datasets={names!r}; expected a list of dataset names")
+    check("latency_datasets", names, tuple[str, ...], NAMES, f"{where}: efficiency")
     known = {n for e in datasets for n in (e.spec, e.label) if n}
     known |= {m for e in datasets if e.spec in GROUPS for m in expand(e.spec)}
     unknown = [n for n in names if n not in known]
@@ -301,8 +323,7 @@ def _measures(names: Any, where: str) -> tuple[str, ...]:
     """Measure names as given, each checked by :func:`lsr_eval.evaluation.measures.parse_measure`."""
     if not names:
         return ()
-    if isinstance(names, str) or not isinstance(names, list):
-        raise ConfigError(f"{where}: measures must be a list of names (e.g. [nDCG@10, R@1000]), got {names!r}")
+    check("measures", names, list[str], NAMES, where)
     from lsr_eval.evaluation.measures import parse_measure
 
     for m in names:
@@ -318,8 +339,7 @@ def _fusion(f: Any, systems: list[str], datasets: list[DatasetEntry], where: str
     from lsr_eval.fusion.methods import check_norm, get_method, resolve_params
 
     f = section(FusionEntry, f, where)
-    if not isinstance(f["runs"], list) or len(f["runs"]) < 2:
-        raise ConfigError(f"{where}: runs must list at least two systems, got {f['runs']!r}")
+    check("runs", f["runs"], list[str], FUSED, where)
     unknown_runs = [r for r in f["runs"] if r not in systems]
     if unknown_runs:
         raise ConfigError(f"{where}: fuses unknown systems {unknown_runs}; systems: {systems}")
@@ -347,10 +367,8 @@ def _fusion(f: Any, systems: list[str], datasets: list[DatasetEntry], where: str
 
 def _tune(value: Any, where: str) -> bool | CrossValidation:
     """``tune``: ``true``/``false``, or ``{cv: K, seed: S}`` (K >= 2 folds; seed an integer, default 0)."""
-    if isinstance(value, bool):
+    if isinstance(check("tune", value, bool | dict, TUNE, where), bool):
         return value
-    if not isinstance(value, dict):
-        raise ConfigError(f"{where}: expected true, false or {{cv: K, seed: S}}, got {value!r}")
     return _make(CrossValidation, section(CrossValidation, value, where), where)
 
 
@@ -361,16 +379,14 @@ def _run_params(params: dict[str, Any], folder: Path, where: str) -> dict[str, A
     if unknown:
         raise ConfigError(f"{where}: unknown key {unknown[0]!r} for a run system; allowed: {', '.join(RUN_KEYS)}")
     path = params.get("path")
-    if not isinstance(path, str) or not path:
-        raise ConfigError(f"{where}: a run system needs 'path' (a TREC run file, relative to {folder}), got {path!r}")
+    check("path", path, str, TEXT, where)   # a TREC run file, relative to the YAML file's folder
     out = {**params, "path": str((folder / path).resolve())}
-    if "display_name" in params and (not isinstance(params["display_name"], str) or not params["display_name"]):
-        raise ConfigError(f"{where}: display_name must be a non-empty string, got {params['display_name']!r}")
+    if "display_name" in params:
+        check("display_name", params["display_name"], str, TEXT, where)
     costs = params.get("costs")
     if costs is not None:
         allowed = [*DECLARED_COSTS, "source"]
-        if not isinstance(costs, dict) or not costs:
-            raise ConfigError(f"{where}: costs must be a mapping of {', '.join(allowed)}, got {costs!r}")
+        check("costs", costs, dict, ENTRIES, where)
         unknown = sorted(set(costs) - set(allowed))
         if unknown:
             raise ConfigError(f"{where}: costs: unknown key {unknown[0]!r}; allowed: {', '.join(allowed)}")
@@ -382,9 +398,8 @@ def _run_params(params: dict[str, Any], folder: Path, where: str) -> dict[str, A
                 check(k, costs[k], float, COST)
         except SettingError as e:
             raise e.at(f"{where}: costs") from None
-        if not isinstance(costs.get("source"), str) or not costs["source"].strip():
-            raise ConfigError(f"{where}: costs need a source (where the figures come from: a paper, a table, a "
-                              "measurement on named hardware)")
+        if not check("source", costs.get("source"), str, SOURCE, f"{where}: costs").strip():
+            raise SettingError("source", describe(str, SOURCE), costs["source"], f"{where}: costs")
     return out
 
 
@@ -417,8 +432,7 @@ def _sweep(raw: Any, systems: dict[str, SystemEntry], where: str) -> SweepEntry:
         given = data.get(key)
         if given is None:
             continue
-        if not isinstance(given, list) or not given:
-            raise ConfigError(f"{where}: {key} must be a non-empty list of values, got {given!r}")
+        check(key, given, list, ENTRIES, where)
         target = SWEEP_KEYS[key][0]
         for v in given:   # each value as the setting it sets declares it
             try:
@@ -451,8 +465,7 @@ def check_model(name: Any, where: str, on_disk: bool = False, *, query: bool = F
     """A model name is a non-empty string; with ``on_disk`` (before running, on this machine) it must be an offline
     alias, an existing folder, or shaped like a hub id (``name`` or ``org/name``), else a ConfigError naming the
     aliases. (Without ``on_disk`` a config may name a folder that an earlier step, e.g. training, writes.)"""
-    if not isinstance(name, str) or not name:
-        raise ConfigError(f"{where}: model must be a folder, a hub id or an alias, got {name!r}")
+    check("model", name, str, TEXT, where)   # a folder, a hub id or an alias
     if query:      # a query encoder may also be the corpus IDF, the binary bag of tokens, or static:<folder or hub id>
         from lsr_eval.models.static_query import BINARY, IDF, STATIC_PREFIX
 
@@ -462,7 +475,7 @@ def check_model(name: Any, where: str, on_disk: bool = False, *, query: bool = F
             return check_model(name[len(STATIC_PREFIX):], where, on_disk)
     if not on_disk or name in OFFLINE_MODELS or Path(name).is_dir():
         return
-    if Path(name).exists() or not _HUB_ID.match(name) or name.count("/") > 1:
+    if Path(name).exists() or not _HUB_ID.match(name):   # a hub id: name or org/name
         raise ConfigError(f"{where}: model {name!r} is not a folder here (nor an offline alias: "
                           f"{', '.join(sorted(OFFLINE_MODELS))}; nor a hub id org/name)")
 
@@ -502,8 +515,7 @@ def _check_engine(params: dict[str, Any], where: str) -> None:
     """``engine`` is a known engine, installed, and ``engine_options`` a mapping of options it takes; its build
     settings are validated by constructing it, its search knobs by its ``check_search`` (before any run)."""
     engine, options = params.get("engine", DEFAULT_ENGINE), params.get("engine_options")
-    if options is not None and not isinstance(options, dict):
-        raise ConfigError(f"{where}: engine_options must be a mapping of option: value, got {options!r}")
+    check("engine_options", options, dict | None, OPTIONS, where)
     try:
         configure(check_engine(engine), options)
     except ConfigError as e:
@@ -562,9 +574,7 @@ def read_stand_ins(items: Sequence[str] = (), map_file: str | os.PathLike | None
             raw = yaml.safe_load(Path(map_file).read_text(encoding="utf-8"))
         except (OSError, yaml.YAMLError) as e:
             raise ConfigError(f"{map_file}: {e}") from None
-        if not isinstance(raw, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in raw.items()):
-            raise ConfigError(f"{map_file}: expected a mapping of hub ids or dataset names to local paths "
-                              "(ID: PATH, one a line)")
+        check("stand-ins", raw, dict[str, str], STAND_INS, str(map_file))   # ID: PATH, one a line
         out.update({k: str(Path(map_file).parent / v) for k, v in raw.items()})
     for item in items:
         key, sep, value = item.partition("=")

@@ -11,8 +11,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from lsr_eval.benchmark.row import TABLE_RECORDS
 from lsr_eval.errors import ConfigError, InputError
 from lsr_eval.manifest import load_json, write_manifest
+from lsr_eval.settings import Setting, check
 
 #: The verdict's manifest, beside the benchmark's ``manifest.json`` and ``table.json``.
 CHECK_FILE = "published-check.json"
@@ -31,6 +33,12 @@ class Published:
     on_miss: str = ""
 
 
+#: The published figures: system -> {measure: points}, at least one of each.
+FIGURES = Setting(help="published figures: system -> {measure: points}", min_items=1)
+#: How far a published figure may be missed.
+TOLERANCE_POINTS = Setting(help="how far (in points) a published figure may be missed", ge=0, unit="points")
+
+
 def _number(x: Any) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
@@ -38,21 +46,14 @@ def _number(x: Any) -> bool:
 def read_published(path: str | os.PathLike) -> Published:
     """The figures file (JSON: ``dataset``, ``tolerance_points``, ``published`` {system: {measure: points}},
     optional ``source`` and ``on_miss``); a bad file is one error naming it and the key."""
-    doc = load_json(path)
-    if not isinstance(doc, dict):
-        raise ConfigError(f"{path}: expected a JSON object")
+    doc = check("the figures file", load_json(path), dict, FIGURES, str(path))
     for key in ("dataset", "tolerance_points", "published"):
         if key not in doc:
             raise ConfigError(f"{path}: missing '{key}'")
-    tol = doc["tolerance_points"]
-    if not _number(tol) or tol < 0:
-        raise ConfigError(f"{path}: tolerance_points={tol!r}: expected a number >= 0")
-    figures = doc["published"]
-    if not isinstance(figures, dict) or not figures:
-        raise ConfigError(f"{path}: 'published' must map systems to {{measure: points}}")
+    tol = check("tolerance_points", doc["tolerance_points"], float, TOLERANCE_POINTS, str(path))
+    figures = check("published", doc["published"], dict[str, dict], FIGURES, str(path))
     for system, measures in figures.items():
-        if not isinstance(measures, dict) or not measures or not all(_number(v) for v in measures.values()):
-            raise ConfigError(f"{path}: published.{system} must map measures to numbers (points)")
+        check(f"published.{system}", measures, dict[str, float], FIGURES, str(path))
     return Published(str(doc["dataset"]), float(tol), {s: {m: float(v) for m, v in ms.items()}
                                                         for s, ms in figures.items()},
                      str(doc.get("source", "")), str(doc.get("on_miss", "")))
@@ -113,9 +114,7 @@ def check_published(results: str | os.PathLike, expect: str | os.PathLike, *, sk
     if not table.is_file():
         raise InputError(f"{table} does not exist: run the benchmark first (its results are checked against "
                          f"{expect})")
-    rows = load_json(table)
-    if not isinstance(rows, list):
-        raise InputError(f"{table}: expected a list of rows")
+    rows = check("the table", load_json(table), list[dict], TABLE_RECORDS, str(table))
     compared, misses = compare(rows, published)
     path = write_manifest(results, "check-published", experiment, manifest_name=CHECK_FILE,
                           status="failed" if misses else "passed", compared=compared, misses=misses)

@@ -8,6 +8,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lsr_eval.benchmark.status import RowStatus, Status
+from lsr_eval.settings import Setting
+
+#: A results table as JSON (``table.json``: pandas orient='records').
+TABLE_RECORDS = Setting(help="a results table: a JSON list of row objects (pandas orient='records')")
 
 #: The dataset label of the rows tested over the datasets' means (``significance.across_datasets``).
 POOLED = "pooled"

@@ -78,9 +78,7 @@ def _depth(text: str) -> int | None:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r}: expected a positive integer or 'all'") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value}: expected a positive integer or 'all'")
-    return value
+    return value   # its range is the fusion's to check (lsr_eval.runs.trec.DEPTH)
 
 
 def _params(args: argparse.Namespace) -> dict[str, Any]:

@@ -56,8 +56,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if not args.results and not args.all:
         raise ConfigError("name one or more results (folders, manifests, benchmark YAMLs) or --all DIR")
-    if args.max_minutes is not None and args.max_minutes <= 0:
-        raise ConfigError(f"--max-minutes {args.max_minutes:g}: expected a number of minutes > 0")
     options = Options(out=Path(args.out), work_dir=Path(args.work_dir) if args.work_dir else None,
                       tolerances=Tolerances.parse(args.tolerance), max_minutes=args.max_minutes, train=args.train,
                       paths=PathMap.parse(args.path_map), threads=args.threads)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import os
 
-from lsr_eval.errors import ConfigError
-from lsr_eval.train.config import SpladeTrainConfig, load_configs
+from lsr_eval.settings import check
+from lsr_eval.train.config import STOP_AFTER, SpladeTrainConfig, load_configs
 
 NAME = "train"
 HELP = "train a SPLADE model from a YAML config (single process or under torchrun)"
@@ -27,8 +27,7 @@ def add_training_arguments(p: argparse.ArgumentParser) -> None:
 
 def load(args: argparse.Namespace, cls) -> list:
     """The validated configs, one per seed of a ``seeds`` list (none after printing them with ``--check``)."""
-    if args.stop_after is not None and args.stop_after < 1:
-        raise ConfigError(f"--stop-after {args.stop_after}: expected a step >= 1")
+    check("stop_after", args.stop_after, int | None, STOP_AFTER)
     configs = load_configs(args.config, args.overrides, cls)
     if args.check:
         import yaml

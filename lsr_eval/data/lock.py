@@ -10,6 +10,10 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from lsr_eval.errors import InputError
+from lsr_eval.settings import Setting, check
+
+#: A lock file: recorded value by key (a JSON object).
+LOCK = Setting(help="a lock file: a JSON object of recorded values by key")
 
 
 def check_lock(found: Mapping[str, Any], expect: str | os.PathLike, keys: Sequence[str], what: str) -> str:
@@ -21,8 +25,7 @@ def check_lock(found: Mapping[str, Any], expect: str | os.PathLike, keys: Sequen
         pinned = json.loads(expect.read_text(encoding="utf-8"))
     except (OSError, ValueError) as e:
         raise InputError(f"{expect}: not a readable lock file ({e})") from e
-    if not isinstance(pinned, dict):
-        raise InputError(f"{expect}: a lock file is a JSON object, got {type(pinned).__name__}")
+    check("the lock file", pinned, dict, LOCK, str(expect))
     wrong = [f"{k} {pinned[k]!r} expected, {found[k]!r} found" for k in keys
              if pinned.get(k) is not None and pinned[k] != found[k]]
     if wrong:

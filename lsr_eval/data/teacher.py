@@ -27,11 +27,14 @@ from typing import Any
 from lsr_eval.data.lock import check_lock
 from lsr_eval.data.trec_files import file_sha256
 from lsr_eval.errors import InputError
+from lsr_eval.settings import Setting, check
 
 HUB_REPO = "sentence-transformers/msmarco-hard-negatives"
 HUB_FILE = "cross-encoder-ms-marco-MiniLM-L-6-v2-scores.pkl.gz"
 #: The only globals a teacher pickle may name: numpy's float scalars (``numpy.float32(0.5)`` pickles as
 #: ``numpy.core.multiarray.scalar(dtype('float32'), b'...')``), before and after numpy 2 renamed ``core``.
+#: The teacher pickle's layout (Sentence-Transformers' MarginMSE): query id -> {passage id: score}.
+TEACHER = Setting(help="teacher scores: query id -> {passage id: score}")
 _ALLOWED = {("numpy.core.multiarray", "scalar"), ("numpy._core.multiarray", "scalar"), ("numpy", "dtype")}
 
 
@@ -84,9 +87,7 @@ def load_scores(path: str | os.PathLike) -> dict[Any, dict[Any, Any]]:
             scores = RestrictedUnpickler(f, str(path)).load()
     except (pickle.UnpicklingError, EOFError, OSError, ValueError) as e:
         raise InputError(f"{path}: not a readable teacher-score pickle ({e}); download it again") from e
-    if not isinstance(scores, dict):
-        raise InputError(f"{path}: expected a dict of query ids to {{passage id: score}}, got {type(scores).__name__}")
-    return scores
+    return check("the teacher scores", scores, dict, TEACHER, str(path))
 
 
 def convert(pickle_path: str | os.PathLike, out: str | os.PathLike) -> TeacherCounts:
@@ -100,9 +101,7 @@ def convert(pickle_path: str | os.PathLike, out: str | os.PathLike) -> TeacherCo
     pairs = 0
     with open(partial, "w", encoding="utf-8") as f:
         for qid, passages in scores.items():
-            if not isinstance(passages, dict):
-                raise InputError(f"{pickle_path}: query {qid!r} maps to {type(passages).__name__}, not "
-                                 "{passage id: score}")
+            check(f"query {qid!r}", passages, dict, TEACHER, str(pickle_path))
             for pid, score in passages.items():
                 value = float(score)
                 if not math.isfinite(value):

@@ -20,6 +20,8 @@ from lsr_eval.encode.store import read_shard
 from lsr_eval.errors import ConfigError, InputError
 from lsr_eval.export.prune import Prune
 from lsr_eval.export.quantize import DEFAULT_SCALE, check_scale, quantize
+from lsr_eval.models.options import VOCAB_SIZE
+from lsr_eval.settings import check
 
 Active = Literal["impact", "weight"]
 ACTIVE_RULES: tuple[str, ...] = get_args(Active)
@@ -73,8 +75,7 @@ class TermCounter:
     """Accumulates :class:`TermCounts` over CSR blocks (``n x vocab_size``, rows with unique column ids)."""
 
     def __init__(self, vocab_size: int, active: Active = "impact", scale: float = DEFAULT_SCALE) -> None:
-        if isinstance(vocab_size, bool) or not isinstance(vocab_size, int) or vocab_size < 1:
-            raise ConfigError(f"vocab_size={vocab_size!r}: expected an integer >= 1")
+        check("vocab_size", vocab_size, int, VOCAB_SIZE)
         self.scale = _check_rule(active, scale)
         self.active = active
         self.df = np.zeros(vocab_size, dtype=np.int64)

@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Sequence
 
 from lsr_eval.data.types import Query
-from lsr_eval.efficiency.protocol import WARMUP
+from lsr_eval.efficiency.passes import engine_calls, pooled_samples
+from lsr_eval.efficiency.protocol import PASSES, WARMUP
 from lsr_eval.efficiency.stats import percentile
 from lsr_eval.errors import ConfigError, InputError
 from lsr_eval.export.quantize import DEFAULT_SCALE, VocabCheck, check_scale, quantize_rows, row_weight_map
@@ -119,7 +120,8 @@ def timed(fn: Callable[[Query], Any], queries: Sequence[Query], warmup: int) -> 
 @dataclass
 class LatencyReport:
     """Latency summaries (``encode``, ``search``, ``total``; ``encode_bf16`` and ``bm25`` when measured), the
-    protocol, the machine, and per-query samples (ms, in ``measured_ids`` order)."""
+    protocol, the machine, and per-query samples (ms, in ``measured_ids`` order; with ``passes``, the search and
+    total of each pass after the other)."""
 
     warmup: int
     measured_ids: list[str]
@@ -130,6 +132,7 @@ class LatencyReport:
     search: LatencySummary
     total: LatencySummary
     runtime: str = "torch"
+    passes: int | None = None
     precision: dict[str, str] = field(default_factory=dict)
     device: str = "cpu"
     encode_bf16: LatencySummary | None = None
@@ -143,6 +146,7 @@ class LatencyReport:
         out: dict[str, Any] = {
             "queries_measured": len(self.measured_ids), "warmup_queries": self.warmup, "k": self.k,
             "torch_threads": self.threads, "search_threads": 1, "scale": self.scale, "query_runtime": self.runtime,
+            **({"timed_passes": self.passes} if self.passes is not None else {}),
             "precision": self.precision, "device": self.device,
             "mean_query_terms": self.mean_query_terms, "mean_hits": self.mean_hits,
             "latency_ms": {name: s.to_dict() for name, s in (
@@ -158,20 +162,27 @@ class LatencyReport:
 
 def measure_latency(queries: Sequence[Query], encoder, searcher, *, k: int = 1000, scale: float = DEFAULT_SCALE,
                     warmup: int = 10, bm25=None, bf16: bool = False, threads: int = 1, runtime: str = "torch",
-                    work_dir=None) -> LatencyReport:
+                    work_dir=None, passes: int | None = None) -> LatencyReport:
     """Measure the query path (see docs/design.md) of ``encoder`` (a :class:`~lsr_eval.models.SpladeEncoder`) over
     ``searcher`` (an :class:`~lsr_eval.anserini.searcher.ImpactSearcher`); ``bm25`` (a ``Bm25Searcher``) adds
     BM25 search of the texts; ``bf16`` adds a second encoding pass under bf16 autocast (fast only on CPUs with
     AVX-512 BF16/AMX or GPUs; on AVX2-only CPUs it is many times slower than float32). ``runtime`` (``torch`` or
-    ``onnx``) selects the query encoder's runtime (:class:`QueryWeights`); the bf16 pass always runs on torch."""
+    ``onnx``) selects the query encoder's runtime (:class:`QueryWeights`); the bf16 pass always runs on torch.
+    ``passes`` times search with PISA's protocol (:mod:`lsr_eval.efficiency.passes`): every query encoded (timed) and
+    searched (its hits), then the engine's own call of every query, one untimed pass and ``passes`` timed ones,
+    pooled (``search`` and ``total`` hold ``n x passes`` samples, pass after pass; ``encode`` ``n``); None: each
+    query's search as it comes."""
     check("warmup", warmup, int, WARMUP)
     check_k(k)
+    if passes is not None:
+        check("passes", passes, int, PASSES)
     if len(queries) <= warmup:
         raise InputError(f"{len(queries)} queries leave none to measure after {warmup} warm-up queries")
     to_weights = QueryWeights(encoder, scale, runtime=runtime, work_dir=work_dir)  # the run's precision
     enc_ms: list[float] = []
     search_ms: list[float] = []
     terms = hits = 0
+    maps = []
     with torch_threads(threads):
         for i, q in enumerate(queries):
             t0 = time.perf_counter()
@@ -184,6 +195,10 @@ def measure_latency(queries: Sequence[Query], encoder, searcher, *, k: int = 100
                 search_ms.append((t2 - t1) * 1e3)
                 terms += len(weights)
                 hits += len(found)
+                maps.append(weights)
+        if passes is not None:  # PISA's protocol over the engine's own call (the search times above dropped)
+            pooled = pooled_samples(enc_ms, engine_calls(searcher, maps, k), passes)
+            search_ms = pooled["search"]
         bf16_ms = None
         if bf16:
             to_bf16 = QueryWeights(encoder, scale, bf16=True)
@@ -192,7 +207,7 @@ def measure_latency(queries: Sequence[Query], encoder, searcher, *, k: int = 100
         if bm25 is not None:
             bm25_ms, _ = timed(lambda q: bm25.search(q.text, k), queries, warmup)
     measured = [q.id for q in queries[warmup:]]
-    total_ms = [a + b for a, b in zip(enc_ms, search_ms)]
+    total_ms = pooled["total"] if passes is not None else [a + b for a, b in zip(enc_ms, search_ms)]
     samples = {"encode": enc_ms, "search": search_ms, "total": total_ms}
     if bf16_ms is not None:
         samples["encode_bf16"] = bf16_ms
@@ -200,6 +215,7 @@ def measure_latency(queries: Sequence[Query], encoder, searcher, *, k: int = 100
         samples["bm25"] = bm25_ms
     return LatencyReport(
         warmup=warmup, measured_ids=measured, k=k, threads=threads, scale=to_weights.scale, runtime=runtime,
+        passes=passes,
         precision=to_weights.precision.to_dict(), device=str(getattr(to_weights.encoder, "device", "cpu")),
         encode=LatencySummary.from_ms(enc_ms), search=LatencySummary.from_ms(search_ms),
         total=LatencySummary.from_ms(total_ms),

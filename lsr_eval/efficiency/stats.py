@@ -5,15 +5,18 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
-from lsr_eval.errors import ConfigError, InputError
+from lsr_eval.errors import InputError
+from lsr_eval.settings import Setting, check
+
+#: A percentile's rank.
+PERCENTILE = Setting(help="the percentile's rank", ge=0, le=100)
 
 
 def percentile(values: Sequence[float], q: float) -> float:
     """The ``q``-th percentile (0 <= q <= 100) by linear interpolation between closest ranks (Hyndman & Fan type
     7, numpy's default ``linear``): with ``x`` sorted and ``r = (n - 1) q / 100``,
     ``x[floor r] + (r - floor r) (x[floor r + 1] - x[floor r])``. E.g. ``[1, 2, 3, 4]``: p50 = 2.5, p99 = 3.97."""
-    if isinstance(q, bool) or not isinstance(q, (int, float)) or not 0 <= q <= 100:
-        raise ConfigError(f"percentile q={q!r}: expected a number in [0, 100]")
+    check("percentile q", q, float, PERCENTILE)
     x = sorted(float(v) for v in values)
     if not x:
         raise InputError("percentile of an empty sample")

@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
 from lsr_eval.errors import InputError
+from lsr_eval.settings import Setting, check
 
 DEFINITION = "sum_t p_q(t) * df(t) / N over the index's analysed terms (Paria et al. 2020)"
 
@@ -31,11 +32,14 @@ class TermFlops:
         return {"expected_flops": self.flops, "definition": DEFINITION, **asdict(self)}
 
 
+#: The index's documents (expected FLOPs divide by them).
+DOCUMENTS = Setting(help="documents in the index (expected FLOPs need some)", ge=1)
+
+
 def term_flops(query_terms: Sequence[Iterable[str]], df: Mapping[str, int], documents: int) -> TermFlops:
     """FLOPs of queries given as analysed terms (repeats allowed) over an index with ``documents`` documents and
     document frequencies ``df`` (every query term must have an entry, 0 for terms not in the index)."""
-    if documents < 1:
-        raise InputError(f"expected FLOPs need an index with documents (got {documents})")
+    check("documents", documents, int, DOCUMENTS)
     if not query_terms:
         raise InputError("expected FLOPs need queries (got none)")
     touched = 0

@@ -35,6 +35,10 @@ DEFAULT_BATCH_SIZE = 32
 DEFAULT_WINDOW_BATCHES = 100
 
 
+#: Processes encoding one corpus together (torchrun's WORLD_SIZE; each its own shards).
+WORLD_SIZE = Setting(help="processes encoding one corpus together", ge=1, unit="processes")
+
+
 @dataclass(frozen=True)
 class EncodeSummary:
     """What one rank did. ``manifest`` holds the manifest sections when this call finalised the folder."""
@@ -58,9 +62,8 @@ def resolve_rank(rank: int | None, world_size: int | None) -> tuple[int, int]:
             rank, world_size = int(os.environ.get("RANK", 0)), int(os.environ.get("WORLD_SIZE", 1))
         except ValueError as e:
             raise ConfigError(f"RANK/WORLD_SIZE environment variables must be integers: {e}") from e
-    if world_size < 1 or not 0 <= rank < world_size:
-        raise ConfigError(f"need 0 <= rank < world_size, got rank={rank}, world_size={world_size}")
-    return rank, world_size
+    check("world_size", world_size, int, WORLD_SIZE)
+    return check("rank", rank, int, Setting(help="this process's rank", ge=0, lt=world_size)), world_size
 
 
 def _spec(experiment: Mapping[str, Any], encoder_info: Mapping[str, Any] | None, shard_size: int,

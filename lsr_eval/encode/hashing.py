@@ -11,17 +11,19 @@ import zlib
 import numpy as np
 
 from lsr_eval.encode.protocol import EncodedBatch
-from lsr_eval.errors import ConfigError
+from lsr_eval.models.options import VOCAB_SIZE
+from lsr_eval.settings import Setting, check
+
+#: Tokens hashed per text (the rest is cut).
+MAX_TOKENS = Setting(help="tokens hashed per text", ge=1, unit="tokens")
 
 
 class HashingEncoder:
     """Hashed bag of words; the vector of a text does not depend on the batch it is encoded in."""
 
     def __init__(self, vocab_size: int = 1000, max_tokens: int = 512, prefix: str = "h") -> None:
-        if vocab_size < 1:
-            raise ConfigError(f"vocab_size must be >= 1, got {vocab_size}")
-        if max_tokens < 1:
-            raise ConfigError(f"max_tokens must be >= 1, got {max_tokens}")
+        check("vocab_size", vocab_size, int, VOCAB_SIZE)
+        check("max_tokens", max_tokens, int, MAX_TOKENS)
         self.vocab_size = vocab_size
         self.max_tokens = max_tokens
         self.vocab = [f"{prefix}{i}" for i in range(vocab_size)]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Protocol
@@ -141,3 +142,11 @@ class ClosingSearcher:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def query_weight(qid: str, term: str, w: Any) -> float:
+    """A query term's weight as an engine takes it: a finite number (else one line naming the query and term). A
+    plain test, not a declaration: it runs for every term of every query."""
+    if isinstance(w, bool) or not isinstance(w, (int, float)) or not math.isfinite(w):
+        raise InputError(f"query {qid}: weight of {term!r} is {w!r}, not a number")
+    return w

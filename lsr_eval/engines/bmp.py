@@ -10,7 +10,6 @@ Design notes: docs/design.md."""
 from __future__ import annotations
 
 import json
-import math
 import os
 import shutil
 import time
@@ -27,6 +26,7 @@ from lsr_eval.engines.base import (
     ClosingSearcher,
     QueryWeights,
     check_index_engine,
+    query_weight,
     rust_panics,
     write_marker,
 )
@@ -279,8 +279,7 @@ class BmpSearcher(ClosingSearcher):
         and the factor ``c`` of ``q' = ceil(q * c)``; None without a known term."""
         exact: dict[int, int] = {}
         for term, w in weights.items():
-            if isinstance(w, bool) or not isinstance(w, (int, float)) or not math.isfinite(w):
-                raise InputError(f"query {qid}: weight of {term!r} is {w!r}, not a number")
+            query_weight(qid, term, w)
             tid = self._tid.get(term)
             if w >= 1 and tid is not None:  # integer weights, as every engine takes them
                 exact[tid] = int(w)

@@ -10,7 +10,7 @@ import time
 from array import array
 from itertools import repeat
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
 
@@ -348,6 +348,26 @@ class PisaSearcher(ClosingSearcher):
             for (qid, _), hits in zip(chunk, self._top([self._query(w) for _, w in chunk], k, threads)):
                 counts.add(qid, hits, remove_query, run)
         return run, counts
+
+    def engine_call(self, weights: QueryWeights, k: int = 1000) -> Callable[[], int]:
+        """One query's top ``k`` as PISA computes it, ready to time (:mod:`lsr_eval.efficiency.passes`): a call of
+        the binding's ``retrieve`` with the query converted and the numeric output arrays made beforehand, without
+        the tie check and re-query of :meth:`search`. What it times is what PISA's ``queries`` tool times (cursor
+        setup, the algorithm, the final sort) plus the binding's own per-call work (argument parsing, term lookup,
+        its stabilising sort, the docid strings and their array). Returns the number of hits."""
+        if self._ctx is None:
+            raise InputError(f"the PISA searcher over {self.index} is closed")
+        check_k(k)
+        ctx, retrieve, algorithm = self._ctx, self._retrieve_fn, self.query_algorithm
+        query = [(0, self._query(weights))]
+        qidxs, ranks, scores = np.empty(k, np.int32), np.empty(k, np.int32), np.empty(k, np.float32)
+
+        def call() -> int:  # a fresh docid array each call: the binding stores new strings without releasing old ones
+            return retrieve(ctx, algorithm, query, k=k, threads=1, pretokenised=1, query_weighted=1,
+                            result_qidxs=qidxs, result_docnos=np.empty(k, dtype=object), result_ranks=ranks,
+                            result_scores=scores)
+
+        return call
 
     def describe(self) -> dict[str, Any]:
         return {"engine": NAME, "package": PACKAGE, "version": self.version, "index": str(self.index),

@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import math
 import os
 import shutil
 import sys
@@ -27,6 +26,7 @@ from lsr_eval.engines.base import (
     ClosingSearcher,
     QueryWeights,
     check_index_engine,
+    query_weight,
     rust_panics,
     write_marker,
 )
@@ -290,9 +290,7 @@ class SeismicSearcher(ClosingSearcher):
 
         terms, values = [], []
         for term, w in weights.items():
-            if isinstance(w, bool) or not isinstance(w, (int, float)) or not math.isfinite(w):
-                raise InputError(f"query {qid}: weight of {term!r} is {w!r}, not a number")
-            if w > 0 and term in self._vocabulary:
+            if query_weight(qid, term, w) > 0 and term in self._vocabulary:
                 terms.append(term)
                 values.append(w)
         if not terms:

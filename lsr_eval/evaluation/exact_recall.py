@@ -15,7 +15,8 @@ import math
 from typing import Any, Mapping
 
 from lsr_eval.data.types import Run
-from lsr_eval.errors import ConfigError, InputError
+from lsr_eval.errors import InputError
+from lsr_eval.search.params import check_k
 
 
 def top_k(hits: Mapping[str, float], k: int) -> list[str]:
@@ -35,8 +36,7 @@ def exact_recall(approx: Run, exact: Run, k: int, per_query: bool = False) -> di
     Returns ``{"k", "recall", "queries" (in the mean), "queries_missing_from_approx", "queries_without_exact_hits"}``
     and, with ``per_query``, ``"per_query": {qid: recall}``.
     """
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise ConfigError(f"k (cutoff of the exact recall) must be an integer >= 1, got {k!r}")
+    check_k(k)
     values: dict[str, float] = {}
     missing = without_hits = 0
     for qid, hits in exact.items():

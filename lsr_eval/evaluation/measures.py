@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from lsr_eval.errors import ConfigError
+from lsr_eval.settings import SettingError, setting, validate
 
 #: Relevance level of binary measures when the name gives none (trec_eval's default ``-l 1``).
 DEFAULT_REL_LEVEL = 1
@@ -75,16 +76,16 @@ class Measure:
     """A parsed measure: family name (canonical), cutoff (None: whole ranking) and relevance level."""
 
     family: str
-    cutoff: int | None = None
-    rel: int = DEFAULT_REL_LEVEL
+    cutoff: int | None = setting(None, ge=1, help="rank cutoff (null: the whole ranking)")
+    rel: int = setting(DEFAULT_REL_LEVEL, ge=1, help="the least relevance level that counts as relevant")
 
     def __post_init__(self) -> None:
         if self.family not in FAMILIES:
             raise ConfigError(f"unknown measure family {self.family!r}; known: {', '.join(FAMILIES)}")
-        if self.cutoff is not None and (not isinstance(self.cutoff, int) or self.cutoff < 1):
-            raise ConfigError(f"{self.family}: cutoff must be a positive integer, got {self.cutoff!r}")
-        if not isinstance(self.rel, int) or self.rel < 1:
-            raise ConfigError(f"{self.family}: rel must be a positive integer, got {self.rel!r}")
+        try:
+            validate(self)
+        except SettingError as e:
+            raise e.at(self.family) from None
         if FAMILIES[self.family].graded and self.rel != DEFAULT_REL_LEVEL:
             raise ConfigError(f"{self.family} uses graded relevance and takes no rel level")
 

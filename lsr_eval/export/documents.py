@@ -28,6 +28,7 @@ from lsr_eval.export.jsonl import TMP_MARK, AtomicLines, json_dumper
 from lsr_eval.export.prune import Prune
 from lsr_eval.export.quantize import DEFAULT_SCALE, ROUNDING, VocabCheck, check_scale, quantize_rows
 from lsr_eval.manifest import MANIFEST, prepare_output, write_manifest
+from lsr_eval.settings import Setting, check
 
 STAGE = "export"
 #: sub-folder holding the collection files: Anserini's ``-input``.
@@ -35,6 +36,10 @@ COLLECTION_DIR = "docs"
 #: documents turned into JSON at a time (bounds memory).
 ROWS_PER_CHUNK = 10_000
 DOC_FILE_RE = re.compile(r"^docs-\d{5,}\.jsonl(\.gz)?$")
+
+
+#: Processes that quantise and write the collection's files.
+WORKERS = Setting(help="processes writing the collection's files", ge=1, unit="processes")
 
 
 def doc_file_name(k: int, compress: bool) -> str:
@@ -103,8 +108,7 @@ def export_documents(vectors_folder: str | os.PathLike, out_folder: str | os.Pat
     or negative weights (naming the document) and tokens with whitespace (naming token and vocabulary id); on any error
     no ``docs-*`` file is left."""
     scale = check_scale(scale)
-    if workers < 1:
-        raise ConfigError(f"workers must be >= 1, got {workers}")
+    check("workers", workers, int, WORKERS)
     src = Path(vectors_folder)
     source = read_encoding_manifest(src)
     out = Path(out_folder)

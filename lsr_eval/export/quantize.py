@@ -12,7 +12,6 @@ half, rounded to even), 0.375 -> 38.
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass
 from typing import NamedTuple, Sequence
@@ -21,7 +20,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from lsr_eval.defaults import DEFAULT_SCALE
-from lsr_eval.errors import ConfigError, InputError
+from lsr_eval.errors import InputError
+from lsr_eval.models.options import SCALE
+from lsr_eval.settings import check
 
 __all__ = ["DEFAULT_SCALE", "ROUNDING", "VocabCheck", "check_scale", "quantize", "quantize_rows"]
 ROUNDING = "half-to-even (numpy.rint), as naver/splade EncodeAnserini and Pyserini's SPLADE encoder"
@@ -32,9 +33,7 @@ _WHITESPACE = re.compile(r"\s")
 
 def check_scale(scale: float) -> float:
     """A positive, finite scale."""
-    if not isinstance(scale, (int, float)) or isinstance(scale, bool) or not math.isfinite(scale) or scale <= 0:
-        raise ConfigError(f"scale must be a positive finite number, got {scale!r}")
-    return float(scale)
+    return float(check("scale", scale, float, SCALE))
 
 
 def quantize(weights: np.ndarray, scale: float) -> np.ndarray:

@@ -20,11 +20,11 @@ from typing import Any, Mapping, Sequence
 
 from lsr_eval.data.types import Run
 from lsr_eval.errors import ConfigError, InputError, LsrEvalError
-from lsr_eval.fusion.methods import Settings, ranx_params
+from lsr_eval.fusion.methods import Settings, check_runs, ranx_params
 from lsr_eval.fusion.native import FlatRuns, supports
 from lsr_eval.fusion.ranx_runs import from_ranx, import_ranx, to_ranx, trec_ordered
-from lsr_eval.runs.trec import trec_ranking
-from lsr_eval.settings import Setting, check
+from lsr_eval.runs.trec import DEPTH, trec_ranking
+from lsr_eval.settings import check
 
 log = logging.getLogger(__name__)
 
@@ -109,8 +109,7 @@ class Prepared:
     fuses the same runs many times)."""
 
     def __init__(self, runs: Sequence[Run]) -> None:
-        if len(runs) < 2:
-            raise ConfigError(f"fusion needs at least two runs, got {len(runs)}")
+        check_runs(len(runs))
         self.n_runs = len(runs)
         union: dict[str, None] = {}
         for run in runs:
@@ -156,10 +155,6 @@ def _check_ranx_query(hits: Mapping[str, float], docs: set[str], qid: str, setti
     if bad:
         raise LsrEvalError(f"ranx {settings.method.name} with norm {settings.norm}: query {qid!r}, document "
                            f"{bad[0]!r}: fused score {hits[bad[0]]} is not finite")
-
-
-#: The documents of each query a fused run keeps (None: all).
-DEPTH = Setting(help="documents kept per query of a fused run (null: all)", ge=1)
 
 
 def check_depth(depth: int | None) -> None:

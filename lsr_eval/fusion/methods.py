@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Literal, Mapping, Sequence
+from typing import Any, Literal, Mapping
 
 import numpy as np
 
 from lsr_eval.errors import ConfigError
+from lsr_eval.settings import Setting, SettingError, check
 
 #: Normalisations accepted by :func:`lsr_eval.fusion.fuse` (``none``: scores as they are).
 NORMALISATIONS: tuple[str, ...] = ("min-max", "max", "sum", "zmuv", "rank", "borda", "none")
@@ -141,21 +142,33 @@ def check_norm(norm: str) -> str:
     return norm
 
 
+#: Runs fused together.
+RUNS = Setting(help="runs fused together", ge=2, unit="runs")
+#: A method's numeric parameter; a run's weight (weighted methods; not all zero).
+NUMBER = Setting(help="a finite number")
+WEIGHT = Setting(help="a run's weight (not all zero)", ge=0)
+WEIGHTS = Setting(help="one weight per run, in the runs' order")
+#: The grid step of tuned weights (it must divide 1).
+WEIGHT_STEP = Setting(help="the step of the tuned weights' grid (it must divide 1: 0.1, 0.05, 0.25)", gt=0, le=1)
+
+
+def check_runs(n_runs: int) -> int:
+    """The number of runs fused together: two or more."""
+    return check("runs", n_runs, int, RUNS)
+
+
 def _number(method: str, name: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise ConfigError(f"{method}: {name}={value!r} is not a finite number")
-    return value
+    return check(name, value, float, NUMBER, method)
 
 
 def check_weights(method: str, weights: Any, n_runs: int) -> list[float]:
     """One finite, non-negative weight per run, not all zero."""
-    if not isinstance(weights, Sequence) or isinstance(weights, str):
-        raise ConfigError(f"{method}: weights must be a list of numbers, got {weights!r}")
+    check("weights", weights, list | tuple, WEIGHTS, method)
     if len(weights) != n_runs:
         raise ConfigError(f"{method}: {len(weights)} weights for {n_runs} runs; give one weight per run")
-    out = [float(_number(method, "weight", w)) for w in weights]
-    if any(w < 0 for w in out) or not any(out):
-        raise ConfigError(f"{method}: weights must be >= 0 and not all zero, got {out}")
+    out = [float(check("weight", w, float, WEIGHT, method)) for w in weights]
+    if not any(out):
+        raise ConfigError(f"{method}: weights must not all be zero, got {out}")
     return out
 
 
@@ -218,9 +231,9 @@ def weight_grid(n_runs: int, step: float = DEFAULT_WEIGHT_STEP) -> list[tuple[fl
     ranx's ``optimize_weights`` enumerates the same vectors but keeps those whose float sum ``== 1.0``, which drops
     some for three runs or more (0.1 + 0.2 + 0.7 != 1.0 in floats); here the sum is taken in integer steps.
     """
-    units = 1 / step if step > 0 else 0
-    if not (0 < step <= 1) or abs(units - round(units)) > 1e-9:
-        raise ConfigError(f"weight step must divide 1 (e.g. 0.1, 0.05, 0.25), got {step}")
+    units = 1 / check("weight step", step, float, WEIGHT_STEP)
+    if not math.isclose(units, round(units), rel_tol=0, abs_tol=1e-9):
+        raise SettingError("weight step", "1 divided by a whole number (e.g. 0.1, 0.05, 0.25)", step)
     units = round(units)
 
     def compositions(total: int, parts: int) -> list[tuple[int, ...]]:
@@ -242,6 +255,5 @@ class Settings:
     @classmethod
     def make(cls, method: str, norm: str | None, params: Mapping[str, Any] | None, n_runs: int) -> Settings:
         m = get_method(method)
-        if n_runs < 2:
-            raise ConfigError(f"fusion needs at least two runs, got {n_runs}")
+        check_runs(n_runs)
         return cls(m, check_norm(m.default_norm if norm is None else norm), resolve_params(m, params, n_runs))

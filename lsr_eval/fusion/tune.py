@@ -18,7 +18,15 @@ from lsr_eval.data.types import Qrels, Run
 from lsr_eval.errors import ConfigError
 from lsr_eval.evaluation import evaluate, evaluate_graded, parse_measure
 from lsr_eval.fusion.fuse import Prepared, check_depth, fuse_prepared, jsonable
-from lsr_eval.fusion.methods import DEFAULT_WEIGHT_STEP, FusionMethod, Settings, check_norm, get_method, weight_grid
+from lsr_eval.fusion.methods import (
+    DEFAULT_WEIGHT_STEP,
+    FusionMethod,
+    Settings,
+    check_norm,
+    check_runs,
+    get_method,
+    weight_grid,
+)
 from lsr_eval.fusion.native import supports
 from lsr_eval.fusion.ranx_runs import import_ranx, to_ranx, to_ranx_qrels
 
@@ -101,8 +109,7 @@ def tune_weights(runs: Sequence[Run], qrels_train: Qrels, method: str = "wsum", 
                           "hyperparameter (rrf k, gmnz gamma, logn_isr sigma, rbc phi) and trained ones")
     measure = parse_measure(metric)
     norm = check_norm(m.default_norm if norm is None else norm)
-    if len(runs) < 2:
-        raise ConfigError(f"fusion needs at least two runs, got {len(runs)}")
+    check_runs(len(runs))
     check_depth(depth)
     judged = [{q: hits for q, hits in run.items() if q in qrels_train and hits} for run in runs]
     counts = {"tuning_queries": len(qrels_train),

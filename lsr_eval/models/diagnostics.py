@@ -22,8 +22,9 @@ from lsr_eval.errors import ConfigError, InputError
 from lsr_eval.manifest import write_manifest
 from lsr_eval.models.heads import head_parts, tied
 from lsr_eval.models.loading import load_mlm
-from lsr_eval.models.options import TIED_INPUT_CHOICES, TiedInput, check_choice
+from lsr_eval.models.options import RESCALE_K, TIED_INPUT_CHOICES, TiedInput, check_choice
 from lsr_eval.models.rescale import input_scale, set_input_scale
+from lsr_eval.settings import check
 
 #: Upper edge of the mean max logit of a pretrained BERT MLM head on ordinary text (docs/models.md).
 HEALTHY_MAX_LOGIT = 24.0
@@ -132,8 +133,7 @@ def activation_stats(model, tokenizer, texts: Sequence[str], ks: Sequence[float]
     if not texts:
         raise ConfigError("activation statistics need at least one text")
     for k in ks:
-        if isinstance(k, bool) or not isinstance(k, (int, float)) or not math.isfinite(k) or k <= 0:
-            raise ConfigError(f"k={k!r}: expected a finite number > 0")
+        check("k", k, float, RESCALE_K)
     parts = head_parts(model)
     weight, bias = parts.decoder.weight, getattr(parts.decoder, "bias", None)
     w0 = weight.detach().clone()

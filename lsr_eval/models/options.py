@@ -31,6 +31,10 @@ RESCALE_K = Setting(help="divide the MLM head by k before use (MLM-head rescalin
 
 #: Texts per forward pass, and a text's token limit (room for the special tokens), declared once for every encoder
 #: and the settings that hold them.
+#: A vocabulary's size (term ids 0 .. size - 1).
+VOCAB_SIZE = Setting(help="terms in the vocabulary", ge=1, unit="terms")
+#: The quantisation scale: an integer impact is round(weight x scale).
+SCALE = Setting(help="quantisation scale (integer impact = round(weight x scale))", gt=0)
 BATCH_SIZE = Setting(help="texts per forward pass", ge=1, unit="texts")
 #: A term budget, declared once for the encoders' sparsification, export pruning and the SPLADE settings that set
 #: them: the top-k weights of a vector, and the threshold a weight must exceed.

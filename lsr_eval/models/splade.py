@@ -20,10 +20,11 @@ from lsr_eval.defaults import DEFAULT_SCALE
 from lsr_eval.errors import ConfigError, InputError
 from lsr_eval.manifest import read_json_object
 from lsr_eval.models.encoder import SpladeEncoder
-from lsr_eval.models.options import DEFAULT_PRECISION, HeadInitRule, IdentityHead
+from lsr_eval.models.options import DEFAULT_PRECISION, SCALE, HeadInitRule, IdentityHead
 from lsr_eval.models.sentence_transformers_files import write_files
 from lsr_eval.models.sparsify import Sparsify
 from lsr_eval.models.static_query import BINARY, IDF, StaticQueryEncoder, is_static_model, static_location
+from lsr_eval.settings import check
 
 log = logging.getLogger(__name__)
 
@@ -46,9 +47,7 @@ class SpladeModel(nn.Module):
         super().__init__()
         self.query = query
         self.document = document
-        if not (isinstance(quantization_scale, (int, float)) and quantization_scale > 0):
-            raise ConfigError(f"quantization_scale={quantization_scale!r}: expected a number > 0")
-        self.quantization_scale = float(quantization_scale)
+        self.quantization_scale = float(check("quantization_scale", quantization_scale, float, SCALE))
         self.train(document.training)
 
     @property

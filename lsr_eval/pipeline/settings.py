@@ -31,7 +31,7 @@ from lsr_eval.models.options import (
     HeadInitRule,
 )
 from lsr_eval.search.params import BM25_B, BM25_K1, MAX_CLAUSES, K
-from lsr_eval.settings import setting, validate
+from lsr_eval.settings import Setting, check, setting, validate
 
 #: A forward pass's precision: fp32 (the default of every reported number), bf16, or auto (bf16 on CUDA and on CPUs
 #: with avx512_bf16 or AMX): :data:`lsr_eval.models.options.PRECISIONS`.
@@ -39,6 +39,10 @@ Precision = Literal["auto", "fp32", "bf16"]
 
 __all__ = ["LoadOptions", "EncodeOptions", "ExportOptions", "SearchOptions", "SpladeSettings", "STAGE_OF",
            "Bm25Settings", "BM25_ENGINES"]
+
+
+#: The model a SPLADE system loads: a folder, a hub id or an offline alias.
+MODEL = Setting(help="a folder, a hub id or an offline alias", min_items=1)
 
 
 @dataclass(frozen=True)
@@ -167,11 +171,9 @@ class SpladeSettings:
     def __post_init__(self) -> None:
         if isinstance(self.model, os.PathLike):
             object.__setattr__(self, "model", os.fspath(self.model))
-        if not isinstance(self.model, str) or not self.model:
-            raise ConfigError(f"SpladeSettings model={self.model!r}: expected a folder, hub id or offline alias")
+        check("model", self.model, str, MODEL, "SpladeSettings")
         for name, cls in STAGES.items():
-            if not isinstance(getattr(self, name), cls):
-                raise ConfigError(f"SpladeSettings {name}={getattr(self, name)!r}: expected {cls.__name__}(...)")
+            check(name, getattr(self, name), cls, Setting(help=f"the {name} stage's settings"), "SpladeSettings")
 
     @classmethod
     def from_flat(cls, model: str, **flat: Any) -> SpladeSettings:

@@ -11,9 +11,9 @@ import csv
 import io
 import math
 from dataclasses import dataclass
-from typing import Any, Literal, Mapping, Sequence, get_args
+from typing import Any, Literal, Mapping, Sequence
 
-from lsr_eval.errors import ConfigError
+from lsr_eval.settings import setting, validate
 
 Scale = Literal["fraction", "percent"]
 
@@ -36,22 +36,16 @@ def significant(value: float, digits: int) -> str:
 class NumberFormat:
     """Decimals and scale of each kind of column (see the module doc)."""
 
-    scale: Scale = "fraction"
-    fraction_decimals: int = 4
-    percent_decimals: int = 1
-    latency_decimals: int = 2
-    flops_digits: int = 3
-    dims_decimals: int = 1
-    mib_decimals: int = 1
+    scale: Scale = setting("fraction", help="effectiveness as fractions (0.7130) or percentages (71.3)")
+    fraction_decimals: int = setting(4, ge=0, help="decimals of a fraction")
+    percent_decimals: int = setting(1, ge=0, help="decimals of a percentage")
+    latency_decimals: int = setting(2, ge=0, help="decimals of a latency in ms")
+    flops_digits: int = setting(3, ge=0, help="significant digits of FLOPs")
+    dims_decimals: int = setting(1, ge=0, help="decimals of a number of dimensions")
+    mib_decimals: int = setting(1, ge=0, help="decimals of a size in MiB")
 
     def __post_init__(self) -> None:
-        if self.scale not in get_args(Scale):
-            raise ConfigError(f"scale {self.scale!r}: expected one of {', '.join(get_args(Scale))}")
-        for name in ("fraction_decimals", "percent_decimals", "latency_decimals", "flops_digits", "dims_decimals",
-                     "mib_decimals"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise ConfigError(f"{name}={value!r}: expected an integer >= 0")
+        validate(self)
 
     @property
     def effectiveness_unit(self) -> str:

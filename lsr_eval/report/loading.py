@@ -11,10 +11,12 @@ from typing import Any, Iterable
 
 import pandas as pd
 
+from lsr_eval.benchmark.row import TABLE_RECORDS
 from lsr_eval.data.datasets import jsonl_object
 from lsr_eval.errors import InputError
 from lsr_eval.evaluation.measures import find_measure
 from lsr_eval.manifest import MANIFEST, load_json, read_json_object, read_manifest
+from lsr_eval.settings import check
 
 TABLE_JSON = "table.json"
 TABLE_CSV = "table.csv"
@@ -110,9 +112,7 @@ def _read_records(path: Path) -> tuple[list[dict[str, Any]], str]:
     named in messages ("record" or "line")."""
     if path.suffix == ".json":
         data = load_json(path)
-        if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
-            raise InputError(f"{path}: expected a JSON list of row objects (pandas orient='records')")
-        return data, "record"
+        return check("the table", data, list[dict], TABLE_RECORDS, str(path)), "record"
     try:
         frame = pd.read_csv(path, dtype=str, keep_default_na=False, na_filter=False)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as e:

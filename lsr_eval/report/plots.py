@@ -19,9 +19,14 @@ from lsr_eval.report.loading import HeadDiagnosis, TrainingRun
 from lsr_eval.report.marks import why_missing
 from lsr_eval.report.tables import group_column, main_measure
 from lsr_eval.report.tradeoff import KINDS, row_family, sweep_curves, tradeoff_points
+from lsr_eval.settings import Setting, check
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
+
+
+#: Logged steps in a training curve's moving average.
+SMOOTH = Setting(help="logged steps in the moving average", ge=1, unit="steps")
 
 
 @dataclass(frozen=True)
@@ -415,8 +420,7 @@ def training_figure(runs: Iterable[TrainingRun], key: str = "loss", smooth: int 
     runs = list(runs)
     if smooth is None:
         smooth = auto_smooth(runs)
-    if isinstance(smooth, bool) or not isinstance(smooth, int) or smooth < 1:
-        raise ConfigError(f"smooth={smooth!r}: expected an integer >= 1 (logged steps in the moving average)")
+    check("smooth", smooth, int, SMOOTH)
     from matplotlib import colormaps
     from matplotlib.colors import Normalize
 

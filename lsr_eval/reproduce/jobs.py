@@ -24,6 +24,7 @@ from lsr_eval.reproduce.compare import COULD_NOT_RUN, DIFFERS, FAILED, REPRODUCE
 from lsr_eval.reproduce.paths import PathMap
 from lsr_eval.reproduce.results import Result
 from lsr_eval.reproduce.tolerance import Tolerances
+from lsr_eval.settings import setting, validate
 
 log = logging.getLogger(__name__)
 
@@ -41,10 +42,14 @@ class Options:
     out: Path = Path("work/reproduce")
     work_dir: Path | None = None   #: a cache of indexes and encodings to reuse (default: a fresh folder per result)
     tolerances: Tolerances = field(default_factory=Tolerances)
-    max_minutes: float | None = None
+    max_minutes: float | None = setting(None, gt=0, unit="minutes", help="rerun only results estimated (from "
+                                        "their recorded times) to take at most this long")
     train: bool = False
     paths: PathMap = field(default_factory=PathMap)
     threads: int = 2
+
+    def __post_init__(self) -> None:
+        validate(self)
 
 
 @dataclass

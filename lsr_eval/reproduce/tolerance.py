@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lsr_eval.errors import ConfigError
+from lsr_eval.settings import Setting, check
 
 KINDS = ("metric", "count", "model-count", "size", "label", "timing")
 #: The default rule of each kind (None: never compared).
@@ -30,6 +31,10 @@ TIMING_WORDS = frozenset({"ms", "s", "sec", "seconds", "time", "timings", "elaps
 TIMING_KEYS = frozenset({"docs_per_s", "real_tokens_per_s", "per_s", "ratios", "heap_sweep", "heap_sweep_summary",
                          "breakdown", "samples"})  # a query path's time per part; a command's timed runs
 _WORD = re.compile(r"[^A-Za-z0-9]+")
+
+
+#: How far a rerun's value may be from the recorded one (metrics absolute; counts and sizes relative).
+TOLERANCE = Setting(help="how far a rerun's value may be from the recorded one", ge=0)
 
 
 def _is_timing(parts: list[str]) -> bool:
@@ -96,8 +101,7 @@ class Tolerances:
                 rules[kind] = float(value)
             except ValueError:
                 raise ConfigError(f"--tolerance {item!r}: {value!r} is not a number (or 'none')") from None
-            if not math.isfinite(rules[kind]) or rules[kind] < 0:
-                raise ConfigError(f"--tolerance {item!r}: expected a finite number >= 0")
+            check(kind, rules[kind], float, TOLERANCE, "--tolerance")
         if rules["timing"] is not None:
             raise ConfigError("--tolerance timing=...: timings are never compared (they depend on the machine and "
                               "its load)")

@@ -17,14 +17,19 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from lsr_eval.data.types import Run
-from lsr_eval.errors import ConfigError, InputError, on_disk_full
+from lsr_eval.errors import InputError, on_disk_full
 from lsr_eval.export.jsonl import open_compressed
+from lsr_eval.settings import Setting, check
 
 #: Number of whitespace-separated fields on a run line.
 RUN_FIELDS = 6
 #: Bytes of a run line besides its query id, document id and tag: `` Q0 ``, the rank, a float's ``repr`` (up to 24
 #: characters), spaces and the line end (an upper estimate).
 RUN_LINE_OVERHEAD = 34
+
+
+#: The documents of each query a run keeps (None: all): a written run's cut, a fused run's.
+DEPTH = Setting(help="documents kept per query (null: all)", ge=1)
 
 
 def trec_order(docids: Sequence[str], scores: np.ndarray) -> np.ndarray:
@@ -125,8 +130,7 @@ def write_run(run: Run, path: str | os.PathLike, tag: str = "lsr-eval", depth: i
     disk is one :class:`~lsr_eval.errors.DiskFullError` naming the folder and the run's estimated size.
     """
     _check_tokens([tag], "run tag")
-    if depth is not None and depth < 1:
-        raise ConfigError(f"depth must be a positive integer or None, got {depth}")
+    check("depth", depth, int | None, DEPTH)
     _check_tokens(list(run), "query id")
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)

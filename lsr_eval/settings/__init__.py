@@ -66,6 +66,8 @@ class Setting:
     unit: str | None = None
     #: a string's form: (a regular expression it must match whole, the forms in words: ``auto, cpu, cuda, cuda:N``)
     pattern: tuple[str, str] | None = None
+    #: the fewest items a list or mapping holds (a string: the fewest characters)
+    min_items: int | None = None
 
     def allowed(self) -> tuple[Any, ...] | None:
         """The allowed values (None: any of the type)."""
@@ -93,13 +95,13 @@ class Setting:
 def setting(default: Any = MISSING, *, help: str | None = None, ge: float | None = None, gt: float | None = None,
             le: float | None = None, lt: float | None = None,
             choices: tuple[Any, ...] | Callable[[], Iterable[Any]] | None = None, unit: str | None = None,
-            pattern: tuple[str, str] | None = None, like: Setting | None = None, default_factory: Any = MISSING,
-            **field_options: Any) -> Any:
+            pattern: tuple[str, str] | None = None, min_items: int | None = None, like: Setting | None = None,
+            default_factory: Any = MISSING, **field_options: Any) -> Any:
     """A dataclass field declared with its constraint (the type is the field's annotation); ``like``: a setting
     declared once elsewhere (e.g. :data:`lsr_eval.models.options.RESCALE_K`) whose constraint and help this field
     shares (what is given here overrides it)."""
     given = {k: v for k, v in dict(help=help, ge=ge, gt=gt, le=le, lt=lt, choices=choices, unit=unit,
-                                   pattern=pattern).items() if v is not None}
+                                   pattern=pattern, min_items=min_items).items() if v is not None}
     if like is None and help is None:
         raise TypeError("setting() needs help= or like=")   # a bug in a declaration, not bad input
     meta = {KEY: dataclasses.replace(like, **given) if like is not None else Setting(**given)}
@@ -147,24 +149,33 @@ def _members(tp: Any) -> tuple[list[Any], bool]:
     return flat, optional
 
 
-def _name_of(tp: Any) -> str:
-    """One member type in words: ``an integer``, ``a number``, ``true or false``, ``'suggested'``, ``a string``."""
+#: Member types in words, one and many.
+_WORDS = {bool: ("true or false", "true or false values"), int: ("an integer", "integers"),
+          float: ("a number", "numbers"), str: ("a string", "strings")}
+
+
+def _name_of(tp: Any, many: bool = False, min_items: int | None = None) -> str:
+    """One member type in words: ``an integer``, ``a number``, ``true or false``, ``'suggested'``, ``a string``,
+    ``a list of strings``, ``a mapping of strings to strings`` (``many``: the plural; ``min_items``: ``non-empty`` or
+    ``at least N``)."""
     if get_origin(tp) is Literal:
         return ", ".join(map(repr, get_args(tp)))
-    if tp is bool:
-        return "true or false"
-    if tp is int:
-        return "an integer"
-    if tp is float:
-        return "a number"
-    if tp is str:
-        return "a string"
-    origin = get_origin(tp) or tp
-    if isinstance(origin, type) and issubclass(origin, Mapping):
-        return "a mapping"
-    if origin in (tuple, list, Iterable):
-        return "a list"
-    return getattr(tp, "__name__", str(tp))
+    if tp is str and min_items and not many:
+        return "a non-empty string"
+    if tp in _WORDS:
+        return _WORDS[tp][many]
+    origin, args = get_origin(tp) or tp, [a for a in get_args(tp) if a is not Ellipsis]
+    args = [] if Any in args else args   # Any: no item type to say
+    kind = "mapping" if isinstance(origin, type) and issubclass(origin, Mapping) else \
+        "list" if origin in (tuple, list, Iterable) else None
+    if kind is None:
+        return getattr(tp, "__name__", str(tp))
+    items = f"{_name_of(args[0], True)} to {_name_of(args[1], True)}" if kind == "mapping" and len(args) == 2 else \
+        _name_of(args[0], True) if kind == "list" and args else ""
+    if min_items and min_items > 1:   # a list of at least 2 strings
+        return f"a {kind} of at least {min_items} {items or 'items'}"
+    head = f"{'' if many else 'a '}{'non-empty ' if min_items else ''}{kind}{'s' if many else ''}"
+    return f"{head} of {items}" if items else head
 
 
 def describe(tp: Any, s: Setting, null: str | None = "null") -> str:
@@ -180,8 +191,8 @@ def describe(tp: Any, s: Setting, null: str | None = "null") -> str:
         bounds = s.bounds()
         parts = [part for m in members for part in (
             ["true", "false"] if m is bool else [f"{_name_of(m)} {bounds}" if bounds and m in (int, float)
-                                                 else _name_of(m)])]
-    parts += [null] if optional and null else []
+                                                 else _name_of(m, min_items=s.min_items)])]
+    parts = list(dict.fromkeys(parts)) + ([null] if optional and null else [])   # list | tuple: "a list" once
     return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " or " + parts[-1]
 
 
@@ -198,6 +209,8 @@ def choices_of(tp: Any, s: Setting) -> tuple[Any, ...] | None:
 
 def _fits(value: Any, tp: Any) -> bool:
     """Whether ``value`` has type ``tp`` (one member; bounds apart)."""
+    if tp is Any:
+        return True
     if get_origin(tp) is Literal:
         return value in get_args(tp)
     if tp is bool:
@@ -208,7 +221,11 @@ def _fits(value: Any, tp: Any) -> bool:
         return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
     if tp is str:
         return isinstance(value, str)
-    origin = get_origin(tp) or tp
+    origin, args = get_origin(tp) or tp, get_args(tp)
+    if origin in (list, tuple) and args:   # a YAML list fills a tuple field too
+        return isinstance(value, (list, tuple)) and all(_fits(v, args[0]) for v in value)
+    if isinstance(origin, type) and issubclass(origin, Mapping) and len(args) == 2:
+        return isinstance(value, Mapping) and all(_fits(k, args[0]) and _fits(v, args[1]) for k, v in value.items())
     if isinstance(origin, type):
         return isinstance(value, origin)
     return True
@@ -229,7 +246,8 @@ def check(name: str, value: Any, tp: Any, s: Setting, where: str = "") -> Any:
             return value
         raise SettingError(name, f"one of {', '.join(map(str, allowed))}", value, where)
     fitting = [m for m in members if _fits(value, m)]
-    if not fitting or (s.pattern is not None and not re.fullmatch(s.pattern[0], value)):
+    if (not fitting or (s.pattern is not None and not re.fullmatch(s.pattern[0], value))
+            or (s.min_items is not None and hasattr(value, "__len__") and len(value) < s.min_items)):
         raise SettingError(name, describe(tp, s), value, where)
     if any(m in (int, float) for m in fitting) and not s.within(value):
         raise SettingError(name, s.bounds(), value, where)

@@ -17,6 +17,7 @@ from typing import Any, Iterable, Literal, Mapping, get_args
 from lsr_eval.data.types import Qrels, Run
 from lsr_eval.errors import ConfigError, InputError
 from lsr_eval.evaluation import evaluate
+from lsr_eval.settings import Setting, check
 from lsr_eval.significance.correction import Correction, check_correction, correct
 from lsr_eval.significance.randomisation import DEFAULT_PERMUTATIONS, DEFAULT_SEED, randomisation_test
 from lsr_eval.significance.ttest import paired_t_test
@@ -39,6 +40,10 @@ COLUMNS = ("system", "measure", "mean", "baseline_mean", "difference", "queries"
 
 #: system -> measure -> query id -> score.
 PerQuery = Mapping[str, Mapping[str, Mapping[str, float]]]
+
+
+#: The significance level of a family of tests.
+ALPHA = Setting(help="the family's significance level", gt=0, lt=1)
 
 
 def _check(per_query: PerQuery, baseline: str) -> list[str]:
@@ -69,8 +74,7 @@ def check_settings(test: str, alpha: float) -> None:
     """A known test and an alpha in (0, 1), checked before any work."""
     if test not in TESTS:
         raise ConfigError(f"test={test!r}: expected one of {', '.join(TESTS)}")
-    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1:
-        raise ConfigError(f"alpha must be in (0, 1), got {alpha!r}")
+    check("alpha", alpha, float, ALPHA)
 
 
 def compare(per_query: PerQuery, baseline: str, test: Test = "t-test", alpha: float = DEFAULT_ALPHA,

@@ -20,6 +20,7 @@ import math
 from typing import Callable, Literal, Sequence, get_args
 
 from lsr_eval.errors import ConfigError
+from lsr_eval.settings import Setting, check
 
 Correction = Literal["bonferroni", "holm", "bh"]
 CORRECTIONS: tuple[str, ...] = get_args(Correction)
@@ -32,9 +33,8 @@ def _family(p_values: Sequence[float], comparisons: int | None, name: str) -> tu
     """Indices of the finite p-values in ascending order (stable), and the family size ``m``."""
     tested = sorted((i for i, p in enumerate(p_values) if not math.isnan(p)), key=lambda i: p_values[i])
     m = comparisons if comparisons is not None else len(tested)
-    if m < 1 or m < len(tested):
-        raise ConfigError(f"{name}: the number of comparisons must be positive and at least the {len(tested)} "
-                          f"p-values given, got {m}")
+    check("comparisons", m, int, Setting(help="the family's size: at least the p-values given", ge=max(1, len(tested))),
+          name)
     return tested, m
 
 

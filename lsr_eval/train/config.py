@@ -20,6 +20,14 @@ from lsr_eval.settings import KEY, Setting, SettingError, check, describe, secti
 from lsr_eval.train.losses import LOSSES, loss_names
 from lsr_eval.train.regularizers import regularizer_names
 
+#: A config file's top level (sections by name), its base file, a list value, a seed.
+SECTIONS = Setting(help="a config: a mapping of sections")
+BASE = Setting(help="the config file this one overrides (a file name, relative to this one)", min_items=1)
+ITEMS = Setting(help="a list value: at least one item", min_items=1)
+SEED = Setting(help="the run's seed", ge=0)
+#: Stop a training run after this step, with a checkpoint (resumed later).
+STOP_AFTER = Setting(help="stop after this step with a checkpoint (resume later)", ge=1, unit="steps")
+
 RescaleK = Union[float, Literal["suggested"], None]
 DataSource = Literal["dataset", "irds-triples"]
 Decay = Literal["linear", "constant"]
@@ -249,7 +257,7 @@ class TrainConfig:
     grad_accum: int = setting(1, ge=1, help="micro-batches per optimizer step")
     bf16: bool | None = setting(None, help="bf16 autocast (null: where native: CUDA with bf16, CPUs with "
                                            "avx512_bf16/AMX; else fp32)")
-    seed: int = setting(123, help="the run's seed")
+    seed: int = setting(123, like=SEED)
     device: Device = setting("auto", help="auto, cpu or cuda")
     checkpoint_every: int = setting(1000, ge=0, unit="steps", help="checkpoint interval (0: only the final model)")
     keep_checkpoints: int = setting(2, ge=1, help="checkpoints kept")
@@ -373,13 +381,11 @@ def read_yaml(path: str | os.PathLike, _seen: tuple[Path, ...] = ()) -> dict[str
         raise ConfigError(f"{where}: invalid YAML: {getattr(e, 'problem', e)}") from e
     if data is None:
         data = {}
-    if not isinstance(data, dict):
-        raise ConfigError(f"{p}: a config is a mapping of sections, got {type(data).__name__}")
+    check("the config", data, dict, SECTIONS, str(p))
     base = data.pop("base", None)
     if base is None:
         return data
-    if not isinstance(base, str):
-        raise ConfigError(f"{p}: 'base' must be a file name, got {base!r}")
+    check("base", base, str, BASE, str(p))
     parent = read_yaml(p.parent / base, _seen + (p.resolve(),))
     return merge(parent, data)
 
@@ -476,8 +482,7 @@ def _coerce(value: Any, tp: Any, source: str, key: str, checked_as: Any = None) 
     if dataclasses.is_dataclass(tp):
         return from_dict(tp, value, source, f"{key}.")
     if origin is list:
-        if not isinstance(value, list) or not value:
-            raise SettingError(key, "a non-empty list", value, source)
+        check(key, value, list, ITEMS, source)
         (item,) = get_args(tp)
         return [_coerce(v, item, source, f"{key}[{i}]") for i, v in enumerate(value)]
     if tp not in (bool, int, float, str) and origin is not Literal:
@@ -510,9 +515,8 @@ def _fan_out(data: dict[str, Any], source: str) -> list[dict[str, Any]]:
         return [data]
     data = dict(data)
     seeds = data.pop("seeds")
-    if (not isinstance(seeds, list) or not seeds
-            or any(isinstance(s, bool) or not isinstance(s, int) or s < 0 for s in seeds)):
-        raise ConfigError(f"{source}: 'seeds'={seeds!r}: expected a non-empty list of integers >= 0")
+    for i, seed in enumerate(check("seeds", seeds, list[int], ITEMS, str(source))):
+        check(f"seeds[{i}]", seed, int, SEED, str(source))
     if len(set(seeds)) != len(seeds):
         raise ConfigError(f"{source}: 'seeds'={seeds!r}: a seed is listed twice")
     out = []

@@ -22,9 +22,16 @@ from typing import Any, Literal
 
 from lsr_eval.errors import ConfigError, InputError
 from lsr_eval.manifest import read_manifest
+from lsr_eval.settings import Setting, check, setting, validate
 from lsr_eval.train.config import SpladeTrainConfig, load_configs, result_keys
 
 Status = Literal["done", "partial", "new"]
+
+
+#: Training processes per run (torchrun's --nproc-per-node; one per GPU).
+PROCESSES = Setting(help="training processes per run (torchrun; one per GPU)", ge=1, unit="processes")
+#: A training step's time, when no run of the grid has measured one.
+STEP_TIME = Setting(help="seconds per training step, for runs without a measured one", gt=0, unit="seconds")
 
 
 @dataclass
@@ -138,8 +145,7 @@ def find_torchrun() -> str:
 def train_command(run: GridRun, nproc: int = 1, *, torchrun: bool = False) -> list[str]:
     """The command that trains (or resumes) ``run``: ``lsr-eval train --resume``, under torchrun when ``nproc`` > 1
     or ``torchrun`` is asked."""
-    if nproc < 1:
-        raise ConfigError(f"--nproc {nproc}: expected a number of processes >= 1")
+    check("nproc", nproc, int, PROCESSES)
     train = ["-m", "lsr_eval.cli", "train", str(run.config), "--resume"]
     for item in run.overrides:
         train += ["--set", item]
@@ -183,14 +189,17 @@ class SlurmOptions:
     """Resources of each array task. ``gpus`` per task (one torchrun process each when > 1; ``nproc`` overrides
     the process count, e.g. on CPU nodes); ``extra``: further ``#SBATCH`` options, as written."""
 
-    gpus: int = 1
+    gpus: int = setting(1, ge=0, help="GPUs per array task")
     time: str | None = None
     partition: str | None = None
-    cpus: int | None = None
+    cpus: int | None = setting(None, ge=1, help="CPUs per array task")
     mem: str | None = None
-    nproc: int | None = None
+    nproc: int | None = setting(None, like=PROCESSES)
     job_name: str = "lsr-grid"
     extra: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        validate(self)
 
     def processes(self) -> int:
         return self.nproc if self.nproc is not None else max(self.gpus, 1)
@@ -206,8 +215,6 @@ def slurm_script(runs: list[GridRun], options: SlurmOptions, *, log_dir: Path, w
     """
     if not runs:
         raise ConfigError("no run to submit")
-    if options.gpus < 0:
-        raise ConfigError(f"--gpus {options.gpus}: expected a number >= 0")
     lines = ["#!/bin/bash", f"#SBATCH --job-name={options.job_name}", f"#SBATCH --array=0-{len(runs) - 1}",
              "#SBATCH --nodes=1", "#SBATCH --ntasks=1", f"#SBATCH --output={log_dir}/%x-%A_%a.out"]
     if options.gpus:
@@ -287,8 +294,7 @@ def estimate_cost(runs: list[GridRun], *, step_s: float | None = None, processes
     """GPU-hours per run, an estimate: the config's steps times a measured step time: the run's own ``log.jsonl``
     median with the process count it ran with, else that of a run of the grid with the same shape (backbone,
     batch, lengths, negatives: e.g. another k of the same backbone), else ``step_s`` on ``processes`` devices."""
-    if step_s is not None and not step_s > 0:
-        raise ConfigError(f"--step-time {step_s}: expected seconds > 0")
+    check("step_time", step_s, float | None, STEP_TIME)
     measured = {run.shape: run for run in runs if run.step_s is not None}
     rows = []
     for run in runs:

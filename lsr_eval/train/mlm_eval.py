@@ -29,6 +29,8 @@ from lsr_eval.manifest import write_manifest
 from lsr_eval.models.device import resolve_device
 from lsr_eval.models.loading import load_mlm
 from lsr_eval.models.offline import resolve_model
+from lsr_eval.models.options import BATCH_SIZE
+from lsr_eval.settings import check
 from lsr_eval.train.config import MiddleTrainConfig, load_config
 from lsr_eval.train.middle import mask_tokens, masked_logits
 from lsr_eval.train.mlm_text import collect_texts
@@ -78,8 +80,7 @@ def evaluate_masked_lm(mlm: nn.Module, tokenizer, texts: Sequence[str], *, mask_
     """:class:`MaskedLmScore` of ``mlm`` (eval mode, its own device) on ``texts`` (module doc)."""
     if not texts:
         raise InputError("masked-LM evaluation: no text")
-    if batch_size < 1:
-        raise ConfigError(f"batch_size={batch_size}: expected an integer >= 1")
+    check("batch_size", batch_size, int, BATCH_SIZE)
     if tokenizer.mask_token_id is None:
         raise ConfigError("the tokenizer has no mask token; it cannot be scored as a masked LM")
     special = torch.tensor(sorted(set(tokenizer.all_special_ids)))

@@ -17,8 +17,9 @@ from lsr_eval.data.datasets import load_dataset
 from lsr_eval.errors import ConfigError
 from lsr_eval.models.device import resolve_device
 from lsr_eval.models.static_query import IDF
+from lsr_eval.settings import check
 from lsr_eval.train import distributed
-from lsr_eval.train.config import MiddleTrainConfig, SpladeTrainConfig, result_keys
+from lsr_eval.train.config import STOP_AFTER, MiddleTrainConfig, SpladeTrainConfig, result_keys
 from lsr_eval.train.data import build_source
 from lsr_eval.train.middle import MlmFlopsTask, load_texts
 from lsr_eval.train.ranking import RankingTask
@@ -54,6 +55,7 @@ def _run(cfg: SpladeTrainConfig | MiddleTrainConfig, stage: str,
          stop_after: int | None) -> TrainResult:
     """Shared by both entry points: outputs checked, process group and seeds set up, ``build(info, precision)`` ->
     ``(task, init reports, data counts)`` (the first report is the main encoder's), training, teardown."""
+    check("stop_after", stop_after, int | None, STOP_AFTER)
     config = cfg.to_dict()
     key = _config_key(config)
     check_outputs(cfg.output, key, resume=resume, overwrite=overwrite)

@@ -8,12 +8,16 @@ Design notes: docs/design.md."""
 from __future__ import annotations
 
 from lsr_eval.errors import ConfigError
+from lsr_eval.settings import Setting, check
+
+#: An optimizer step (0: before the first), or a number of warm-up steps.
+STEP = Setting(help="optimizer steps", ge=0, unit="steps")
 
 
 def reg_weight(lam: float, warmup: int, t: int) -> float:
     """``lambda * (min(t, T) / T)^2`` (``lambda`` when ``T == 0``)."""
-    if t < 0 or warmup < 0:
-        raise ConfigError(f"reg_weight: step t={t} and warm-up T={warmup} must be >= 0")
+    check("t", t, float, STEP)
+    check("warmup", warmup, float, STEP)
     if warmup == 0:
         return float(lam)
     return float(lam) * (min(t, warmup) / warmup) ** 2

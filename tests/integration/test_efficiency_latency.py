@@ -104,3 +104,24 @@ def test_summary_and_validation(setup):
         measure_latency(QUERIES[:2], encoder, impact, warmup=2)
     with pytest.raises(ConfigError, match="warmup"):
         measure_latency(QUERIES, encoder, impact, warmup=-1)
+
+
+def test_measure_latency_with_pisas_protocol_pools_the_timed_passes(setup):
+    """passes=2: every query encoded and searched once (its hits), then PISA's protocol over the measured ones: an
+    untimed pass and two timed ones, pooled."""
+    encoder, impact, _ = setup
+    calls = []
+    search = impact.search
+
+    class Counting:   # the Anserini searcher has no engine_call: its search is what the passes time
+        def search(self, weights, k, qid="query"):
+            calls.append(qid)
+            return search(weights, k, qid=qid)
+
+    report = measure_latency(QUERIES, encoder, Counting(), k=5, warmup=2, passes=2)
+    assert len(calls) == 6 + 4 * 3        # every query once (warm-up ones too), then the 4 measured: 1 + 2 passes
+    assert report.encode.n == 4 and report.search.n == 8 and report.total.n == 8
+    assert report.samples["total"] == pytest.approx([report.samples["encode"][i % 4] + s
+                                                     for i, s in enumerate(report.samples["search"])])
+    assert report.to_dict()["timed_passes"] == 2 and "timed_passes" not in measure_latency(
+        QUERIES[:3], encoder, impact, k=5, warmup=1).to_dict()

@@ -197,6 +197,12 @@ def test_block_max_wand_over_fixed_40_blocks_is_exact_and_states_its_block_max_d
     with PisaEngine().open(tmp_path / "idx") as s:  # MaxScore, the same blocks: the same exact run
         reference, _ = s.batch_search(queries, k=15, threads=1)
     assert run == reference
+    with engine.open(tmp_path / "idx") as s:  # the call PISA's protocol times: the engine's top k, as many hits
+        calls = {qid: s.engine_call(w, 15) for qid, w in queries.items()}
+        assert all(call() == call() == len(run[qid]) for qid, call in calls.items())
+        assert s.engine_call({}, 15)() == 0 and s.engine_call({"nowhere": 3}, 15)() == 0
+    with pytest.raises(InputError, match="closed"):
+        s.engine_call(queries["q0"], 15)
     for qid, weights in queries.items():
         scores = {d: sum(w * v.get(t, 0) for t, w in weights.items()) for d, v in vectors.items()}
         best = sorted(((d, sc) for d, sc in scores.items() if sc > 0), key=lambda h: (-h[1], h[0]))[:15]

@@ -293,5 +293,6 @@ def test_latency_is_timed_on_ms_marco_dev_only():
 
     bench = load_config(REPO / "pipelines" / "benchmarks" / "paper-efficient-splade.yaml")
     assert bench.efficiency.latency_datasets == ("msmarco-dev",)
+    assert bench.efficiency.timed_passes == 2   # PISA's queries tool: an untimed pass, 2 timed ones pooled
     assert [d for d in bench.datasets if bench.efficiency.times(d, d.spec)] == [bench.datasets[0]]
     assert bench.datasets[0].spec == "msmarco-dev"

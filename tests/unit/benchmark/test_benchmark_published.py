@@ -76,10 +76,10 @@ def test_bad_inputs_are_one_line(tmp_path, capsys):
         f"results are checked against {cards})"]
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({**CARDS, "tolerance_points": -1}))
-    with pytest.raises(ConfigError, match="tolerance_points=-1: expected a number >= 0"):
+    with pytest.raises(ConfigError, match="tolerance_points must be >= 0, got -1"):
         read_published(bad)
     bad.write_text(json.dumps({**CARDS, "published": {"v": {"RR@10": "high"}}}))
-    with pytest.raises(ConfigError, match="published.v must map measures to numbers"):
+    with pytest.raises(ConfigError, match="published.v must be a non-empty mapping of strings to numbers"):
         read_published(bad)
 
 

@@ -43,8 +43,8 @@ class Evil:
 @pytest.mark.parametrize("obj, match", [
     ({1: {2: Evil()}}, "names (posix|nt).system; a teacher-score file holds dicts, strings and numbers only"),
     ({1: {2: np.int64(3)}}, "numpy int64 values, not floats"),
-    ([1, 2], "expected a dict of query ids"),
-    ({1: [2, 3]}, "query 1 maps to list"),
+    ([1, 2], r"bad.pkl.gz: the teacher scores must be a mapping, got \[1, 2\]"),
+    ({1: [2, 3]}, r"bad.pkl.gz: query 1 must be a mapping, got \[2, 3\]"),
     ({1: {2: float("nan")}}, r"score of \(1, 2\) is nan, not finite"),
 ])
 def test_anything_else_is_refused_in_one_line(tmp_path, monkeypatch, obj, match):

@@ -58,9 +58,9 @@ def test_registry_is_a_table_of_ranx_metrics():
 @pytest.mark.parametrize("text, message", [
     ("BLEU@4", r"unknown measure 'BLEU@4'; known families: nDCG .*RR .*R .*P .*MAP"),
     ("nDCG@10(rel=2)", r"nDCG uses graded relevance and takes no rel level"),
-    ("R@0", r"cutoff must be a positive integer, got 0"),
+    ("R@0", r"R: cutoff must be >= 1, got 0"),
     ("R@ten", r"cutoff 'ten' is not a positive integer"),
-    ("R@10(rel=0)", r"rel must be a positive integer, got 0"),
+    ("R@10(rel=0)", r"R: rel must be >= 1, got 0"),
     ("R@10(rel=x)", r"rel 'x' is not a positive integer"),
     ("R@10(judged_only=True)", r"unknown parameter 'judged_only=True'"),
     ("R(rel=2)@10(rel=3)", r"give parameters once"),

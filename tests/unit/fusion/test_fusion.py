@@ -87,7 +87,7 @@ def test_depth_cuts_in_trec_order():
      "unknown normalisation 'l2'; allowed: min-max, max, sum, zmuv, rank, borda, none"),
     ({"method": "wsum"}, "wsum needs one weight per run"),
     ({"method": "wsum", "params": {"weights": [1.0]}}, "1 weights for 2 runs"),
-    ({"method": "wsum", "params": {"weights": [-1, 2]}}, "weights must be >= 0"),
+    ({"method": "wsum", "params": {"weights": [-1, 2]}}, "wsum: weight must be >= 0, got -1"),
     ({"method": "rrf", "params": {"weights": [1, 1]}}, "rrf takes no parameter weights; its parameters: k"),
     ({"method": "rrf", "params": {"k": 1.5}}, "k=1.5 must be an integer"),
     ({"method": "gmnz"}, "gmnz needs gamma"),
@@ -101,7 +101,7 @@ def test_errors(kwargs, message):
 
 
 def test_one_run_refused():
-    with pytest.raises(ConfigError, match="at least two runs"):
+    with pytest.raises(ConfigError, match="runs must be >= 2, got 1"):
         fuse([RUN_A], "rrf")
 
 
@@ -111,7 +111,7 @@ def test_weight_grid():
     # compositions of 10 into 3 parts: C(12, 2) = 66 (ranx's float filter sum == 1.0 drops some, e.g. .1+.2+.7)
     assert len(grid) == 66 and (0.1, 0.2, 0.7) in grid
     assert weight_grid(2, 0.25) == [(0.0, 1.0), (0.25, 0.75), (0.5, 0.5), (0.75, 0.25), (1.0, 0.0)]
-    with pytest.raises(ConfigError, match="must divide 1"):
+    with pytest.raises(ConfigError, match="weight step must be 1 divided by a whole number .*got 0.3"):
         weight_grid(2, 0.3)
 
 

@@ -112,7 +112,7 @@ def test_bad_cells_name_file_and_line(tmp_path):
     with pytest.raises(InputError, match=r"manifest\.json:2: malformed JSON"):
         load_training_run(run)
     (run / "manifest.json").write_text("[]")
-    with pytest.raises(InputError, match=r"manifest\.json: expected a JSON object, got list"):
+    with pytest.raises(InputError, match=r"manifest\.json: the file must be a mapping, got \[\]"):
         load_training_run(run)
 
 

@@ -90,3 +90,22 @@ def test_unknown_keys_of_any_type_are_named():
 
     with pytest.raises(ConfigError, match="^c.yaml: unknown key 'x.1'; allowed: b, d, e"):
         section(Probe, {1: "a", "zz": 2, "n": 1}, "c.yaml", "x.")
+
+
+@pytest.mark.parametrize("tp, least, value, message", [
+    (list[str], 1, ["a", 1], "x must be a non-empty list of strings, got ['a', 1]"),   # each item has the type
+    (list[str], 1, [], "x must be a non-empty list of strings, got []"),                 # at least one item
+    (list[str], 2, ["a"], "x must be a list of at least 2 strings, got ['a']"),
+    (tuple[str, ...], None, "ab", "x must be a list of strings, got 'ab'"),               # a text is no list
+    (dict[str, float], None, {"a": "high"}, "x must be a mapping of strings to numbers, got {'a': 'high'}"),
+    (str, 1, "", "x must be a non-empty string, got ''"),
+    (list | tuple, None, 3, "x must be a list, got 3"),                                   # said once
+])
+def test_lists_and_mappings_check_their_items_and_size(tp, least, value, message):
+    from lsr_eval.settings import Setting, check
+
+    with pytest.raises(SettingError) as caught:
+        check("x", value, tp, Setting(help="a probe", min_items=least))
+    assert str(caught.value) == message
+    assert check("x", ["a", "b"], list[str], Setting(help="p", min_items=2)) == ["a", "b"]
+    assert check("x", ("a",), tuple[str, ...], Setting(help="p", min_items=1)) == ("a",)   # a YAML list or a tuple

@@ -38,7 +38,7 @@ def test_capped_at_one_ties_and_order_kept():
 
 @pytest.mark.parametrize("bad", [0, 1])
 def test_a_family_smaller_than_its_tests_is_refused(bad):
-    with pytest.raises(ConfigError, match="number of comparisons"):
+    with pytest.raises(ConfigError, match=f"comparisons must be >= 2, got {bad}"):
         holm([0.01, 0.02], comparisons=bad)
     with pytest.raises(ConfigError, match="correction='sidak'"):
         correct(P, "sidak")
