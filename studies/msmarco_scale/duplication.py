@@ -240,6 +240,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--work", default=str(REPO / "work" / "msmarco-scale"),
                    help="scale.py's work folder (real.json, queries.json; D2's 1M collection if there)")
     p.add_argument("--pools", type=int, nargs="+", default=list(POOLS))
+    p.add_argument("--stages", nargs="+", choices=STAGES, default=list(STAGES),
+                   help="run only these stages (the others are read if done): the builds while other work runs, the "
+                        "searches on an idle machine")
     p.add_argument("--child", choices=STAGES)
     p.add_argument("--pool", type=int)
     p.add_argument("--result")
@@ -257,6 +260,10 @@ def main(argv: list[str] | None = None) -> int:
     for pool in args.pools:
         row: dict[str, Any] = {}
         for stage in STAGES:
+            done = (work / f"dup-{pool}" / f"result-{stage}.json").is_file()
+            if stage not in args.stages and not done:
+                stages[f"{pool}/{stage}"] = {"status": "not run yet"}
+                break
             rec = run_stage(work, stage, pool)
             stages[f"{pool}/{stage}"] = rec
             print(json.dumps({"pool": pool, "stage": stage, **rec}), flush=True)
