@@ -18,9 +18,17 @@ def full_history() -> bool:
     return git("rev-parse", "--is-shallow-repository").stdout.strip() == "false"
 
 
+def as_now(commit: str, paths: list[str]) -> bool:
+    """Whether ``paths`` read at ``commit`` as they do now (in the working tree)."""
+    return git("diff", "--quiet", commit, "--", *paths).returncode == 0
+
+
 def registration_commit(paths: list[str]) -> str:
-    """The last commit that changed any of ``paths`` ("" when none did)."""
-    return git("log", "-1", "--format=%H", "--", *paths).stdout.strip()
+    """The commit that registered ``paths`` as they read now: the oldest commit that changed any of them and at which
+    they read as now ("" when none did). A change undone later does not move it; a run must also have read them as
+    now (:func:`as_now`), so a run made while they differed still fails."""
+    same = [c for c in git("log", "--format=%H", "--", *paths).stdout.split() if as_now(c, paths)]
+    return same[-1] if same else ""
 
 
 def descends(commit: str, registered: str) -> bool:

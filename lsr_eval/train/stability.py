@@ -18,12 +18,9 @@ from dataclasses import asdict, dataclass
 from typing import Any, Iterable, Mapping
 
 from lsr_eval.errors import InputError
-from lsr_eval.settings import Setting, check
 
 WINDOW = 10
 TOLERANCE = 0.05
-#: Documents scored per query by InfoNCE (the positive and its negatives).
-CANDIDATES = Setting(help="documents per query of an InfoNCE loss (the positive and at least one negative)", ge=2)
 
 
 @dataclass(frozen=True)
@@ -51,7 +48,8 @@ def stability(records: Iterable[Mapping[str, Any]], candidates: int, *, key: str
               tolerance: float = TOLERANCE) -> Stability:
     """:class:`Stability` of a run's log ``records`` (one per step, ``None`` for a non-finite value) for an InfoNCE
     loss over ``candidates`` documents per query."""
-    check("candidates", candidates, int, CANDIDATES)
+    if candidates < 2:
+        raise InputError(f"candidates={candidates}: InfoNCE needs at least 2 candidates per query")
     rows = sorted(records, key=lambda r: r["step"])
     if not rows:
         raise InputError("stability: the log has no record")

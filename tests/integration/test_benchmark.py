@@ -175,7 +175,8 @@ def test_sweep_reuses_one_encoding_and_costs_every_system(tmp_path):
     ({"sweep": [{"system": "splade", "top_k": [5]}]}, "unknown key 'top_k'; allowed: doc_threshold, doc_top_k"),
     ({"efficiency": {"latency_queries": 0}}, "efficiency: latency_queries must be >= 1, got 0$"),
     ({"efficiency": {"latency_datasets": ["nope"]}}, "latency_datasets names 'nope', not a dataset of this benchmark"),
-    ({"efficiency": {"latency_datasets": "tiny"}}, "latency_datasets='tiny'; expected a list of dataset names"),
+    ({"efficiency": {"latency_datasets": "tiny"}},
+     "efficiency: latency_datasets must be a non-empty list of strings, got 'tiny'"),
 ])
 def test_config_is_validated_before_anything_runs(tmp_path, over, message):
     path = _config(tmp_path, **over)
@@ -249,7 +250,8 @@ def test_latency_rounds_interleave_systems_and_keep_each_querys_fastest_time(mon
         return {"samples_ms": {"total": times[system][sum(s == system for s in order) - 1]}}
 
     monkeypatch.setattr(run, "_latency", fake)
-    out = run._measure_latencies({"a": ("a", None), "b": ("b", None)}, None, SimpleNamespace(rounds=3), {}, None)
+    cfg = SimpleNamespace(rounds=3, timed_passes=None)
+    out = run._measure_latencies({"a": ("a", None), "b": ("b", None)}, None, cfg, {}, None)
     assert order == ["a", "b", "b", "a", "a", "b"]  # each round starts one system later
     assert firsts == [True, True, False, False, False, False]  # one-off costs (encoder GFLOP) in round one only
     assert out["a"]["samples_ms"]["total"] == [2.0, 0.5] and out["b"]["samples_ms"]["total"] == [8.0, 9.0]

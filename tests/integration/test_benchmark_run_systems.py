@@ -148,9 +148,10 @@ def test_dataset_paths_are_checked_before_anything_runs(tmp_path, spec, extra, m
 
 
 @pytest.mark.parametrize("system, message", [
-    ({"name": "x", "kind": "run"}, "a run system needs 'path'"),
+    ({"name": "x", "kind": "run"}, "path must be a non-empty string, got None"),
     ({"name": "x", "kind": "run", "path": "r.trec", "model": "m"}, "unknown key 'model' for a run system"),
-    ({"name": "x", "kind": "run", "path": "r.trec", "costs": {"flops": 1.0}}, "costs need a source"),
+    ({"name": "x", "kind": "run", "path": "r.trec", "costs": {"flops": 1.0}},
+     "costs: source must be a non-empty string, got None"),
     ({"name": "x", "kind": "run", "path": "r.trec", "costs": {"flops": -1, "source": "s"}},
      r"systems\[1\] \(x\): costs: flops must be >= 0, got -1$"),
     ({"name": "x", "kind": "run", "path": "r.trec", "costs": {"qps": 3, "source": "s"}}, "unknown key 'qps'"),
@@ -170,7 +171,7 @@ def test_run_system_settings_are_validated(tmp_path, system, message):
     ({"fusion": [{"name": "f", "method": "sum", "runs": ["a", "b"], "tune": {"cv": 3}}]}, "no parameter to tune"),
     ({"fusion": [{"name": "f", "method": "wsum", "runs": ["a", "b"], "tune": True}]}, "needs a tune_split"),
     ({"significance": {"baseline": ["a", "zz"]}}, "significance baseline 'zz' is not a system"),
-    ({"significance": {"baseline": ["a", "a"]}}, "list of distinct systems"),
+    ({"significance": {"baseline": ["a", "a"]}}, "significance baseline must name distinct systems"),
 ])
 def test_tune_and_significance_settings_are_validated(tmp_path, over, message):
     with pytest.raises(ConfigError, match=message):

@@ -33,7 +33,7 @@ def test_read_stand_ins_file_relative_and_items_win(tmp_path):
     with pytest.raises(ConfigError, match="expected ID=PATH"):
         read_stand_ins(["org/a"])
     (tmp_path / "bad.yaml").write_text("- a\n")
-    with pytest.raises(ConfigError, match="bad.yaml: expected a mapping"):
+    with pytest.raises(ConfigError, match="bad.yaml: stand-ins must be a mapping of strings to strings"):
         read_stand_ins((), tmp_path / "bad.yaml")
 
 

@@ -229,7 +229,9 @@ CHECKED_ABOVE = ("benchmarks/*", "benchmarks/*/runs/*/*", "report", "reproduce",
                  "studies/confirm-rescale-nfcorpus-controls/long/*/*/dev",
                  "studies/msmarco-scale-generator",  # tests/unit/test_msmarco_scale_generator.py
                  "studies/msmarco-scale-memory",
-                 "studies/msmarco-scale-8.8m")  # the last two: tests/unit/test_msmarco_scale_memory.py
+                 "studies/msmarco-scale-8.8m",  # the last two: tests/unit/test_msmarco_scale_memory.py
+                 "studies/pisa-timing",  # tests/unit/test_pisa_timing_study.py
+                 "studies/msmarco-scale-duplication")  # tests/unit/test_msmarco_scale_duplication.py
 #: folders named after their hardware: suffix -> (CPU flags the manifest must record, flags it must not)
 HARDWARE_NAMES = {"-cpu-avx2": ({"avx2"}, {"avx512_bf16", "amx_bf16"})}
 

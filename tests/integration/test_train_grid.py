@@ -149,7 +149,7 @@ def test_estimate_is_steps_times_step_time_times_processes(tmp_path):
     unknown = grid.estimate_cost(runs)
     assert [r.gpu_hours for r in unknown] == [None, None]
     assert "over 0 of 2 runs" in grid.format_cost(unknown) and "--step-time" in grid.format_cost(unknown)
-    with pytest.raises(ConfigError, match="--step-time"):
+    with pytest.raises(ConfigError, match="step_time must be"):
         grid.estimate_cost(runs, step_s=0)
 
 

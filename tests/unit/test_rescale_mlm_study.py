@@ -9,7 +9,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from study_registration import descends, full_history, registration_commit
+from study_registration import as_now, descends, full_history, registration_commit
 
 from lsr_eval.models.diagnostics import suggest_k
 
@@ -42,11 +42,11 @@ def test_the_grid_was_registered_before_its_test_evaluation():
     registered = registration_commit(REGISTERED)
     assert registered, "the grid's configs are not in the history"
     test_commit = _manifest(TEST)["commit"]
-    assert descends(test_commit, registered), \
+    assert descends(test_commit, registered) and as_now(test_commit, REGISTERED), \
         f"the grid's configs changed ({registered}) after its test evaluation ran at {test_commit}"
     for run in GRID:
         train = _manifest(RESULTS / "train" / f"rescale-mlm-minilm-{run}" / "manifest.json")
-        assert descends(train["commit"], registered), run
+        assert descends(train["commit"], registered) and as_now(train["commit"], REGISTERED), run
     for config in MLM_CONFIGS:                           # each backbone stage's config precedes its training
         run = Path(config).stem
         manifest = _manifest(RESULTS / "train" / run / "manifest.json")
