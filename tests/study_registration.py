@@ -31,6 +31,15 @@ def registration_commit(paths: list[str]) -> str:
     return same[-1] if same else ""
 
 
+def ran_after_registration(manifest: Path, registration: str) -> bool:
+    """Whether the result whose ``manifest`` records its commit was made at or after the commit that added the study's
+    ``registration`` file (its pre-registration)."""
+    import json
+
+    added = git("log", "--diff-filter=A", "--format=%H", "--", registration).stdout.split()
+    return bool(added) and descends(json.loads(manifest.read_text())["commit"], added[-1])
+
+
 def descends(commit: str, registered: str) -> bool:
     """Whether ``commit`` is ``registered`` or one of its descendants."""
     return git("merge-base", "--is-ancestor", registered, commit).returncode == 0
