@@ -225,10 +225,14 @@ def summary_md(doc: dict[str, Any]) -> str:
                      f"{cell(p.get('seismic_recall_at_10'), '{:.3f}')} | {cell(p.get('seismic_mean_ms'), '{:.2f}')} |")
     v = doc["verdict"]
     lines.append("")
-    if v["status"] == "complete":
+    if v["status"] == "complete":   # the largest move in magnitude, said with its sign, measure and pool
+        pool, what, move = max(((p, w, x) for p, m in v["moves"].items() for w, x in m.items()),
+                               key=lambda t: abs(t[2]))
+        named = {"latency": "PISA's mean latency", "kth_score_k10": "the median k-th score at k = 10"}[what]
         lines.append(f"Registered rule (a move of more than {v['threshold']:.0%} in PISA's mean latency or the median "
-                     f"k-th score at k = 10 against the 5,000 pool): largest move {v['largest_move']:+.1%} -> "
-                     f"duplication {'matters' if v['duplication_matters'] else 'does not matter'} by that rule.")
+                     f"k-th score at k = 10 against the 5,000 pool): largest move {move:+.1%} ({named}, "
+                     f"{int(pool):,} templates) -> duplication "
+                     f"{'matters' if v['duplication_matters'] else 'does not matter'} by that rule.")
     else:
         lines.append("Registered rule: not decided yet (not every pool measured).")
     return "\n".join(lines) + "\n"
