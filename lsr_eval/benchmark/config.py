@@ -23,7 +23,6 @@ from lsr_eval.models.offline import OFFLINE_MODELS
 from lsr_eval.models.options import QueryRuntime
 from lsr_eval.pipeline.settings import STAGE_OF, STAGES, SpladeSettings
 from lsr_eval.settings import Setting, SettingError, check, check_as, describe, section, setting, validate
-from lsr_eval.significance.compare import ALPHA
 
 SystemKind = Literal["bm25", "splade", "run"]
 #: Keys of a ``kind: run`` system besides ``name`` and ``kind``.
@@ -113,7 +112,7 @@ def _corrections() -> tuple[str, ...]:
 class SignificanceEntry:
     baseline: str | tuple[str, ...]  #: one system, or several (each tested on its own)
     test: str = setting("t-test", choices=_tests, help="the paired test (lsr_eval.significance.compare)")
-    alpha: float = setting(0.05, like=ALPHA)
+    alpha: float = setting(0.05, gt=0, lt=1, help="the family's significance level")   # as significance.ALPHA
     measures: tuple[str, ...] = ()
     correction: str = setting("bonferroni", choices=_corrections, help="the multiple-comparison correction "
                                                         "(lsr_eval.significance.correction)")
