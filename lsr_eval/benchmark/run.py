@@ -13,7 +13,6 @@ import re
 import shutil
 import socket
 from dataclasses import asdict
-from functools import partial
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
@@ -272,7 +271,7 @@ def _latency(system: SystemEntry, dataset: Dataset, run_dir: Path, cfg, models: 
             if cfg.timed_passes:  # the warm-up queries once, then PISA's protocol over the measured ones
                 for q in queries[:cfg.warmup]:
                     s.search(q.text, cfg.hits)
-                ms = timed_passes([partial(s.search, q.text, cfg.hits) for q in queries[cfg.warmup:]],
+                ms = timed_passes(engine_calls(s, [q.text for q in queries[cfg.warmup:]], cfg.hits),
                                   cfg.timed_passes)
             else:
                 ms, _ = timed(lambda q: s.search(q.text, cfg.hits), queries, cfg.warmup)

@@ -297,15 +297,20 @@ class PisaSearcher(ClosingSearcher):
         self.scoring = dict(built) if built else scoring({})  # the scorer and block size the index was built with
         self._ctx = _prepare(self.index, index_encoding, **self.scoring)
 
+    def _context(self) -> Any:
+        """The open retrieval context (one line if the searcher is closed)."""
+        if self._ctx is None:
+            raise InputError(f"the PISA searcher over {self.index} is closed")
+        return self._ctx
+
     def _retrieve(self, queries: list[dict[str, float]], k: int, threads: int) -> list[tuple[Any, list[str]]]:
         """PISA's top ``k`` of each query as ``(float32 scores, docids)``, best first (ties in PISA's order), from
         one ``retrieve`` call into preallocated arrays; a query's rows are contiguous in PISA's output."""
-        if self._ctx is None:
-            raise InputError(f"the PISA searcher over {self.index} is closed")
+        ctx = self._context()
         rows = len(queries) * k
         qidxs, ranks = np.empty(rows, dtype=np.int32), np.empty(rows, dtype=np.int32)
         docnos, scores = np.empty(rows, dtype=object), np.empty(rows, dtype=np.float32)
-        size = self._retrieve_fn(self._ctx, self.query_algorithm, list(enumerate(queries)), k=k, threads=threads,
+        size = self._retrieve_fn(ctx, self.query_algorithm, list(enumerate(queries)), k=k, threads=threads,
                                  pretokenised=1, query_weighted=1, result_qidxs=qidxs, result_docnos=docnos,
                                  result_ranks=ranks, result_scores=scores)
         scores, docids = scores[:size], docnos[:size].tolist()
@@ -355,10 +360,8 @@ class PisaSearcher(ClosingSearcher):
         the tie check and re-query of :meth:`search`. What it times is what PISA's ``queries`` tool times (cursor
         setup, the algorithm, the final sort) plus the binding's own per-call work (argument parsing, term lookup,
         its stabilising sort, the docid strings and their array). Returns the number of hits."""
-        if self._ctx is None:
-            raise InputError(f"the PISA searcher over {self.index} is closed")
+        ctx, retrieve, algorithm = self._context(), self._retrieve_fn, self.query_algorithm
         check_k(k)
-        ctx, retrieve, algorithm = self._ctx, self._retrieve_fn, self.query_algorithm
         query = [(0, self._query(weights))]
         qidxs, ranks, scores = np.empty(k, np.int32), np.empty(k, np.int32), np.empty(k, np.float32)
 
