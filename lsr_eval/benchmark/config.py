@@ -23,6 +23,7 @@ from lsr_eval.models.offline import OFFLINE_MODELS
 from lsr_eval.models.options import QueryRuntime
 from lsr_eval.pipeline.settings import STAGE_OF, STAGES, SpladeSettings
 from lsr_eval.settings import Setting, SettingError, check, check_as, describe, section, setting, validate
+from lsr_eval.settings.shared import ALPHA, DEFAULT_ALPHA, DEFAULT_FOLD_SEED, FOLD_SEED, FOLDS
 
 SystemKind = Literal["bm25", "splade", "run"]
 #: Keys of a ``kind: run`` system besides ``name`` and ``kind``.
@@ -72,8 +73,8 @@ class SystemEntry:
 class CrossValidation:
     """``tune: {cv: K, seed: S}``: K-fold cross-validation over the reported queries, folds drawn with ``seed``."""
 
-    cv: int = setting(ge=2, unit="folds", help="folds of the cross-validation over the reported queries")
-    seed: int = setting(0, help="the seed the folds are drawn with")
+    cv: int = setting(like=FOLDS)
+    seed: int = setting(DEFAULT_FOLD_SEED, like=FOLD_SEED)
 
     def __post_init__(self) -> None:
         validate(self)
@@ -112,7 +113,7 @@ def _corrections() -> tuple[str, ...]:
 class SignificanceEntry:
     baseline: str | tuple[str, ...]  #: one system, or several (each tested on its own)
     test: str = setting("t-test", choices=_tests, help="the paired test (lsr_eval.significance.compare)")
-    alpha: float = setting(0.05, gt=0, lt=1, help="the family's significance level")   # as significance.ALPHA
+    alpha: float = setting(DEFAULT_ALPHA, like=ALPHA)
     measures: tuple[str, ...] = ()
     correction: str = setting("bonferroni", choices=_corrections, help="the multiple-comparison correction "
                                                         "(lsr_eval.significance.correction)")

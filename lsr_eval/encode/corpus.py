@@ -22,14 +22,11 @@ from lsr_eval.encode.batching import check_batching, check_finite, chunked, clea
 from lsr_eval.encode.finalize import finalize_encoding
 from lsr_eval.encode.protocol import SparseVectors, TextEncoder
 from lsr_eval.errors import ConfigError, InputError
+from lsr_eval.models.options import DEFAULT_SHARD_SIZE, SHARD_SIZE
 from lsr_eval.settings import Setting, check
 
 log = logging.getLogger(__name__)
 
-#: documents per shard: the work a crash can lose, and ~8 bytes x active dims of memory per document.
-DEFAULT_SHARD_SIZE = 50_000
-#: Documents per shard of an encoded folder (what a crash loses), declared once.
-SHARD_SIZE = Setting(help="documents per cached shard (what a crash loses)", ge=1, unit="documents")
 DEFAULT_BATCH_SIZE = 32
 #: batches per length-sorting window.
 DEFAULT_WINDOW_BATCHES = 100

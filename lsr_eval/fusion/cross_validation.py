@@ -23,12 +23,12 @@ from lsr_eval.errors import ConfigError
 from lsr_eval.fusion.fuse import FusionCounts, Prepared, check_inputs, fuse_prepared, jsonable
 from lsr_eval.fusion.methods import DEFAULT_WEIGHT_STEP, Settings, check_norm, get_method
 from lsr_eval.fusion.tune import Tuning, tune_weights
-from lsr_eval.settings import Setting, check
+from lsr_eval.settings import check
+from lsr_eval.settings.shared import DEFAULT_FOLD_SEED, FOLD_SEED, FOLDS
 
 log = logging.getLogger(__name__)
 
 #: Seed of the fold assignment when none is given.
-DEFAULT_SEED = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,12 +81,6 @@ def assign_folds(judged: Sequence[str], unjudged: Sequence[str], k: int, seed: i
     return out
 
 
-#: The folds of a cross-validation and the seed they are drawn with (a benchmark's ``tune: {cv: K, seed: S}``
-#: declares the same constraint in its config, which must not load numpy by importing this module).
-FOLDS = Setting(help="folds of the cross-validation over the reported queries", ge=2, unit="folds")
-SEED = Setting(help="the seed the folds are drawn with")
-
-
 def check_k(k: Any, judged: int | None = None) -> int:
     """``k`` is an integer >= 2 and (when ``judged`` is given) at most the number of judged queries."""
     check("k", k, int, FOLDS)
@@ -96,7 +90,7 @@ def check_k(k: Any, judged: int | None = None) -> int:
 
 
 def cross_validate(runs: Sequence[Run], qrels: Qrels, method: str = "wsum", norm: str | None = None,
-                   metric: str = "nDCG@10", *, k: int, seed: int = DEFAULT_SEED, step: float = DEFAULT_WEIGHT_STEP,
+                   metric: str = "nDCG@10", *, k: int, seed: int = DEFAULT_FOLD_SEED, step: float = DEFAULT_WEIGHT_STEP,
                    depth: int | None = None, names: Sequence[str] | None = None) -> CrossValidated:
     """Fuse ``runs`` (on the reported queries) with parameters chosen by ``k``-fold cross-validation over the
     queries of ``qrels`` (see the module doc). ``metric``, ``step`` and ``depth`` are those of
@@ -106,7 +100,7 @@ def cross_validate(runs: Sequence[Run], qrels: Qrels, method: str = "wsum", norm
     if not qrels:
         raise ConfigError("cross-validation needs the qrels of the reported queries; they hold none")
     check_k(k, len(qrels))
-    check("seed", seed, int, SEED)
+    check("seed", seed, int, FOLD_SEED)
     check_inputs(runs, names)
     answered = {q for run in runs for q, hits in run.items() if hits}
     folds = []

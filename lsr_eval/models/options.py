@@ -36,6 +36,10 @@ VOCAB_SIZE = Setting(help="terms in the vocabulary", ge=1, unit="terms")
 #: The quantisation scale: an integer impact is round(weight x scale).
 SCALE = Setting(help="quantisation scale (integer impact = round(weight x scale))", gt=0)
 BATCH_SIZE = Setting(help="texts per forward pass", ge=1, unit="texts")
+#: Documents per shard of an encoded folder: the work a crash can lose, and ~8 bytes x active dims of memory per
+#: document.
+SHARD_SIZE = Setting(help="documents per cached shard (what a crash loses)", ge=1, unit="documents")
+DEFAULT_SHARD_SIZE = 50_000
 #: A term budget, declared once for the encoders' sparsification, export pruning and the SPLADE settings that set
 #: them: the top-k weights of a vector, and the threshold a weight must exceed.
 TOP_K = Setting(help="keep the top-k weights of a vector", ge=1, unit="terms")

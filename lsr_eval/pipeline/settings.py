@@ -23,9 +23,11 @@ from lsr_eval.models.options import (
     BATCH_SIZE,
     DEFAULT_DEVICE,
     DEFAULT_PRECISION,
+    DEFAULT_SHARD_SIZE,
     DEVICE,
     MAX_LENGTH,
     RESCALE_K,
+    SHARD_SIZE,
     THRESHOLD,
     TOP_K,
     HeadInitRule,
@@ -79,8 +81,7 @@ class EncodeOptions:
     query_threshold: float | None = setting(None, like=THRESHOLD, help="the queries' threshold (null: threshold)")
     drop_special: bool = setting(True, help="drop special tokens ([CLS], [SEP], ...)")
     batch_size: int = setting(32, like=BATCH_SIZE)
-    shard_size: int = setting(50_000, ge=1, unit="documents",
-                              help="documents per cached shard (what a crash loses)")
+    shard_size: int = setting(DEFAULT_SHARD_SIZE, like=SHARD_SIZE)
 
     def __post_init__(self) -> None:
         validate(self)

@@ -17,7 +17,8 @@ from typing import Any, Iterable, Literal, Mapping, get_args
 from lsr_eval.data.types import Qrels, Run
 from lsr_eval.errors import ConfigError, InputError
 from lsr_eval.evaluation import evaluate
-from lsr_eval.settings import Setting, check
+from lsr_eval.settings import check
+from lsr_eval.settings.shared import ALPHA, DEFAULT_ALPHA
 from lsr_eval.significance.correction import Correction, check_correction, correct
 from lsr_eval.significance.randomisation import DEFAULT_PERMUTATIONS, DEFAULT_SEED, randomisation_test
 from lsr_eval.significance.ttest import paired_t_test
@@ -26,8 +27,6 @@ from lsr_eval.significance.ttest import paired_t_test
 MARKER = "†"
 #: Markers of a significant difference by its sign (tables of the benchmark and of ``evaluate --baseline``).
 BETTER, WORSE = "†", "↓"
-#: Significance level.
-DEFAULT_ALPHA = 0.05
 
 Test = Literal["t-test", "randomisation"]
 TESTS: tuple[str, ...] = get_args(Test)
@@ -43,7 +42,6 @@ PerQuery = Mapping[str, Mapping[str, Mapping[str, float]]]
 
 
 #: The significance level of a family of tests.
-ALPHA = Setting(help="the family's significance level", gt=0, lt=1)
 
 
 def _check(per_query: PerQuery, baseline: str) -> list[str]:
