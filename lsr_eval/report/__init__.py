@@ -6,6 +6,8 @@ folder (``RESULTS/<benchmark>/table.json|csv`` + ``manifest.json``, ``RESULTS/tr
 - :mod:`.tables`: rescaling, efficiency and per-benchmark tables (:class:`.table.Table`: Markdown, LaTeX, HTML, CSV);
   :mod:`.summary`: what was read; :mod:`.formatting`: how numbers are written;
 - :mod:`.plots`: trade-off (with :mod:`.pareto` fronts), training-curve and head-norm figures (:mod:`.best_k`);
+- :mod:`.scaling`: engines across collection sizes (latency by size, recall against latency), with each
+  figure's ``figure.csv``;
 - :mod:`.html` and :mod:`.build`: the whole report (:func:`write_report`), as ``lsr-eval report`` writes it.
 
 matplotlib is imported only when a figure is drawn.

@@ -1,0 +1,83 @@
+"""D4's figures and the page's tables (studies/msmarco_scale/README.md, D4), made from the committed ``engines.json``
+only: lsr-eval's report module draws each figure and writes its ``figure.csv``.
+
+    python studies/msmarco_scale/report.py results/studies/msmarco-scale-engines
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+QUERY_SETTINGS = {"q256": "256-term queries", "q32": "32-term queries"}
+EXACT = {("pisa", "exact"), ("anserini", "exact"), ("bmp", "safe")}
+LABEL = "real queries, generated documents"
+
+
+def frame(doc: dict[str, Any]) -> pd.DataFrame:
+    """One row per size, engine, setting, query setting and k, as lsr_eval.report.scaling draws them."""
+    return pd.DataFrame([{"documents": r["size"], "engine": r["engine"], "setting": r["setting"],
+                          "queries": QUERY_SETTINGS[r["qset"]], "k": r["k"],
+                          "latency_mean_ms": r["latency_ms"]["mean"], "recall_at_10": r.get("recall_at_10"),
+                          "recall_at_1000": r.get("recall_at_1000")} for r in doc["rows"]])
+
+
+def figures(doc: dict[str, Any], folder: Path) -> dict[str, pd.DataFrame]:
+    """Both figures written under ``folder/figures/``; returns each figure's drawn rows by name."""
+    from lsr_eval.report.scaling import latency_by_size, recall_by_latency, write_figure
+
+    data = frame(doc)
+    drawn = {}
+    fig, drawn["latency-by-size"] = latency_by_size(data, f"Mean latency against collection size ({LABEL})")
+    write_figure(fig, drawn["latency-by-size"], folder / "figures" / "latency-by-size")
+    largest = int(data["documents"].max())
+    approx = data[[(e, s) not in EXACT for e, s in zip(data["engine"], data["setting"])]]
+    name = f"recall-latency-{largest}"
+    fig, drawn[name] = recall_by_latency(approx, largest, 10, f"Recall@10 against mean latency at {largest:,} "
+                                                              f"documents ({LABEL})")
+    write_figure(fig, drawn[name], folder / "figures" / name)
+    return drawn
+
+
+def _ms_recall(row: pd.Series | None, k: int) -> str:
+    if row is None:
+        return ""
+    recall = row.get(f"recall_at_{k}")
+    return f"{row['latency_mean_ms']:.2f}" + ("" if pd.isna(recall) else f" ({recall:.3f})")
+
+
+def tables_md(doc: dict[str, Any]) -> str:
+    """The page's table: mean latency (ms) and, for every engine but PISA, recall@k in brackets, per size, engine
+    and setting, for each query setting and k."""
+    data = frame(doc)
+    columns = [("256-term queries", 10), ("256-term queries", 1000), ("32-term queries", 10)]
+    lines = ["| documents | engine | setting | 256 terms, k=10: ms (recall) | 256 terms, k=1000: ms (recall) | "
+             "32 terms, k=10: ms (recall) |", "|---|---|---|---|---|---|"]
+    for (n, engine, setting), group in data.groupby(["documents", "engine", "setting"], sort=False):
+        cells = []
+        for q, k in columns:
+            hit = group[(group["queries"] == q) & (group["k"] == k)]
+            cells.append(_ms_recall(None if hit.empty else hit.iloc[0], k))
+        lines.append(f"| {n:,} | {engine} | {setting} | {' | '.join(cells)} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("folder", help="the result folder (engines.json)")
+    args = p.parse_args(argv)
+    folder = Path(args.folder)
+    doc = json.loads((folder / "engines.json").read_text())
+    figures(doc, folder)
+    (folder / "tables.md").write_text(tables_md(doc))
+    print((folder / "tables.md").read_text())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
