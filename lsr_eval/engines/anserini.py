@@ -14,7 +14,7 @@ from lsr_eval.anserini.indexer import build_index
 from lsr_eval.anserini.jvm import info
 from lsr_eval.defaults import LUCENE_MAX_CLAUSES
 from lsr_eval.engines.base import BuildCounts, check_index_engine, write_marker
-from lsr_eval.errors import ConfigError, LsrEvalError
+from lsr_eval.errors import LsrEvalError
 from lsr_eval.export.jsonl import open_collection_file
 
 NAME = "anserini"
@@ -42,9 +42,6 @@ class AnseriniEngine:
         return {"engine": NAME, "index": "Lucene impact (IndexCollection -impact -pretokenized)", "java": info()}
 
     def build(self, collection: Path, index: Path, threads: int = 2) -> BuildCounts:
-        index = Path(index)
-        if index.exists() and any(index.iterdir()):
-            raise ConfigError(f"{index} is not empty; choose a new folder for the index")
         read = count_collection_lines(Path(collection))
         counts = build_index(collection, index, "impact", threads=threads)
         if counts.total_indexed != read:

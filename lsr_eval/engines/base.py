@@ -66,8 +66,9 @@ class Engine(Protocol):
     """A retrieval engine: builds an index from a ``JsonVectorCollection`` folder and opens searchers over it.
 
     Obtained through :func:`lsr_eval.engines.registry.get_engine`, whose wrapper checks the whole collection before
-    ``build`` reads a line (docs/collections.md): an engine reads its documents with
-    :func:`lsr_eval.export.collection.iter_collection` and need not check them again.
+    ``build`` reads a line (docs/collections.md), refuses an index folder that is not empty and removes what a failed
+    build wrote: an engine reads its documents with :func:`lsr_eval.export.collection.iter_collection` and checks
+    neither again.
 
     Build settings are the constructor's keyword arguments, search knobs ``open``'s; an engine that takes
     ``**options`` instead names them in the class attributes ``build_options`` and ``search_options`` (read by

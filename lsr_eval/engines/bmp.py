@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import time
 from array import array
 from fractions import Fraction
@@ -151,8 +150,6 @@ class BmpEngine:
         os.environ.setdefault("RAYON_NUM_THREADS", str(threads))
         bmp = _bmp()
         collection, index = Path(collection), Path(index)
-        if index.exists() and (not index.is_dir() or any(index.iterdir())):
-            raise InputError(f"index folder {index} already exists and is not empty; remove it or choose another")
         start = time.perf_counter()
         survey = _survey(collection)
         vocabulary, term_max = survey["vocabulary"], survey["term_max"]
@@ -160,33 +157,24 @@ class BmpEngine:
         num, den = (MAX_IMPACT, top) if top > MAX_IMPACT else (1, 1)  # impacts as stored: ceil(w * num / den)
         sentinel = _fresh_name("\x00bmp-sentinel", vocabulary)
         scale_term = _fresh_name("\x00bmp-scale", vocabulary | {sentinel: -1})
-        created = not index.exists()
         index.mkdir(parents=True, exist_ok=True)
-        try:
-            read = self._write(collection, index, bmp, vocabulary, num, den, sentinel)
-            if read != survey["documents"]:
-                raise InputError(f"{collection} changed while it was indexed ({survey['documents']} documents, "
-                                 f"then {read})")
-            with open(index / INDEX_FILE, "rb") as f:  # bincode: the index's document count comes first (u64)
-                stored = int.from_bytes(f.read(8), "little")
-            extra = -(-read // self.settings["bsize"]) * self.settings["bsize"] + 1 - read  # padding, sentinel
-            indexed = stored - extra
-            if indexed != read:
-                raise InputError(f"BMP indexed {indexed} documents of the {read} read from {collection} "
-                                 f"({stored} with the {extra} padding and sentinel documents)")
-            quantized = [-(-w * num // den) for w in term_max]
-            terms = {"terms": list(vocabulary), "max": quantized}
-            (index / TERMS_FILE).write_text(json.dumps(terms, ensure_ascii=False) + "\n", encoding="utf-8")
-            write_marker(index, NAME, package=PACKAGE, version=package_version(), documents=read,
-                         terms=len(vocabulary), impact_scale=[num, den], sentinel=sentinel, scale_term=scale_term,
-                         **self.settings)
-        except BaseException:
-            if created:
-                shutil.rmtree(index, ignore_errors=True)
-            else:
-                for p in index.iterdir():
-                    p.unlink()
-            raise
+        read = self._write(collection, index, bmp, vocabulary, num, den, sentinel)
+        if read != survey["documents"]:
+            raise InputError(f"{collection} changed while it was indexed ({survey['documents']} documents, "
+                             f"then {read})")
+        with open(index / INDEX_FILE, "rb") as f:  # bincode: the index's document count comes first (u64)
+            stored = int.from_bytes(f.read(8), "little")
+        extra = -(-read // self.settings["bsize"]) * self.settings["bsize"] + 1 - read  # padding, sentinel
+        indexed = stored - extra
+        if indexed != read:
+            raise InputError(f"BMP indexed {indexed} documents of the {read} read from {collection} "
+                             f"({stored} with the {extra} padding and sentinel documents)")
+        quantized = [-(-w * num // den) for w in term_max]
+        terms = {"terms": list(vocabulary), "max": quantized}
+        (index / TERMS_FILE).write_text(json.dumps(terms, ensure_ascii=False) + "\n", encoding="utf-8")
+        write_marker(index, NAME, package=PACKAGE, version=package_version(), documents=read,
+                     terms=len(vocabulary), impact_scale=[num, den], sentinel=sentinel, scale_term=scale_term,
+                     **self.settings)
         details = {"terms": len(vocabulary), "postings": survey["postings"], "documents_without_terms": survey["empty"],
                    "impact_scale": f"{num}/{den}", "threads": int(os.environ["RAYON_NUM_THREADS"]), **self.settings}
         return BuildCounts(NAME, read, indexed, time.perf_counter() - start, details)

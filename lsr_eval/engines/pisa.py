@@ -145,24 +145,13 @@ class PisaEngine:
         ``threads`` is unused: inverting is Python, merging and compressing are single-threaded in _pisathon."""
         pp = _pisa()
         collection, index = Path(collection), Path(index)
-        if index.exists() and (not index.is_dir() or any(index.iterdir())):
-            raise InputError(f"index folder {index} already exists and is not empty; remove it or choose another")
         start = time.perf_counter()
-        existed = index.exists()
         index.mkdir(parents=True, exist_ok=True)
-        try:
-            docs = iter_collection(collection, ENGINES[NAME].weights)
-            read, terms = _invert(docs, index, self.settings["batch_size"], collection)
-            (index / "pt_meta.json").write_text(json.dumps({"type": "sparse_index", "format": "pisa",
-                                                            "package_hint": PACKAGE, "stemmer": "none"}))
-            _prepare(index, self.settings["index_encoding"], **scoring(self.settings))
-        except BaseException:
-            import shutil
-
-            shutil.rmtree(index, ignore_errors=True)
-            if existed:
-                index.mkdir()
-            raise
+        docs = iter_collection(collection, ENGINES[NAME].weights)
+        read, terms = _invert(docs, index, self.settings["batch_size"], collection)
+        (index / "pt_meta.json").write_text(json.dumps({"type": "sparse_index", "format": "pisa",
+                                                        "package_hint": PACKAGE, "stemmer": "none"}))
+        _prepare(index, self.settings["index_encoding"], **scoring(self.settings))
         indexed = int(pp._pisathon.num_docs(str(index)))
         if indexed != read:
             raise InputError(f"PISA indexed {indexed} documents of the {read} read from {collection}")

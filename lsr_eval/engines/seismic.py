@@ -14,7 +14,6 @@ import contextlib
 import json
 import logging
 import os
-import shutil
 import sys
 import time
 from pathlib import Path
@@ -199,8 +198,6 @@ class SeismicEngine:
         threads = check_threads(threads)
         seismic = _seismic()
         collection, index = Path(collection), Path(index)
-        if index.exists() and (not index.is_dir() or any(index.iterdir())):
-            raise InputError(f"index folder {index} already exists and is not empty; remove it or choose another")
         start = time.perf_counter()
         survey = _survey(collection, _token_width(seismic))
         string_type = seismic.get_seismic_string()
@@ -216,29 +213,20 @@ class SeismicEngine:
         if read != survey["documents"] or int(dataset.len) != read:
             raise InputError(f"{collection} changed while it was indexed ({survey['documents']} documents, then "
                              f"{read}; the dataset holds {dataset.len})")
-        created = not index.exists()
         index.mkdir(parents=True, exist_ok=True)
-        try:
-            with _stdout_to_stderr(), rust_panics("Seismic", f"building {index}"):
-                built = seismic.SeismicIndex.build_from_dataset(dataset, num_threads=threads, **self.knobs)
-                del dataset
-                built.save(str(index / INDEX_STEM))
-            indexed = int(built.len)
-            if indexed != read:
-                raise InputError(f"Seismic indexed {indexed} of the {read} documents read from {collection}")
-            if not (index / INDEX_FILE).is_file():
-                raise InputError(f"Seismic did not write {index / INDEX_FILE}")
-            (index / TERMS_FILE).write_text(json.dumps(sorted(survey["vocabulary"]), ensure_ascii=False) + "\n",
-                                            encoding="utf-8")
-            write_marker(index, ENGINE, package=PACKAGE, version=package_version(), build=self.knobs,
-                         documents=indexed, index_file=INDEX_FILE)
-        except BaseException:
-            if created:
-                shutil.rmtree(index, ignore_errors=True)
-            else:
-                for name in (INDEX_FILE, TERMS_FILE):
-                    (index / name).unlink(missing_ok=True)
-            raise
+        with _stdout_to_stderr(), rust_panics("Seismic", f"building {index}"):
+            built = seismic.SeismicIndex.build_from_dataset(dataset, num_threads=threads, **self.knobs)
+            del dataset
+            built.save(str(index / INDEX_STEM))
+        indexed = int(built.len)
+        if indexed != read:
+            raise InputError(f"Seismic indexed {indexed} of the {read} documents read from {collection}")
+        if not (index / INDEX_FILE).is_file():
+            raise InputError(f"Seismic did not write {index / INDEX_FILE}")
+        (index / TERMS_FILE).write_text(json.dumps(sorted(survey["vocabulary"]), ensure_ascii=False) + "\n",
+                                        encoding="utf-8")
+        write_marker(index, ENGINE, package=PACKAGE, version=package_version(), build=self.knobs,
+                     documents=indexed, index_file=INDEX_FILE)
         details = {"documents_without_terms": survey["empty"], "postings": survey["postings"],
                    "terms": len(survey["vocabulary"]), "impacts_rounded": survey["rounded"], "threads": threads}
         return BuildCounts(ENGINE, read, indexed, time.perf_counter() - start, details)

@@ -13,6 +13,7 @@ from conftest import splade_tiny_dir
 from test_engine_pisa import NFCORPUS_QUERIES, NFCORPUS_TIED, VECTORS, differing, nfcorpus_subset, tie, write_collection
 
 from lsr_eval.engines.base import read_marker, write_marker
+from lsr_eval.engines.registry import get_engine
 from lsr_eval.errors import ConfigError, InputError
 
 needs_bmp = pytest.mark.skipif(importlib.util.find_spec("bmp") is None and not os.environ.get("CI"),
@@ -185,8 +186,8 @@ def test_bad_collections_indexes_of_other_engines_and_broken_indexes_are_refused
     from lsr_eval.engines.bmp import BmpEngine
 
     index, _ = tiny
-    with pytest.raises(InputError, match="already exists and is not empty"):
-        BmpEngine().build(tmp_path / "coll", index)
+    with pytest.raises(InputError, match="already exists and is not empty"):   # the checked engine refuses it
+        get_engine("bmp").build(tmp_path / "coll", index)
     docs = write_collection(tmp_path / "bad", {"d1": {"a": 1}})
     with open(docs / "docs-00000.jsonl", "a", encoding="utf-8") as f:
         f.write('{"id": "d2", "contents": "", "vector": {"a": 1.5}}\n')
@@ -284,7 +285,6 @@ def test_documents_lost_between_passes_or_by_bmp_are_refused(tmp_path, monkeypat
     import bmp
 
     from lsr_eval.engines import bmp as engine
-    from lsr_eval.engines.bmp import BmpEngine
 
     coll = write_collection(tmp_path / "coll", VECTORS)
     passes = []
@@ -296,7 +296,7 @@ def test_documents_lost_between_passes_or_by_bmp_are_refused(tmp_path, monkeypat
 
     monkeypatch.setattr(engine, "iter_collection", shrinking)
     with pytest.raises(InputError, match=r"changed while it was indexed \(8 documents, then 7\)"):
-        BmpEngine().build(coll, tmp_path / "a")
+        get_engine("bmp").build(coll, tmp_path / "a")   # the checked engine clears a failed build
     assert not (tmp_path / "a").exists()
     monkeypatch.setattr(engine, "iter_collection", real)
 
@@ -314,5 +314,5 @@ def test_documents_lost_between_passes_or_by_bmp_are_refused(tmp_path, monkeypat
     indexer = bmp.Indexer
     monkeypatch.setattr(bmp, "Indexer", Dropping)
     with pytest.raises(InputError, match=r"BMP indexed 7 documents of the 8 read from .*coll"):
-        BmpEngine(bsize=4).build(coll, tmp_path / "b")
+        get_engine("bmp", bsize=4).build(coll, tmp_path / "b")
     assert not (tmp_path / "b").exists()

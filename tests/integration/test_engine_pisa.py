@@ -18,6 +18,7 @@ from conftest import shared_path, splade_tiny_dir, write_beir
 from lsr_eval.engines import pisa
 from lsr_eval.engines.base import read_marker, write_marker
 from lsr_eval.engines.pisa import PisaEngine
+from lsr_eval.engines.registry import get_engine
 from lsr_eval.errors import ConfigError, InputError
 
 REPO = Path(__file__).resolve().parents[2]
@@ -263,8 +264,6 @@ def test_settings_are_checked_and_name_allowed_values(tmp_path):
         PisaEngine(batch_size=0)
     with pytest.raises(ConfigError, match="unknown pisa setting.*stemmer.*allowed: index_encoding"):
         PisaEngine(stemmer="porter2")
-    from lsr_eval.engines.registry import get_engine
-
     assert get_engine("pisa", query_algorithm="wand").settings["query_algorithm"] == "wand"
     described = PisaEngine(batch_size=10).describe()
     assert described["engine"] == "pisa" and described["version"] == "0.4.9"
@@ -323,20 +322,21 @@ def test_an_unmarked_pyterrier_pisa_index_is_searched(tmp_path, tiny):
 @requires_pisa
 def test_build_refuses_existing_index_and_bad_collections(tmp_path, tiny):
     index, _ = tiny
+    checked = get_engine("pisa")   # the checked engine: it refuses a full folder and clears a failed build
     with pytest.raises(InputError, match="already exists and is not empty"):
-        PisaEngine().build(tmp_path / "coll", index)
+        checked.build(tmp_path / "coll", index)
     bad = write_collection(tmp_path / "bad", {"ok": {"a": 1}})
     with open(bad / "docs-00000.jsonl", "a") as f:
         f.write('{"id": "x", "vector": {"a": 1.5}}\n')
     with pytest.raises(InputError, match=r"docs-00000.jsonl:2: document 'x': weight of 'a' is 1.5, not an integer"):
-        PisaEngine().build(bad, tmp_path / "bad-idx")
+        checked.build(bad, tmp_path / "bad-idx")
     assert not (tmp_path / "bad-idx").exists()  # nothing half-built left behind
     (tmp_path / "empty-idx").mkdir()
     with pytest.raises(InputError, match="none of its 2 documents has a term"):
-        PisaEngine().build(write_collection(tmp_path / "blank", {"e1": {}, "e2": {"a": 0}}), tmp_path / "empty-idx")
+        checked.build(write_collection(tmp_path / "blank", {"e1": {}, "e2": {"a": 0}}), tmp_path / "empty-idx")
     assert list((tmp_path / "empty-idx").iterdir()) == []
     with pytest.raises(InputError, match=r"term 'a\\nb' is empty or holds whitespace"):  # PISA's lexicons: lines
-        PisaEngine().build(write_collection(tmp_path / "nl", {"d": {"a\nb": 1}}), tmp_path / "nl-idx")
+        checked.build(write_collection(tmp_path / "nl", {"d": {"a\nb": 1}}), tmp_path / "nl-idx")
 
 
 def test_missing_package_names_the_pip_requirement(monkeypatch):
@@ -355,6 +355,7 @@ JVM_SCRIPT = textwrap.dedent("""
     import pyterrier_pisa, pyterrier as pt  # first: it must neither start nor configure a JVM
     assert not any(m.startswith("jnius") for m in sys.modules), "pyterrier imported jnius"
     from lsr_eval.engines.pisa import PisaEngine
+from lsr_eval.engines.registry import get_engine
     from lsr_eval.anserini.indexer import build_index
     from lsr_eval.anserini.searcher import ImpactSearcher
     tmp, queries = Path(sys.argv[1]), json.loads(sys.argv[2])
