@@ -22,7 +22,7 @@ from lsr_eval.errors import ConfigError, InputError, LsrEvalError
 from lsr_eval.models.offline import OFFLINE_MODELS
 from lsr_eval.models.options import QueryRuntime
 from lsr_eval.pipeline.settings import STAGE_OF, STAGES, SpladeSettings
-from lsr_eval.settings import Setting, SettingError, check, check_as, describe, section, setting, validate
+from lsr_eval.settings import Setting, SettingError, Validated, check, check_as, describe, section, setting, validate
 from lsr_eval.settings.shared import ALPHA, DEFAULT_ALPHA, DEFAULT_FOLD_SEED, FOLD_SEED, FOLDS
 
 SystemKind = Literal["bm25", "splade", "run"]
@@ -70,14 +70,11 @@ class SystemEntry:
 
 
 @dataclass(frozen=True)
-class CrossValidation:
+class CrossValidation(Validated):
     """``tune: {cv: K, seed: S}``: K-fold cross-validation over the reported queries, folds drawn with ``seed``."""
 
     cv: int = setting(like=FOLDS)
     seed: int = setting(DEFAULT_FOLD_SEED, like=FOLD_SEED)
-
-    def __post_init__(self) -> None:
-        validate(self)
 
 
 @dataclass(frozen=True)
@@ -110,7 +107,7 @@ def _corrections() -> tuple[str, ...]:
 
 
 @dataclass(frozen=True)
-class SignificanceEntry:
+class SignificanceEntry(Validated):
     baseline: str | tuple[str, ...]  #: one system, or several (each tested on its own)
     test: str = setting("t-test", choices=_tests, help="the paired test (lsr_eval.significance.compare)")
     alpha: float = setting(DEFAULT_ALPHA, like=ALPHA)
@@ -120,9 +117,6 @@ class SignificanceEntry:
     across_datasets: bool = setting(False, help="the family: each dataset's table (false), or every dataset's "
                                                 "(system, measure) pairs together, pooled rows tested over the "
                                                 "datasets' means (true)")
-
-    def __post_init__(self) -> None:
-        validate(self)
 
     @property
     def baselines(self) -> tuple[str, ...]:

@@ -18,18 +18,15 @@ import numpy as np
 import scipy.sparse as sp
 
 from lsr_eval.models.options import THRESHOLD, TOP_K
-from lsr_eval.settings import setting, validate
+from lsr_eval.settings import Validated, setting
 
 
 @dataclass(frozen=True)
-class Prune:
+class Prune(Validated):
     """Keep weights ``> threshold``, then the ``top_k`` largest per row (None: all)."""
 
     top_k: int | None = setting(None, like=TOP_K)
     threshold: float = setting(0.0, like=THRESHOLD)
-
-    def __post_init__(self) -> None:
-        validate(self)
 
     @property
     def active(self) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
-from lsr_eval.settings import Setting, SettingError, check, setting, validate
+from lsr_eval.settings import Setting, SettingError, Validated, check, setting
 
 #: What to do with the MLM head when the checkpoint has none (see :mod:`lsr_eval.models.head_init`).
 #: ``auto``: identity head when head weights are missing, else the loaded head untouched; ``identity``: identity
@@ -79,7 +79,7 @@ def check_device(value: Any, name: str = "device") -> str:
 
 
 @dataclass(frozen=True, slots=True)
-class IdentityHead:
+class IdentityHead(Validated):
     """Shape of the identity head: dense = I, zero biases, decoder tied to the input embeddings.
 
     Defaults follow the measurement in docs/models.md (all-MiniLM-L6-v2 on SciFact): activation bypassed,
@@ -88,9 +88,6 @@ class IdentityHead:
 
     activation: Bypass = setting("bypass", help="the transform's activation: bypass (skip it) or keep")
     norm: Bypass = setting("keep", help="the transform's LayerNorm: keep (reset to weight 1, bias 0) or bypass")
-
-    def __post_init__(self) -> None:
-        validate(self)
 
     def to_dict(self) -> dict[str, str]:
         return {"activation": self.activation, "norm": self.norm}

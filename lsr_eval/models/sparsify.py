@@ -9,11 +9,11 @@ import torch
 
 from lsr_eval.errors import ConfigError
 from lsr_eval.models.options import THRESHOLD, TOP_K
-from lsr_eval.settings import Setting, setting, validate
+from lsr_eval.settings import Setting, Validated, setting
 
 
 @dataclass(frozen=True, slots=True)
-class Sparsify:
+class Sparsify(Validated):
     """Which terms of a vector survive: applied in the order drop special -> threshold -> top-k.
 
     ``drop_special`` zeroes the tokenizer's special tokens ([CLS], [SEP], [PAD], [MASK], [UNK], <s>, </s>, ...:
@@ -24,9 +24,6 @@ class Sparsify:
     top_k: int | None = setting(None, like=TOP_K)
     threshold: float = setting(0.0, like=THRESHOLD)
     drop_special: bool = setting(True, help="zero the tokenizer's special tokens")
-
-    def __post_init__(self) -> None:
-        validate(self)
 
     def apply(self, weights: torch.Tensor, special_ids: Sequence[int] = ()) -> torch.Tensor:
         """A sparsified copy of ``weights`` (N x V, non-negative)."""

@@ -33,7 +33,7 @@ from lsr_eval.models.options import (
     HeadInitRule,
 )
 from lsr_eval.search.params import BM25_B, BM25_K1, MAX_CLAUSES, K
-from lsr_eval.settings import Setting, check, setting, validate
+from lsr_eval.settings import Setting, Validated, check, setting, validate
 
 #: A forward pass's precision: fp32 (the default of every reported number), bf16, or auto (bf16 on CUDA and on CPUs
 #: with avx512_bf16 or AMX): :data:`lsr_eval.models.options.PRECISIONS`.
@@ -69,7 +69,7 @@ class LoadOptions:
 
 
 @dataclass(frozen=True)
-class EncodeOptions:
+class EncodeOptions(Validated):
     """How texts become sparse vectors: token limits, the encoders' term budgets, special tokens, batch and shard
     sizes."""
 
@@ -83,12 +83,9 @@ class EncodeOptions:
     batch_size: int = setting(32, like=BATCH_SIZE)
     shard_size: int = setting(DEFAULT_SHARD_SIZE, like=SHARD_SIZE)
 
-    def __post_init__(self) -> None:
-        validate(self)
-
 
 @dataclass(frozen=True)
-class ExportOptions:
+class ExportOptions(Validated):
     """How document vectors become an engine's collection: quantisation and the pruning applied at export (the
     encoding is reused: a sparsity sweep encodes once; :mod:`lsr_eval.export.prune`). ``scale`` is kept as given:
     an integer from a YAML file keeps the cache slots it always had."""
@@ -96,9 +93,6 @@ class ExportOptions:
     scale: float = setting(float(DEFAULT_SCALE), gt=0, help="quantisation scale: impact = round(w * scale)")
     prune_doc_top_k: int | None = setting(None, like=TOP_K, help="keep a document's top-k terms at export")
     prune_doc_threshold: float = setting(0.0, like=THRESHOLD, help="drop document weights <= this at export")
-
-    def __post_init__(self) -> None:
-        validate(self)
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Literal, Mapping, Sequence
 
-from lsr_eval.settings import setting, validate
+from lsr_eval.settings import Validated, setting
 
 Scale = Literal["fraction", "percent"]
 
@@ -33,7 +33,7 @@ def significant(value: float, digits: int) -> str:
 
 
 @dataclass(frozen=True)
-class NumberFormat:
+class NumberFormat(Validated):
     """Decimals and scale of each kind of column (see the module doc)."""
 
     scale: Scale = setting("fraction", help="effectiveness as fractions (0.7130) or percentages (71.3)")
@@ -43,9 +43,6 @@ class NumberFormat:
     flops_digits: int = setting(3, ge=0, help="significant digits of FLOPs")
     dims_decimals: int = setting(1, ge=0, help="decimals of a number of dimensions")
     mib_decimals: int = setting(1, ge=0, help="decimals of a size in MiB")
-
-    def __post_init__(self) -> None:
-        validate(self)
 
     @property
     def effectiveness_unit(self) -> str:

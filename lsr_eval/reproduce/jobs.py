@@ -24,7 +24,7 @@ from lsr_eval.reproduce.compare import COULD_NOT_RUN, DIFFERS, FAILED, REPRODUCE
 from lsr_eval.reproduce.paths import PathMap
 from lsr_eval.reproduce.results import Result
 from lsr_eval.reproduce.tolerance import Tolerances
-from lsr_eval.settings import setting, validate
+from lsr_eval.settings import Validated, setting
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +36,7 @@ class TimeLimit(LsrEvalError):
 
 
 @dataclass(frozen=True)
-class Options:
+class Options(Validated):
     """How to reproduce: where reruns go, which cache they may use, tolerances, time limit, training."""
 
     out: Path = Path("work/reproduce")
@@ -47,9 +47,6 @@ class Options:
     train: bool = False
     paths: PathMap = field(default_factory=PathMap)
     threads: int = 2
-
-    def __post_init__(self) -> None:
-        validate(self)
 
 
 @dataclass

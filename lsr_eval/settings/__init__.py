@@ -22,8 +22,8 @@ from typing import Any, Literal, Union, get_args, get_origin
 
 from lsr_eval.errors import ConfigError
 
-__all__ = ["Setting", "SettingError", "setting", "validate", "check", "check_as", "declaration", "declared",
-           "default_of", "describe", "scalar_type", "show", "check_option", "section"]
+__all__ = ["Setting", "SettingError", "Validated", "setting", "validate", "check", "check_as", "declaration",
+           "declared", "default_of", "describe", "scalar_type", "show", "check_option", "section"]
 
 #: The key of a field's metadata that holds its :class:`Setting`.
 KEY = "lsr_eval.setting"
@@ -310,6 +310,14 @@ def validate(obj: Any) -> None:
     """Check every declared setting of dataclass instance ``obj``."""
     for f, tp, s in declared(type(obj)):
         check(f.name, getattr(obj, f.name), tp, s)
+
+
+class Validated:
+    """A dataclass of declared settings checked when made (:func:`validate`); a subclass with more to check calls
+    ``super().__post_init__()`` first."""
+
+    def __post_init__(self) -> None:
+        validate(self)
 
 
 def default_of(f: dataclasses.Field) -> Any:

@@ -16,7 +16,7 @@ from typing import Any, Literal, Mapping, Union, get_args, get_origin
 from lsr_eval.errors import ConfigError
 from lsr_eval.models.options import MAX_LENGTH, RESCALE_K, TiedInput
 from lsr_eval.models.options import HeadInitRule as HeadInit
-from lsr_eval.settings import KEY, Setting, SettingError, check, describe, section, setting, validate
+from lsr_eval.settings import KEY, Setting, SettingError, Validated, check, describe, section, setting, validate
 from lsr_eval.train.losses import LOSSES, loss_names
 from lsr_eval.train.regularizers import regularizer_names
 
@@ -88,7 +88,7 @@ class QueryEncoderConfig:
 
 
 @dataclass
-class BackboneConfig:
+class BackboneConfig(Validated):
     """A checkpoint to start from and what is done to its MLM head. ``path``: folder, hub id or offline alias
     (``splade-tiny``, ``minilm``: :data:`lsr_eval.models.offline.OFFLINE_MODELS`).
 
@@ -105,9 +105,6 @@ class BackboneConfig:
     scale_bias: bool = setting(False, help="divide the head's bias by k too")
     tied_input: TiedInput = setting("divided", help="a tied head's input side: divided (the paper's) or compensated")
     trust_remote_code: bool = setting(False, help="run model code shipped with the checkpoint")
-
-    def __post_init__(self) -> None:
-        validate(self)
 
 
 @dataclass
@@ -165,15 +162,12 @@ class DataConfig:
 
 # -- objective --------------------------------------------------------------------------------------------------
 @dataclass
-class LossConfig:
+class LossConfig(Validated):
     """Ranking loss (:mod:`lsr_eval.train.losses`). ``in_batch`` (InfoNCE only): the positives and negatives of
     the other queries of the batch, over all processes, are negatives too."""
 
     name: str = setting("infonce", choices=loss_names, help="the ranking loss (lsr_eval.train.losses.LOSSES)")
     in_batch: bool = setting(True, help="the batch's other documents are negatives too (InfoNCE)")
-
-    def __post_init__(self) -> None:
-        validate(self)
 
 
 @dataclass
@@ -248,7 +242,7 @@ PRESETS: dict[str, dict[str, Any]] = {"naver": {"adam_eps": 1e-6, "weight_decay_
 
 
 @dataclass
-class TrainConfig:
+class TrainConfig(Validated):
     """Loop settings. ``batch_size``: queries per micro-batch summed over all processes (each process takes
     ``batch_size / world_size``); an optimizer step sees ``batch_size * grad_accum`` queries."""
 
@@ -264,9 +258,6 @@ class TrainConfig:
     log_every: int = setting(1, ge=1, unit="steps", help="log interval")
     num_threads: int | None = setting(None, ge=1, help="torch CPU threads (null: torch's default)")
     progress: bool = setting(True, help="show a progress bar")
-
-    def __post_init__(self) -> None:
-        validate(self)
 
 
 @dataclass
@@ -316,7 +307,7 @@ class MiddleModelConfig(BackboneConfig):
 
 
 @dataclass
-class MiddleDataConfig:
+class MiddleDataConfig(Validated):
     """Texts to mask (:mod:`lsr_eval.train.mlm_text`): the documents of ``dataset`` (one or a list; ``split`` for
     BEIR folders), at most ``max_docs`` per dataset, and the queries of the qrels splits in ``queries`` of each
     dataset that has them. ``holdout``: the fraction of the distinct texts kept out of training for evaluation
@@ -329,21 +320,15 @@ class MiddleDataConfig:
     holdout: float = setting(0.0, ge=0, lt=1, help="the fraction of texts kept out for evaluation")
     holdout_seed: int = setting(0, help="the seed the holdout is drawn with")
 
-    def __post_init__(self) -> None:
-        validate(self)
-
 
 @dataclass
-class MlmConfig:
+class MlmConfig(Validated):
     """Masking (BERT's 80/10/10 rule on ``mask_prob`` of the real tokens) and the FLOPS weight on the SPLADE
     pooling of the MLM logits, with quadratic warm-up over ``warmup_d`` steps."""
 
     mask_prob: float = setting(0.15, gt=0, lt=1, help="the fraction of real tokens masked")
     lambda_d: float = setting(0.0, ge=0, help="the FLOPS weight on the MLM logits' SPLADE pooling")
     warmup_d: int = setting(0, ge=0, unit="steps", help="quadratic warm-up of lambda_d")
-
-    def __post_init__(self) -> None:
-        validate(self)
 
 
 @dataclass

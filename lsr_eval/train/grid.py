@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from lsr_eval.errors import ConfigError, InputError
 from lsr_eval.manifest import read_manifest
-from lsr_eval.settings import Setting, check, setting, validate
+from lsr_eval.settings import Setting, Validated, check, setting
 from lsr_eval.train.config import SpladeTrainConfig, load_configs, result_keys
 
 Status = Literal["done", "partial", "new"]
@@ -185,7 +185,7 @@ def run_local(runs: list[GridRun], nproc: int = 1, *, torchrun: bool = False, en
 
 
 @dataclass(frozen=True)
-class SlurmOptions:
+class SlurmOptions(Validated):
     """Resources of each array task. ``gpus`` per task (one torchrun process each when > 1; ``nproc`` overrides
     the process count, e.g. on CPU nodes); ``extra``: further ``#SBATCH`` options, as written."""
 
@@ -197,9 +197,6 @@ class SlurmOptions:
     nproc: int | None = setting(None, like=PROCESSES)
     job_name: str = "lsr-grid"
     extra: tuple[str, ...] = ()
-
-    def __post_init__(self) -> None:
-        validate(self)
 
     def processes(self) -> int:
         return self.nproc if self.nproc is not None else max(self.gpus, 1)
