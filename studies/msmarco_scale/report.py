@@ -67,14 +67,31 @@ def tables_md(doc: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def predictions_md(doc: dict[str, Any], full: dict[str, Any]) -> str:
+    """Seismic's and BMP's models (fitted at 10k-1M, checked at 2M) applied to D2's 8.8M collection: what they predict
+    its stages need, the 2M check's error beside each."""
+    postings = next(r["postings"] for r in full["rows"] if r["stage"] == "generate")
+    lines = [f"| engine / stage / value | predicted at {full['size']:,} documents ({postings:,} postings) | "
+             "error at the 2M check |", "|---|---|---|"]
+    for name, m in doc["models"].items():
+        value = m["fixed"] + m["per_million_postings"] * postings / 1e6
+        unit = "GiB" if name.endswith("peak_rss_mb") else "s"
+        shown = f"{value / 1024:,.2f} GiB" if unit == "GiB" else f"{value:,.0f} s"
+        error = f"{100 * m['error']:+.1f}%" if "error" in m else "not measured"
+        lines.append(f"| {name} | {shown} | {error} |")
+    return "\n".join(lines) + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("folder", help="the result folder (engines.json)")
+    p.add_argument("--full", default="results/studies/msmarco-scale-8.8m/full.json", help="D2's full.json (8.8M)")
     args = p.parse_args(argv)
     folder = Path(args.folder)
     doc = json.loads((folder / "engines.json").read_text())
     figures(doc, folder)
-    (folder / "tables.md").write_text(tables_md(doc))
+    full = json.loads(Path(args.full).read_text())
+    (folder / "tables.md").write_text(tables_md(doc) + "\n" + predictions_md(doc, full))
     print((folder / "tables.md").read_text())
     return 0
 

@@ -77,10 +77,11 @@ def test_the_committed_result_is_made_again_from_its_rows():
 
 
 def test_the_page_table_and_every_figure_data_are_made_again(tmp_path):
-    from report import figures, tables_md
+    from report import figures, predictions_md, tables_md
 
     doc = _committed()
-    assert tables_md(doc) == (RESULT / "tables.md").read_text()
+    full = json.loads((RESULT.parent / "msmarco-scale-8.8m" / "full.json").read_text())
+    assert tables_md(doc) + "\n" + predictions_md(doc, full) == (RESULT / "tables.md").read_text()
     drawn = figures(doc, tmp_path)
     committed = sorted(p.parent.name for p in (RESULT / "figures").glob("*/figure.csv"))
     assert sorted(drawn) == committed
