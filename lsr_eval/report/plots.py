@@ -355,21 +355,22 @@ def rescaling_figure(frame: pd.DataFrame, dataset: str, measure: str | None = No
     return fig
 
 
-def _log_axis(axis, set_scale, values: Sequence[float]) -> None:
-    """A log axis with plain numbers as tick labels (``0.5``, ``2``, ``300``, not ``2 x 10^0``). Minor ticks are
-    labelled where the values span little: all of them below a ratio max/min of 3, those with leading digit 2, 3 or 5
-    below :data:`LABEL_MINOR_BELOW`, 2 or 5 below :data:`LABEL_MINOR_FEW_BELOW`, none above (they would crowd)."""
+def _log_axis(axis, set_scale, values: Sequence[float], fmt: str = "{:g}") -> None:
+    """A log axis with plain numbers as tick labels (``0.5``, ``2``, ``300``, not ``2 x 10^0``; ``fmt``: how a tick
+    is written, ``{:,.0f}`` for counts). Minor ticks are labelled where the values span little: all of them below a
+    ratio max/min of 3, those with leading digit 2, 3 or 5 below :data:`LABEL_MINOR_BELOW`, 2 or 5 below
+    :data:`LABEL_MINOR_FEW_BELOW`, none above (they would crowd)."""
     from matplotlib.ticker import FuncFormatter, NullFormatter
 
     set_scale("log")
-    axis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:g}"))
+    axis.set_major_formatter(FuncFormatter(lambda x, _: fmt.format(x)))
     span = max(values) / min(values) if values and min(values) > 0 else math.inf
     if span < 3:
-        axis.set_minor_formatter(FuncFormatter(lambda x, _: f"{x:g}"))
+        axis.set_minor_formatter(FuncFormatter(lambda x, _: fmt.format(x)))
     elif span < LABEL_MINOR_BELOW:
-        axis.set_minor_formatter(FuncFormatter(lambda x, _: f"{x:g}" if f"{x:e}"[0] in "235" else ""))
+        axis.set_minor_formatter(FuncFormatter(lambda x, _: fmt.format(x) if f"{x:e}"[0] in "235" else ""))
     elif span < LABEL_MINOR_FEW_BELOW:
-        axis.set_minor_formatter(FuncFormatter(lambda x, _: f"{x:g}" if f"{x:e}"[0] in "25" else ""))
+        axis.set_minor_formatter(FuncFormatter(lambda x, _: fmt.format(x) if f"{x:e}"[0] in "25" else ""))
     else:
         axis.set_minor_formatter(NullFormatter())
 

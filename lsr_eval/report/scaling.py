@@ -46,7 +46,7 @@ def latency_by_size(frame: pd.DataFrame, title: str) -> tuple[Figure, pd.DataFra
         ax.plot(line["documents"], line["latency_mean_ms"], color=colours[(engine, setting)],
                 linestyle=LINE_STYLES[ks.index(k) % len(LINE_STYLES)],
                 marker=MARKERS[queries.index(q) % len(MARKERS)], label=_label(line.iloc[0]))
-    _log_axis(ax.xaxis, ax.set_xscale, list(data["documents"]))
+    _log_axis(ax.xaxis, ax.set_xscale, list(data["documents"]), fmt="{:,.0f}")
     _log_axis(ax.yaxis, ax.set_yscale, list(data["latency_mean_ms"]))
     ax.set_xlabel("documents in the collection (log scale)")
     ax.set_ylabel("mean latency per query (ms, log scale)")

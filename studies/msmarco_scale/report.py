@@ -39,7 +39,7 @@ def figures(doc: dict[str, Any], folder: Path) -> dict[str, pd.DataFrame]:
     approx = data[[(e, s) not in EXACT for e, s in zip(data["engine"], data["setting"])]]
     name = f"recall-latency-{largest}"
     fig, drawn[name] = recall_by_latency(approx, largest, 10, f"Recall@10 against mean latency at {largest:,} "
-                                                              f"documents ({LABEL})")
+                                                              f"documents\n({LABEL})")
     write_figure(fig, drawn[name], folder / "figures" / name)
     return drawn
 
