@@ -96,7 +96,7 @@ class ExportOptions(Validated):
 
 
 @dataclass(frozen=True)
-class SearchOptions:
+class SearchOptions(Validated):
     """How the collection is indexed and searched (the engines: :data:`lsr_eval.engines.registry.ENGINES`)."""
 
     engine: str = setting(DEFAULT_ENGINE, choices=ENGINES.keys, help="retrieval engine")
@@ -106,9 +106,6 @@ class SearchOptions:
     max_clauses: int = setting(LUCENE_MAX_CLAUSES, like=MAX_CLAUSES)
     remove_query: bool | None = setting(None, help="drop a query's own id from its hits (null: the dataset's "
                                                    "default, on for BEIR)")
-
-    def __post_init__(self) -> None:
-        validate(self)   # the engine among the registry's (its choices)
 
 
 #: The stages' fields (attribute of :class:`SpladeSettings` -> its options class).
