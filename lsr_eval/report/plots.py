@@ -5,7 +5,6 @@ Design notes: docs/design.md."""
 
 from __future__ import annotations
 
-import io
 import math
 import textwrap
 from dataclasses import dataclass
@@ -563,13 +562,6 @@ def head_norm_figure(points: pd.DataFrame, title: str | None = None,
     _note(fig, ["head norm from " + "; ".join(sources)] * bool(sources)
           + ([f"not plotted: {'; '.join(skipped)}"] if skipped else []))
     return fig
-
-
-def figure_png(fig: Figure, dpi: int = 150) -> bytes:
-    """The figure as PNG bytes (for HTML embedding and notebooks)."""
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=dpi)
-    return buf.getvalue()
 
 
 def save_figure(fig: Figure, folder: str | Path, stem: str, dpi: int = 150) -> list[Path]:

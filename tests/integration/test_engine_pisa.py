@@ -355,7 +355,6 @@ JVM_SCRIPT = textwrap.dedent("""
     import pyterrier_pisa, pyterrier as pt  # first: it must neither start nor configure a JVM
     assert not any(m.startswith("jnius") for m in sys.modules), "pyterrier imported jnius"
     from lsr_eval.engines.pisa import PisaEngine
-from lsr_eval.engines.registry import get_engine
     from lsr_eval.anserini.indexer import build_index
     from lsr_eval.anserini.searcher import ImpactSearcher
     tmp, queries = Path(sys.argv[1]), json.loads(sys.argv[2])

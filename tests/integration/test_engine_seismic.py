@@ -281,9 +281,11 @@ def test_another_engines_index_is_refused(tmp_path):
 
 @needs_seismic
 def test_existing_index_folder_is_refused(tiny_index, tmp_path):
+    from lsr_eval.engines.registry import get_engine
+
     engine, idx, _ = tiny_index
-    with pytest.raises(InputError, match="already exists and is not empty"):
-        engine.build(tmp_path / "docs", idx)
+    with pytest.raises(InputError, match="already exists and is not empty"):   # the checked engine refuses it
+        get_engine("seismic", **EXHAUSTIVE_BUILD).build(tmp_path / "docs", idx)
     (tmp_path / "empty").mkdir()
     assert engine.build(tmp_path / "docs", tmp_path / "empty").documents_indexed == 6  # an empty folder is fine
 
