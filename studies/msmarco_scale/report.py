@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -38,6 +39,9 @@ def figures(doc: dict[str, Any], folder: Path) -> dict[str, pd.DataFrame]:
     largest = int(data["documents"].max())
     approx = data[[(e, s) not in EXACT for e, s in zip(data["engine"], data["setting"])]]
     name = f"recall-latency-{largest}"
+    for old in (folder / "figures").glob("recall-latency-*"):   # drawn at a smaller largest size before
+        if old.name != name:
+            shutil.rmtree(old)
     fig, drawn[name] = recall_by_latency(approx, largest, 10, f"Recall@10 against mean latency at {largest:,} "
                                                               f"documents\n({LABEL})")
     write_figure(fig, drawn[name], folder / "figures" / name)
