@@ -186,8 +186,8 @@ def plan_md(p: dict[str, Any]) -> str:
 
 
 # -- the collection: seeded shards ----------------------------------------------------------------------------------
-def shard_count(n: int = SIZE) -> int:
-    return -(-n // FILE_DOCS)
+def shard_count() -> int:
+    return -(-SIZE // FILE_DOCS)
 
 
 def stage_shard(work: Path, j: int, rng_state: dict[str, Any]) -> dict[str, Any]:
@@ -297,35 +297,45 @@ def run_child(work: Path, stage: str, result: Path, state: dict[str, Any] | None
     return {"status": "ok", **json.loads(result.read_text())}
 
 
-def collection(work: Path, out: Path) -> int:
+def collection(work: Path, out: Path, jobs: int = 1) -> int:
     """Draw (or check) every shard: a shard in ``collection.json`` whose file is missing is drawn again from its
-    recorded random state and must give the recorded digest; a new shard starts from the state the previous ended
-    at. Returns 0 when all shards are there and match."""
+    recorded random state (``jobs`` at a time) and must give the recorded digest; a new shard starts from the state
+    the previous one ended at. Returns 0 when all shards are there and match."""
+    from concurrent.futures import ThreadPoolExecutor
+
     record = out / "collection.json"
     doc = json.loads(record.read_text()) if record.is_file() else {"size": SIZE, "shards": []}
     shards = doc["shards"]
     folder = work / "full-engines"
     folder.mkdir(parents=True, exist_ok=True)
-    for j in range(shard_count()):
-        path = work / f"collection-{SIZE}" / f"docs-{j:05d}.jsonl"
-        known = shards[j] if j < len(shards) else None
-        if known and path.is_file() and path.stat().st_size == known["bytes"]:
-            continue
-        state = known["state"] if known else (shards[j - 1]["next_state"] if j else
-                                              np.random.default_rng(SEED).bit_generator.state)
+
+    def path(j: int) -> Path:
+        return work / f"collection-{SIZE}" / f"docs-{j:05d}.jsonl"
+
+    def again(known: dict[str, Any]) -> str | None:
+        j = known["shard"]
+        got = run_child(work, f"shard-{j}", folder / f"result-shard-{j}.json", known["state"])
+        if got["status"] != "ok":
+            return f"shard {j}: {got['status']}"
+        if got["sha256"] != known["sha256"]:
+            return (f"{path(j)}: drawn again it has digest {got['sha256'][:12]}, recorded {known['sha256'][:12]}; "
+                    "this machine's numpy draws another collection: use the recorded machine's numpy")
+        print(f"shard {j}: drawn again, digest matches", flush=True)
+        return None
+
+    missing = [s for s in shards if not (path(s["shard"]).is_file() and path(s["shard"]).stat().st_size == s["bytes"])]
+    with ThreadPoolExecutor(max(1, jobs)) as pool:
+        failed = [e for e in pool.map(again, missing) if e]
+    if failed:
+        print("\n".join(failed), file=sys.stderr)
+        return 1
+    for j in range(len(shards), shard_count()):
+        state = shards[j - 1]["next_state"] if j else np.random.default_rng(SEED).bit_generator.state
         got = run_child(work, f"shard-{j}", folder / f"result-shard-{j}.json", state)
         if got["status"] != "ok":
             print(f"shard {j}: {got['status']}", file=sys.stderr)
             return 1
-        got["state"] = state
-        if known and got["sha256"] != known["sha256"]:
-            print(f"{path}: drawn again it has digest {got['sha256'][:12]}, recorded {known['sha256'][:12]}; this "
-                  "machine's numpy draws another collection: use the recorded machine's numpy", file=sys.stderr)
-            return 1
-        if known:
-            print(f"shard {j}: drawn again, digest matches", flush=True)
-            continue
-        shards.append(got)
+        shards.append({**got, "state": state})
         doc.update(documents=sum(s["documents"] for s in shards), postings=sum(s["postings"] for s in shards))
         out.mkdir(parents=True, exist_ok=True)
         record.write_text(json.dumps(doc, indent=1) + "\n")
@@ -361,7 +371,8 @@ def measure(work: Path, stages: dict[str, dict[str, Any]]) -> tuple[list[dict[st
             hits = {q: [tuple(h) for h in v] for q, v in got["hits"].items()}
             digests[f"{n}/{engine}-{setting}/{'all' if prefix else 'q256'}/k{k}"] = {q: digest(h, k)
                                                                                   for q, h in hits.items()}
-            row = {"size": n, "engine": engine, "setting": setting, "knobs": rec["knobs"], "k": k,
+            row = {"size": n, "engine": engine, "setting": setting, "knobs": rec["knobs"],
+                   "qset": "all" if prefix else "q256", "k": k,
                    "queries": len(got["ms"]), "latency_ms": latency(got["ms"]), "seconds": rec["seconds"],
                    "cpu_seconds": rec["cpu_seconds"], "peak_rss_bytes": rec["peak_rss_bytes"],
                    "load_at_start": rec["load_at_start"], "index_bytes": build.get("index_bytes"),
@@ -415,6 +426,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--work", default=str(REPO / "work" / "msmarco-scale"),
                    help="D4's work folder (real.json, queries.json, grid-queries-q256.json)")
     p.add_argument("--steps", nargs="+", help="run these of the plan's steps only (default: all, in order)")
+    p.add_argument("--jobs", type=int, default=1, help="collection: shards drawn again at once (recorded ones only)")
     p.add_argument("--child")
     p.add_argument("--result")
     p.add_argument("--state")
@@ -431,7 +443,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     the_plan = json.loads((out / "plan.json").read_text())
     if args.command == "collection":
-        return collection(work, out)
+        return collection(work, out, args.jobs)
     folder = work / "full-engines"
     folder.mkdir(parents=True, exist_ok=True)
     stages: dict[str, dict[str, Any]] = {}

@@ -1,7 +1,9 @@
-"""D4's figures and the page's tables (studies/msmarco_scale/README.md, D4), made from the committed ``engines.json``
-only: lsr-eval's report module draws each figure and writes its ``figure.csv``.
+"""D4's and D5's figures and the page's tables (studies/msmarco_scale/README.md, D4 and D5), made from the committed
+``engines.json`` and ``d5.json`` only: lsr-eval's report module draws each figure and writes its ``figure.csv``.
 
     python studies/msmarco_scale/report.py results/studies/msmarco-scale-engines
+    python studies/msmarco_scale/report.py results/studies/msmarco-scale-engines \
+        --d5 results/studies/msmarco-scale-8.8m-engines
 """
 
 from __future__ import annotations
@@ -86,13 +88,62 @@ def predictions_md(doc: dict[str, Any], full: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def d5_frame(d4: dict[str, Any], d5: dict[str, Any]) -> pd.DataFrame:
+    """D4's 256-term rows and D5's (its 1,000 queries; not the 6,980), as :func:`frame` makes them."""
+    rows = [r for r in d4["rows"] if r["qset"] == "q256"] + [r for r in d5["rows"] if r["qset"] == "q256"]
+    return frame({"rows": rows})
+
+
+def d5_figure(d4: dict[str, Any], d5: dict[str, Any], folder: Path) -> pd.DataFrame:
+    """D4's latency-by-size figure extended with D5's sizes, under ``folder/figures/latency-by-size``."""
+    from lsr_eval.report.scaling import latency_by_size, write_figure
+
+    fig, drawn = latency_by_size(d5_frame(d4, d5), "Mean latency against collection size, 256-term queries, up to "
+                                 f"{max(r['size'] for r in d5['rows']):,} documents ({LABEL})")
+    write_figure(fig, drawn, folder / "figures" / "latency-by-size")
+    return drawn
+
+
+def d5_tables_md(d5: dict[str, Any]) -> str:
+    """The page's D5 table (mean ms and recall@k per size, engine and setting; the build) and the refusals."""
+    lines = ["| documents | engine | setting | k=10: ms (recall) | k=1000: ms (recall) | all 6,980, k=10: ms | "
+             "build (s) | build peak RSS (GiB) | on disk (GiB) |", "|---|---|---|---|---|---|---|---|---|"]
+    groups: dict[tuple[int, str, str], dict[str, Any]] = {}
+    for r in d5["rows"]:
+        groups.setdefault((r["size"], r["engine"], r["setting"]), {})[f"{r['qset']}/{r['k']}"] = r
+    for (n, engine, setting), got in groups.items():
+        cells = []
+        for key in ("q256/10", "q256/1000", "all/10"):
+            r = got.get(key)
+            rec = None if r is None else r.get(f"recall_at_{r['k']}")
+            cells.append("" if r is None else f"{r['latency_ms']['mean']:.2f}"
+                         + ("" if rec is None or key.startswith("all") else f" ({rec:.3f})"))
+        first = next(iter(got.values()))
+        build = [first["index_seconds"], first["index_peak_rss_bytes"], first["index_bytes"]]
+        cells += ["" if build[0] is None else f"{build[0]:,.0f}",
+                  *("" if v is None else f"{v / 2**30:.2f}" for v in build[1:])]
+        lines.append(f"| {n:,} | {engine} | {setting} | {' | '.join(cells)} |")
+    lines += ["", "Refused before starting (the plan's rule):", ""]
+    lines += [f"- {r['engine']} {r['stage']} at {r['size']:,}: {r['refused']}" for r in d5["plan"]["rows"]
+              if r["refused"]]
+    return "\n".join(lines) + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("folder", help="the result folder (engines.json)")
     p.add_argument("--full", default="results/studies/msmarco-scale-8.8m/full.json", help="D2's full.json (8.8M)")
+    p.add_argument("--d5", help="D5's result folder (d5.json): draw its figure and write its tables.md instead")
     args = p.parse_args(argv)
     folder = Path(args.folder)
     doc = json.loads((folder / "engines.json").read_text())
+    if args.d5:
+        d5_folder = Path(args.d5)
+        d5 = json.loads((d5_folder / "d5.json").read_text())
+        d5_figure(doc, d5, d5_folder)
+        (d5_folder / "tables.md").write_text(d5_tables_md(d5))
+        print((d5_folder / "tables.md").read_text())
+        return 0
     figures(doc, folder)
     full = json.loads(Path(args.full).read_text())
     (folder / "tables.md").write_text(tables_md(doc) + "\n" + predictions_md(doc, full))
