@@ -344,14 +344,32 @@ def collection(work: Path, out: Path, jobs: int = 1) -> int:
 
 
 # -- what ran: rows, recall, digests ------------------------------------------------------------------------------
-def measure(work: Path, stages: dict[str, dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """One row per finished search stage and k (latency, the stage's seconds and memory, its index's build, recall@k
-    against PISA's exact top k at the same size), and per-query digests of every top k."""
-    folder = work / "full-engines"
-    rows, digests, refs = [], {}, {}
+def committed_outputs(out: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The committed ``d5.json`` and digests (empty before the first stage): what a lost ``work/`` leaves."""
+    if not (out / "d5.json").is_file():
+        return {"rows": [], "stages": {}}, {}
+    with lzma.open(out / "digests.json.xz", "rt") as f:
+        return json.loads((out / "d5.json").read_text()), json.load(f)
 
-    def hits_of(name: str) -> dict[str, Any]:
-        with lzma.open(folder / f"hits-{name}.json.xz", "rt") as f:
+
+def hits_path(work: Path, out: Path, name: str) -> Path:
+    """A search stage's kept hits: in the work folder, or (the reference's, committed) under ``out/hits``."""
+    here = work / "full-engines" / f"hits-{name}.json.xz"
+    return here if here.is_file() else out / "hits" / here.name
+
+
+def measure(work: Path, out: Path, stages: dict[str, dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """One row per finished search stage and k (latency, the stage's seconds and memory, its index's build, recall@k
+    against PISA's exact top k at the same size), and per-query digests of every top k. A stage whose hits are gone
+    with a lost ``work/`` keeps its committed rows and digests."""
+    rows, digests, refs = [], {}, {}
+    before, before_digests = committed_outputs(out)
+
+    def hits_of(name: str) -> dict[str, Any] | None:
+        path = hits_path(work, out, name)
+        if not path.is_file():
+            return None
+        with lzma.open(path, "rt") as f:
             return json.load(f)
 
     for stage, rec in stages.items():
@@ -360,7 +378,14 @@ def measure(work: Path, stages: dict[str, dict[str, Any]]) -> tuple[list[dict[st
         kind, engine, setting, size = stage.split("-")
         n = int(size)
         prefix = "all-" if kind == "searchall" else ""
+        qset = "all" if prefix else "q256"
         kept = hits_of(f"{prefix}{engine}-{setting}-{n}")
+        if kept is None:     # work/ lost after the stage was committed
+            rows += [r for r in before["rows"] if (r["size"], r["engine"], r["setting"], r["qset"]) ==
+                     (n, engine, setting, qset)]
+            digests.update({key: v for key, v in before_digests.items() if key.startswith(f"{n}/{engine}-{setting}/"
+                                                                                         f"{qset}/")})
+            continue
         ref_name = f"{prefix}{REFERENCE}-exact-{n}"
         if engine != REFERENCE and ref_name not in refs and stages.get(f"{kind}-{REFERENCE}-exact-{n}", {}).get(
                 "status") == "ok":
@@ -369,15 +394,13 @@ def measure(work: Path, stages: dict[str, dict[str, Any]]) -> tuple[list[dict[st
         for key, got in kept.items():
             k = int(key[1:])
             hits = {q: [tuple(h) for h in v] for q, v in got["hits"].items()}
-            digests[f"{n}/{engine}-{setting}/{'all' if prefix else 'q256'}/k{k}"] = {q: digest(h, k)
-                                                                                  for q, h in hits.items()}
-            row = {"size": n, "engine": engine, "setting": setting, "knobs": rec["knobs"],
-                   "qset": "all" if prefix else "q256", "k": k,
+            digests[f"{n}/{engine}-{setting}/{qset}/k{k}"] = {q: digest(h, k) for q, h in hits.items()}
+            row = {"size": n, "engine": engine, "setting": setting, "knobs": rec["knobs"], "qset": qset, "k": k,
                    "queries": len(got["ms"]), "latency_ms": latency(got["ms"]), "seconds": rec["seconds"],
                    "cpu_seconds": rec["cpu_seconds"], "peak_rss_bytes": rec["peak_rss_bytes"],
                    "load_at_start": rec["load_at_start"], "index_bytes": build.get("index_bytes"),
                    "index_seconds": build.get("seconds"), "index_peak_rss_bytes": build.get("peak_rss_bytes")}
-            if ref_name in refs:
+            if refs.get(ref_name) is not None:
                 exact = refs[ref_name][key]["hits"]
                 per_query = {q: recall(hits[q], [tuple(h) for h in exact[q]], k) for q in hits}
                 row[f"recall_at_{k}"] = float(np.mean([x for x in per_query.values() if x is not None]))
@@ -451,10 +474,14 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         p.error(f"not in the plan's steps: {', '.join(sorted(unknown))} (plan.json lists them)")
     t0 = time.perf_counter()
+    before = committed_outputs(out)[0]["stages"]
     for stage in the_plan["steps"]:
         result = folder / f"result-{stage}.json"
         if result.is_file():
             stages[stage] = {"status": "ok", **json.loads(result.read_text())}
+            continue
+        if before.get(stage, {}).get("status") == "ok":   # committed; its result file went with a lost work/
+            stages[stage] = before[stage]
             continue
         if args.command != "run" or (args.steps and stage not in args.steps):
             continue
@@ -467,6 +494,10 @@ def main(argv: list[str] | None = None) -> int:
         tuned = the_plan["seismic_tuned"] if "-tuned-" in stage else None
         stages[stage] = run_child(work, stage, result, tuned)
         print(json.dumps({"stage": stage, **stages[stage]}), flush=True)
+        if stage.startswith("search") and f"-{REFERENCE}-" in stage and stages[stage]["status"] == "ok":
+            name = f"hits-{'all-' if stage.startswith('searchall') else ''}{stage.split('-', 1)[1]}.json.xz"
+            (out / "hits").mkdir(exist_ok=True)   # the reference's hits are committed: recall needs them later
+            shutil.copyfile(folder / name, out / "hits" / name)
         write(work, out, the_plan, stages, time.perf_counter() - t0)
     write(work, out, the_plan, stages, time.perf_counter() - t0)
     print((out / "summary.md").read_text())
@@ -477,7 +508,7 @@ def write(work: Path, out: Path, the_plan: dict[str, Any], stages: dict[str, dic
     """The outputs, rewritten after every stage so that a finished part can be committed."""
     from lsr_eval.manifest import machine, write_manifest
 
-    rows, digests = measure(work, stages)
+    rows, digests = measure(work, out, stages)
     doc = {"machine": machine(), "size": SIZE, "plan": the_plan, "rows": rows, "stages": stages,
            "seconds": round(seconds, 1)}
     (out / "d5.json").write_text(json.dumps(doc, indent=1) + "\n")
@@ -488,7 +519,8 @@ def write(work: Path, out: Path, the_plan: dict[str, Any], stages: dict[str, dic
                                   "sigma": SIGMA, "seed": SEED, "queries": QUERIES, "all_queries": ALL_QUERIES,
                                   "k": list(KS), "settings": {e: list(s) for e, s in SETTINGS.items()},
                                   "knobs": KNOBS, "seismic_tuned": the_plan["seismic_tuned"]},
-                   outputs=["plan.json", "plan.md", "collection.json", "d5.json", "digests.json.xz", "summary.md"],
+                   outputs=["plan.json", "plan.md", "collection.json", "d5.json", "digests.json.xz", "summary.md",
+                            *sorted(f"hits/{p.name}" for p in (out / "hits").glob("*.xz"))],
                    timings={"seconds": round(seconds, 1)})
 
 

@@ -232,7 +232,8 @@ CHECKED_ABOVE = ("benchmarks/*", "benchmarks/*/runs/*/*", "report", "reproduce",
                  "studies/msmarco-scale-8.8m",  # the last two: tests/unit/test_msmarco_scale_memory.py
                  "studies/pisa-timing",  # tests/unit/test_pisa_timing_study.py
                  "studies/msmarco-scale-duplication",  # tests/unit/test_msmarco_scale_duplication.py
-                 "studies/msmarco-scale-engines")  # tests/unit/test_msmarco_scale_engines.py
+                 "studies/msmarco-scale-engines",  # tests/unit/test_msmarco_scale_engines.py
+                 "studies/msmarco-scale-8.8m-engines")  # tests/unit/test_msmarco_scale_8_8m_engines.py
 #: folders named after their hardware: suffix -> (CPU flags the manifest must record, flags it must not)
 HARDWARE_NAMES = {"-cpu-avx2": ({"avx2"}, {"avx512_bf16", "amx_bf16"})}
 

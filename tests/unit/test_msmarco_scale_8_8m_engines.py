@@ -165,3 +165,27 @@ def test_the_page_table_and_the_figure_data_are_made_again(tmp_path):
     name = "figures/latency-by-size"
     assert (tmp_path / name / "figure.csv").read_text() == (RESULT / name / "figure.csv").read_text()
     assert (RESULT / name / "figure.png").is_file()
+
+
+def test_a_lost_work_folder_keeps_the_committed_rows_and_the_references_hits(tmp_path):
+    work, out = tmp_path / "work", tmp_path / "out"
+    (work / "full-engines").mkdir(parents=True)
+    (out / "hits").mkdir(parents=True)
+    exact = {"k10": {"hits": {"q1": [["d1", 9], ["d2", 7]]}, "ms": [1.0]}}
+    with lzma.open(out / "hits" / "hits-pisa-exact-4000000.json.xz", "wt") as f:     # committed reference
+        json.dump(exact, f)
+    approx = {"k10": {"hits": {"q1": [["d1", 9], ["d3", 5]]}, "ms": [0.5]}}
+    with lzma.open(work / "full-engines" / "hits-seismic-default-4000000.json.xz", "wt") as f:
+        json.dump(approx, f)
+    rec = {"status": "ok", "knobs": {}, "seconds": 1, "cpu_seconds": 1, "peak_rss_bytes": 1, "load_at_start": 0}
+    stages = {"search-pisa-exact-4000000": rec, "search-seismic-default-4000000": rec,
+              "search-seismic-tuned-4000000": rec}          # the tuned stage's hits went with the lost work/
+    lost = {"size": 4_000_000, "engine": "seismic", "setting": "tuned", "qset": "q256", "k": 10}
+    (out / "d5.json").write_text(json.dumps({"rows": [lost], "stages": stages}))
+    with lzma.open(out / "digests.json.xz", "wt") as f:
+        json.dump({"4000000/seismic-tuned/q256/k10": {"q1": "abc"}}, f)
+    rows, digests = full_engines.measure(work, out, stages)
+    got = {(r["engine"], r["setting"]): r for r in rows}
+    assert got[("seismic", "default")]["recall_at_10"] == 0.5           # against the committed reference's hits
+    assert got[("seismic", "tuned")] == lost and digests["4000000/seismic-tuned/q256/k10"] == {"q1": "abc"}
+    assert "recall_at_10" not in got[("pisa", "exact")]
