@@ -186,6 +186,33 @@ def plan_md(p: dict[str, Any]) -> str:
 
 
 # -- the collection: seeded shards ----------------------------------------------------------------------------------
+#: what the generator and the searches read, made by splade-tiny on the machine that made them (fp32 encodings differ
+#: in their last bits between CPU kinds, and so would the fitted generator and every shard): committed, so that a
+#: lost work/ or another machine draws the same collection and asks the same queries
+INPUTS = ("real.json", "queries.json", "grid-queries-q256.json")
+
+
+def inputs(work: Path, out: Path) -> str | None:
+    """Each input in ``work`` made from the committed copy (``out/inputs/<name>.xz``) when missing, the committed copy
+    made from ``work`` the first time; None when they agree, else what differs, in one line."""
+    (out / "inputs").mkdir(parents=True, exist_ok=True)
+    for name in INPUTS:
+        here, kept = work / name, out / "inputs" / f"{name}.xz"
+        if not kept.is_file():
+            if not here.is_file():
+                return f"{here}: missing, and no committed copy in {kept.parent}: run D4's grid.py first"
+            with lzma.open(kept, "wb", preset=9) as f:
+                f.write(here.read_bytes())
+        with lzma.open(kept, "rb") as f:
+            data = f.read()
+        if not here.is_file():
+            here.write_bytes(data)
+        elif here.read_bytes() != data:
+            return (f"{here} differs from the committed {kept} (made on another machine?): move it away to use the "
+                    "committed one")
+    return None
+
+
 def shard_count() -> int:
     return -(-SIZE // FILE_DOCS)
 
@@ -305,6 +332,10 @@ def collection(work: Path, out: Path, jobs: int = 1) -> int:
 
     record = out / "collection.json"
     doc = json.loads(record.read_text()) if record.is_file() else {"size": SIZE, "shards": []}
+    doc.setdefault("real_sha256", file_sha256(work / "real.json"))   # the encodings the generator was fitted on
+    if file_sha256(work / "real.json") != doc["real_sha256"]:
+        print(f"{work / 'real.json'}: not the encodings {record} was drawn from", file=sys.stderr)
+        return 1
     shards = doc["shards"]
     folder = work / "full-engines"
     folder.mkdir(parents=True, exist_ok=True)
@@ -465,6 +496,9 @@ def main(argv: list[str] | None = None) -> int:
         print((out / "plan.md").read_text())
         return 0
     the_plan = json.loads((out / "plan.json").read_text())
+    if args.command in ("collection", "run") and (why := inputs(work, out)):
+        print(why, file=sys.stderr)
+        return 2
     if args.command == "collection":
         return collection(work, out, args.jobs)
     folder = work / "full-engines"
@@ -520,6 +554,7 @@ def write(work: Path, out: Path, the_plan: dict[str, Any], stages: dict[str, dic
                                   "k": list(KS), "settings": {e: list(s) for e, s in SETTINGS.items()},
                                   "knobs": KNOBS, "seismic_tuned": the_plan["seismic_tuned"]},
                    outputs=["plan.json", "plan.md", "collection.json", "d5.json", "digests.json.xz", "summary.md",
+                            *(f"inputs/{name}.xz" for name in INPUTS),
                             *sorted(f"hits/{p.name}" for p in (out / "hits").glob("*.xz"))],
                    timings={"seconds": round(seconds, 1)})
 

@@ -189,3 +189,24 @@ def test_a_lost_work_folder_keeps_the_committed_rows_and_the_references_hits(tmp
     assert got[("seismic", "default")]["recall_at_10"] == 0.5           # against the committed reference's hits
     assert got[("seismic", "tuned")] == lost and digests["4000000/seismic-tuned/q256/k10"] == {"q1": "abc"}
     assert "recall_at_10" not in got[("pisa", "exact")]
+
+
+def test_the_inputs_are_committed_once_and_restored_or_refused_after(tmp_path):
+    work, out = tmp_path / "work", tmp_path / "out"
+    work.mkdir()
+    for name in full_engines.INPUTS:
+        (work / name).write_text(json.dumps({"name": name}))
+    assert full_engines.inputs(work, out) is None                        # first time: committed copies made
+    (work / "real.json").unlink()
+    assert full_engines.inputs(work, out) is None                        # a lost work/: restored
+    assert json.loads((work / "real.json").read_text()) == {"name": "real.json"}
+    (work / "queries.json").write_text("{}")                             # made again on another machine
+    assert "queries.json differs from the committed" in full_engines.inputs(work, out)
+
+
+def test_the_committed_inputs_are_those_the_collection_was_drawn_from():
+    if not (RESULT / "inputs" / "real.json.xz").is_file():
+        pytest.skip("D5's inputs have not been committed")
+    doc = json.loads((RESULT / "collection.json").read_text())
+    with lzma.open(RESULT / "inputs" / "real.json.xz", "rb") as f:
+        assert hashlib.sha256(f.read()).hexdigest() == doc["real_sha256"]
