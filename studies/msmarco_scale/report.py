@@ -99,7 +99,8 @@ def d5_figure(d4: dict[str, Any], d5: dict[str, Any], folder: Path) -> pd.DataFr
     from lsr_eval.report.scaling import latency_by_size, write_figure
 
     fig, drawn = latency_by_size(d5_frame(d4, d5), "Mean latency against collection size, 256-term queries, up to "
-                                 f"{max(r['size'] for r in d5['rows']):,} documents ({LABEL})")
+                                 f"{max(r['size'] for r in d5['rows']):,} documents\n({LABEL}; Seismic tuned: "
+                                 "per size to 2M, 2M's setting beyond)")
     write_figure(fig, drawn, folder / "figures" / "latency-by-size")
     return drawn
 
