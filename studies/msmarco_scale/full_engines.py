@@ -103,7 +103,8 @@ def plan(d4: dict[str, Any]) -> dict[str, Any]:
     fitted = models(d4)
     gen = d4["stages"][f"{CHECK_SIZE}/generate"]
     per_doc = gen["postings"] / CHECK_SIZE
-    rows, runs_at = [], {}
+    rows: list[dict[str, Any]] = []
+    runs_at: dict[str, list[int]] = {}
     for engine in ENGINES:
         for n in (SIZE, *FALLBACKS):
             ok = True
@@ -127,10 +128,9 @@ def plan(d4: dict[str, Any]) -> dict[str, Any]:
                              "memory_error_at_2m": m["peak_rss_bytes"]["error"], "predicted_seconds": seconds,
                              "refused": "; ".join(why) or None})
             if ok and engine not in runs_at:
-                runs_at[engine] = n
-    others = {n for e, n in runs_at.items() if e != REFERENCE}
+                runs_at[engine] = [n]
+    others = {n for e, ns in runs_at.items() if e != REFERENCE for n in ns}
     runs_at[REFERENCE] = sorted(others | {SIZE}, reverse=True)
-    runs_at = {e: ([n] if isinstance(n, int) else n) for e, n in runs_at.items()}
     disk = {}
     for n in (SIZE, *FALLBACKS):
         postings = per_doc * n
@@ -264,6 +264,13 @@ def link_prefix(work: Path, n: int) -> Path:
 
 
 # -- stages (each in its own process) -------------------------------------------------------------------------------
+def hits_file(stage: str) -> str:
+    """The file a search stage keeps its hits in: ``search-pisa-exact-4000000`` -> ``hits-pisa-exact-4000000.json.xz``,
+    ``searchall-...`` -> ``hits-all-....json.xz``."""
+    kind, rest = stage.split("-", 1)
+    return f"hits-{'all-' if kind == 'searchall' else ''}{rest}.json.xz"
+
+
 def stage_search(work: Path, n: int, engine: str, setting: str, everything: bool, tuned: dict[str, Any]) -> dict:
     """One engine setting: the 1,000 measured queries at k = 10 and 1,000 (``everything``: all 6,980 at k = 10),
     the latency, and the hits kept for digests and recall."""
@@ -280,8 +287,8 @@ def stage_search(work: Path, n: int, engine: str, setting: str, everything: bool
             hits, ms = timed(searcher, items, k)
             out[f"k{k}"] = {"latency_ms": latency(ms), "queries": len(ms)}
             kept[f"k{k}"] = {"hits": hits, "ms": ms}
-    folder = work / "full-engines"
-    with lzma.open(folder / f"hits-{'all-' if everything else ''}{engine}-{setting}-{n}.json.xz", "wt") as f:
+    stage = f"{'searchall' if everything else 'search'}-{engine}-{setting}-{n}"
+    with lzma.open(work / "full-engines" / hits_file(stage), "wt") as f:
         json.dump(kept, f)
     return out
 
@@ -332,8 +339,8 @@ def collection(work: Path, out: Path, jobs: int = 1) -> int:
 
     record = out / "collection.json"
     doc = json.loads(record.read_text()) if record.is_file() else {"size": SIZE, "shards": []}
-    doc.setdefault("real_sha256", file_sha256(work / "real.json"))   # the encodings the generator was fitted on
-    if file_sha256(work / "real.json") != doc["real_sha256"]:
+    real_sha256 = file_sha256(work / "real.json")
+    if doc.setdefault("real_sha256", real_sha256) != real_sha256:   # the encodings the generator was fitted on
         print(f"{work / 'real.json'}: not the encodings {record} was drawn from", file=sys.stderr)
         return 1
     shards = doc["shards"]
@@ -383,9 +390,9 @@ def committed_outputs(out: Path) -> tuple[dict[str, Any], dict[str, Any]]:
         return json.loads((out / "d5.json").read_text()), json.load(f)
 
 
-def hits_path(work: Path, out: Path, name: str) -> Path:
+def hits_path(work: Path, out: Path, stage: str) -> Path:
     """A search stage's kept hits: in the work folder, or (the reference's, committed) under ``out/hits``."""
-    here = work / "full-engines" / f"hits-{name}.json.xz"
+    here = work / "full-engines" / hits_file(stage)
     return here if here.is_file() else out / "hits" / here.name
 
 
@@ -396,8 +403,8 @@ def measure(work: Path, out: Path, stages: dict[str, dict[str, Any]]) -> tuple[l
     rows, digests, refs = [], {}, {}
     before, before_digests = committed_outputs(out)
 
-    def hits_of(name: str) -> dict[str, Any] | None:
-        path = hits_path(work, out, name)
+    def hits_of(stage: str) -> dict[str, Any] | None:
+        path = hits_path(work, out, stage)
         if not path.is_file():
             return None
         with lzma.open(path, "rt") as f:
@@ -408,18 +415,16 @@ def measure(work: Path, out: Path, stages: dict[str, dict[str, Any]]) -> tuple[l
             continue
         kind, engine, setting, size = stage.split("-")
         n = int(size)
-        prefix = "all-" if kind == "searchall" else ""
-        qset = "all" if prefix else "q256"
-        kept = hits_of(f"{prefix}{engine}-{setting}-{n}")
+        qset = "all" if kind == "searchall" else "q256"
+        kept = hits_of(stage)
         if kept is None:     # work/ lost after the stage was committed
             rows += [r for r in before["rows"] if (r["size"], r["engine"], r["setting"], r["qset"]) ==
                      (n, engine, setting, qset)]
             digests.update({key: v for key, v in before_digests.items() if key.startswith(f"{n}/{engine}-{setting}/"
                                                                                          f"{qset}/")})
             continue
-        ref_name = f"{prefix}{REFERENCE}-exact-{n}"
-        if engine != REFERENCE and ref_name not in refs and stages.get(f"{kind}-{REFERENCE}-exact-{n}", {}).get(
-                "status") == "ok":
+        ref_name = f"{kind}-{REFERENCE}-exact-{n}"
+        if engine != REFERENCE and ref_name not in refs and stages.get(ref_name, {}).get("status") == "ok":
             refs[ref_name] = hits_of(ref_name)
         build = stages.get(f"index-{engine}-{n}", {})
         for key, got in kept.items():
@@ -435,7 +440,7 @@ def measure(work: Path, out: Path, stages: dict[str, dict[str, Any]]) -> tuple[l
                 exact = refs[ref_name][key]["hits"]
                 per_query = {q: recall(hits[q], [tuple(h) for h in exact[q]], k) for q in hits}
                 row[f"recall_at_{k}"] = float(np.mean([x for x in per_query.values() if x is not None]))
-                if not prefix:   # D4 tuned Seismic on the first 500 of these queries (at 2M): the other 500
+                if qset == "q256":   # D4 tuned Seismic on the first 500 of these queries (at 2M): the other 500
                     held = [per_query[q] for q in list(hits)[TUNE:] if per_query[q] is not None]
                     row[f"held_out_recall_at_{k}"] = float(np.mean(held)) if held else None
             rows.append(row)
@@ -529,9 +534,8 @@ def main(argv: list[str] | None = None) -> int:
         stages[stage] = run_child(work, stage, result, tuned)
         print(json.dumps({"stage": stage, **stages[stage]}), flush=True)
         if stage.startswith("search") and f"-{REFERENCE}-" in stage and stages[stage]["status"] == "ok":
-            name = f"hits-{'all-' if stage.startswith('searchall') else ''}{stage.split('-', 1)[1]}.json.xz"
             (out / "hits").mkdir(exist_ok=True)   # the reference's hits are committed: recall needs them later
-            shutil.copyfile(folder / name, out / "hits" / name)
+            shutil.copyfile(folder / hits_file(stage), out / "hits" / hits_file(stage))
         write(work, out, the_plan, stages, time.perf_counter() - t0)
     write(work, out, the_plan, stages, time.perf_counter() - t0)
     print((out / "summary.md").read_text())
