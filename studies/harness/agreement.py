@@ -12,16 +12,12 @@ import scipy.sparse as sp
 from lsr_eval.data.types import Run
 from lsr_eval.defaults import DEFAULT_SCALE
 from lsr_eval.errors import InputError
+from lsr_eval.evaluation.exact_recall import top_k as top_docs  # by score, then docid (the engines' order)
 from lsr_eval.export.quantize import quantize
 
 TOP_K = 10
 #: differing queries / query vectors listed in full in a comparison
 LISTED = 20
-
-
-def top_docs(ranking: Mapping[str, float], k: int = TOP_K) -> list[str]:
-    """The ``k`` best documents of one query: by score, then docid ascending (the engines' order)."""
-    return [d for d, _ in sorted(ranking.items(), key=lambda x: (-x[1], x[0]))[:k]]
 
 
 def top_agreement(reference: Run, other: Run, k: int = TOP_K, listed: int = LISTED) -> dict[str, Any]:
@@ -45,11 +41,8 @@ def top_agreement(reference: Run, other: Run, k: int = TOP_K, listed: int = LIST
 def run_agreement(a: Run, b: Run, qids: Sequence[str], depth: int = TOP_K) -> dict[str, Any]:
     """Same top-``depth`` set / list per query (hits in the runs' own order), and identical runs (docids and scores,
     all depths; and counting only positive-score hits)."""
-    def ranked(hits: Mapping[str, float]) -> list[str]:
-        return list(hits)
-
-    same_set = [qid for qid in qids if set(ranked(a[qid])[:depth]) == set(ranked(b[qid])[:depth])]
-    same_list = sum(ranked(a[qid])[:depth] == ranked(b[qid])[:depth] for qid in qids)
+    same_set = [qid for qid in qids if set(list(a[qid])[:depth]) == set(list(b[qid])[:depth])]
+    same_list = sum(list(a[qid])[:depth] == list(b[qid])[:depth] for qid in qids)
     same_run = sum(dict(a[qid]) == dict(b[qid]) for qid in qids)
     same_positive = sum({d: x for d, x in a[qid].items() if x > 0} == {d: x for d, x in b[qid].items() if x > 0}
                         for qid in qids)
