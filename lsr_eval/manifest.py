@@ -135,16 +135,16 @@ def anchor_paths(obj: Any, roots: Iterable[tuple[str, str]] | None = None) -> An
     """A copy of the JSON-like ``obj`` with the paths in its strings anchored (default roots: this machine's, see
     :func:`anchor_roots`); numbers, keys and structure unchanged."""
     roots = anchor_roots() if roots is None else list(roots)
-    return _map_strings(obj, lambda s: anchor_text(s, roots)[0])
+    return map_strings(obj, lambda s: anchor_text(s, roots)[0])
 
 
-def _map_strings(obj: Any, fn: Callable[[str], str]) -> Any:
+def map_strings(obj: Any, fn: Callable[[str], str]) -> Any:
     if isinstance(obj, str):
         return fn(obj)
     if isinstance(obj, Mapping):
-        return {k: _map_strings(v, fn) for k, v in obj.items()}
+        return {k: map_strings(v, fn) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
-        return [_map_strings(v, fn) for v in obj]
+        return [map_strings(v, fn) for v in obj]
     return obj
 
 
@@ -174,54 +174,6 @@ def resolve_anchor(path: str, repo: str | os.PathLike | None = None) -> str:
     if repo is not None and path and not os.path.isabs(path):
         return str(Path(repo) / path)
     return path
-
-
-#: Old machines' folders in committed results, as ``(regular expression, anchor)``: checkouts under ``/work/``
-#: (``main``, ``wt*``), their work folders, the shared folder, ``/tmp/work``, a pyenv's site-packages and scripts.
-RECORDED_ROOTS: tuple[tuple[str, str], ...] = (
-    (r"^/work/shared(?=/|$)", "../shared"),
-    (r"^/work/(?:main|wt[^/\s]*)/work(?=/|$)", WORK_ANCHOR),
-    (r"^/work/(?:main|wt[^/\s]*)(?=/|$)", ""),
-    (r"^/tmp/work(?=/|$)", WORK_ANCHOR),
-    (r"^/tmp(?=/|$)", TMP_ANCHOR),
-    (r"^/root/\.pyenv/versions/[^/]+/lib/python3[^/]*/site-packages(?=/|$)", SITE_ANCHOR),
-    (r"^/root/\.pyenv/versions/[^/]+/bin(?=/|$)", SCRIPTS_ANCHOR),
-    (r"^/root(?=/|$)", HOME_ANCHOR),
-)
-
-
-def relativize(text: str, roots: Iterable[tuple[str, str]] = RECORDED_ROOTS) -> tuple[str, int]:
-    """One-off migration of a committed file's text (manifest, summary, table, page): the absolute paths of the
-    machines that made it in anchored form (:data:`RECORDED_ROOTS`, then this machine's); returns the new text and the
-    count of paths rewritten. Idempotent: anchored paths are not absolute."""
-    return anchor_text(text, [*roots, *anchor_roots()])
-
-
-#: Suffixes of the text files under ``results/`` that may record paths.
-TEXT_SUFFIXES = (".json", ".md", ".csv", ".html", ".yaml", ".yml", ".txt", ".tex")
-
-
-def _skeleton(obj: Any) -> Any:
-    """``obj`` with every string blanked: what a path rewrite must leave unchanged (numbers, keys, structure)."""
-    return _map_strings(obj, lambda s: "")
-
-
-def relativize_file(path: str | os.PathLike, *, write: bool = True) -> int:
-    """Rewrite the absolute paths of one committed file with :func:`relativize` (in place unless not ``write``);
-    returns the count rewritten. A JSON file whose numbers, keys or structure would change is refused."""
-    path = Path(path)
-    text = path.read_text(encoding="utf-8")
-    new, count = relativize(text)
-    if count and path.suffix == ".json":
-        try:
-            same = _skeleton(json.loads(text)) == _skeleton(json.loads(new))
-        except json.JSONDecodeError as e:
-            raise LsrEvalError(f"{path}: the path rewrite would break its JSON ({e}); fix the file by hand") from None
-        if not same:
-            raise LsrEvalError(f"{path}: the path rewrite would change more than paths; fix the file by hand")
-    if count and write:
-        path.write_text(new, encoding="utf-8")
-    return count
 
 
 def installed_version(name: str) -> str | None:
@@ -463,7 +415,7 @@ def atomic_write(path: Path, write: Callable[[Any], None], binary: bool = True, 
                 tmp.unlink()
 
 
-def write_json(path: str | os.PathLike, obj: Any, *, indent: int = 2, ensure_ascii: bool = True,
+def write_json(path: str | os.PathLike, obj: Any, *, indent: int | None = 2, ensure_ascii: bool = True,
                default: Callable[[Any], Any] | None = None, newline: bool = True) -> None:
     """``obj`` as JSON into ``path``, atomically (:func:`atomic_write`); ``default`` as for :func:`json.dumps`."""
     text = json.dumps(obj, indent=indent, ensure_ascii=ensure_ascii, default=default) + ("\n" if newline else "")

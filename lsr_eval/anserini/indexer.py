@@ -13,10 +13,10 @@ import logging
 import os
 import time
 from dataclasses import asdict, dataclass, field
-from typing import Iterable, Literal, get_args
+from typing import Literal, get_args
 
 from lsr_eval.anserini.collections import CONTENTS, MULTIFIELD, empty_documents
-from lsr_eval.anserini.jvm import autoclass, java_errors, java_exception
+from lsr_eval.anserini.jvm import autoclass, java_errors, java_exception, java_list
 from lsr_eval.errors import ConfigError, JavaError, format_bytes, free_bytes
 from lsr_eval.search.params import check_threads
 from lsr_eval.workdir import folder_bytes
@@ -60,20 +60,13 @@ class IndexCounts:
         return {**asdict(self), "total_indexed": self.total_indexed}
 
 
-def _java_list(items: Iterable[str]):
-    lst = autoclass("java.util.ArrayList")()
-    for x in items:
-        lst.add(str(x))
-    return lst
-
-
 def run_index_collection(argv: list[str]) -> IndexCounts:
     """Run ``IndexCollection`` with command-line ``argv`` in this process; return its counters."""
     args = autoclass("io.anserini.index.IndexCollection$Args")()
     parser = autoclass("org.kohsuke.args4j.CmdLineParser")(args)
     t0 = time.perf_counter()
     with java_errors(f"IndexCollection {' '.join(argv)}"):
-        parser.parseArgument(_java_list(argv))
+        parser.parseArgument(java_list(argv))
         indexer = autoclass("io.anserini.index.IndexCollection")(args)
         indexer.run()
         c = indexer.getCounters()

@@ -19,7 +19,7 @@ import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator
 
 from lsr_eval.errors import ConfigError, JavaError
 
@@ -176,6 +176,14 @@ def autoclass(name: str) -> Any:
 
     with java_errors(f"loading Java class {name}"):
         return jnius.autoclass(name)
+
+
+def java_list(items: Iterable[str]) -> Any:
+    """A ``java.util.ArrayList`` of the items as strings (an Anserini command line's arguments)."""
+    lst = autoclass("java.util.ArrayList")()
+    for x in items:
+        lst.add(str(x))
+    return lst
 
 
 def cast(java_class: str, obj: Any) -> Any:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Iterable, Literal, Mapping
 
 from lsr_eval.anserini.hits import handles
-from lsr_eval.anserini.jvm import autoclass, cast, detach, java_errors
+from lsr_eval.anserini.jvm import autoclass, cast, detach, java_errors, java_list
 from lsr_eval.errors import ConfigError, InputError, JavaError
 from lsr_eval.search.params import K, check_threads
 from lsr_eval.settings import check, setting, validate
@@ -61,19 +61,12 @@ def search_collection_argv(index: str | os.PathLike, topics: str | os.PathLike, 
     return argv
 
 
-def _java_list(items: Iterable[str]):
-    lst = autoclass("java.util.ArrayList")()
-    for x in items:
-        lst.add(str(x))
-    return lst
-
-
 def run_search_collection(argv: list[str], quiet: bool = True) -> SearchCollectionRun:
     """Run ``SearchCollection`` with command-line ``argv`` in this process (its run file replaced if present)."""
     args = autoclass("io.anserini.search.SearchCollection$Args")()
     parser = autoclass("org.kohsuke.args4j.CmdLineParser")(args)
     with java_errors(f"SearchCollection {' '.join(argv)}"):
-        parser.parseArgument(_java_list(argv))
+        parser.parseArgument(java_list(argv))
     output = Path(str(args.output))
     if output.exists():
         output.unlink()

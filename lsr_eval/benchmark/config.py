@@ -533,8 +533,6 @@ def _check_system_params(kind: str, params: dict[str, Any], where: str) -> None:
         raise ConfigError(f"{where}: unknown key {unknown[0]!r} for a {kind} system; "
                           f"allowed: {', '.join(sorted(allowed))}")
     if kind == "bm25":
-        from lsr_eval.pipeline.bm25 import Bm25Settings
-
         try:
             settings = Bm25Settings(**params)
             if settings.engine == "pisa":

@@ -18,7 +18,7 @@ it is given the counter's own SDPA formula. An inference-free query encoder (a t
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Sequence
 
 
@@ -32,8 +32,7 @@ class EncoderCost:
     counted: str = "matrix products of one forward pass (torch FlopCounterMode; a multiply-add is 2 FLOPs)"
 
     def to_dict(self) -> dict:
-        return {"gflop_per_query": self.gflop_per_query, "queries": self.queries, "mean_tokens": self.mean_tokens,
-                "counted": self.counted}
+        return asdict(self)
 
 
 def _cpu_sdpa(query, key, value, *args, out_shape=None, **kwargs) -> int:

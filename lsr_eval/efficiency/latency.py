@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Iterator, Sequence
 
 from lsr_eval.data.types import Query
@@ -41,8 +41,7 @@ class LatencySummary:
                    min(samples), max(samples))
 
     def to_dict(self) -> dict[str, float]:
-        return {"n": self.n, "mean_ms": self.mean_ms, "p50_ms": self.p50_ms, "p99_ms": self.p99_ms,
-                "min_ms": self.min_ms, "max_ms": self.max_ms}
+        return asdict(self)
 
 
 class QueryWeights:
@@ -253,35 +252,3 @@ def query_path(weights: QueryWeights, searcher, k: int, search: str = "search") 
                 "weights": weights_map}
 
     return run
-
-
-def summarise_path(results: Sequence[dict], warmup: int, fields: Sequence[str]) -> dict[str, Any]:
-    """Summaries (:class:`LatencySummary` dicts) of ``fields`` over the results after the first ``warmup``, and the
-    mean number of query terms."""
-    measured = results[warmup:]
-    if not measured:
-        raise InputError(f"{len(results)} queries leave none to measure after {warmup} warm-up queries")
-    out: dict[str, Any] = {f: LatencySummary.from_ms([r[f] for r in measured]).to_dict() for f in fields}
-    out["mean_terms"] = sum(r["terms"] for r in measured) / len(measured)
-    return out
-
-
-def part_breakdown(results: Sequence[dict], warmup: int) -> dict[str, Any]:
-    """Where a :func:`query_path`'s time goes: per part (:data:`PARTS`, those reported), its summary over the
-    measured queries and its share of the mean total; ``unaccounted`` is the total less the parts (timing and call
-    overhead between them); ``mean_candidates`` where the encoder prunes the vocabulary."""
-    measured = results[warmup:]
-    if not measured:
-        raise InputError(f"{len(results)} queries leave none to measure after {warmup} warm-up queries")
-    names = [p for p in PARTS if all(p in r["parts"] for r in measured)]
-    rest = [r["total"] - sum(r["parts"][p] for p in names) for r in measured]
-    mean_total = sum(r["total"] for r in measured) / len(measured)
-    parts = {p: LatencySummary.from_ms([r["parts"][p] for r in measured]).to_dict() for p in names}
-    parts["unaccounted"] = LatencySummary.from_ms(rest).to_dict()
-    for s in parts.values():
-        s["share_of_mean_total"] = s["mean_ms"] / mean_total if mean_total > 0 else 0.0
-    out: dict[str, Any] = {"parts": parts, "total": LatencySummary.from_ms([r["total"] for r in measured]).to_dict()}
-    cands = [r["candidates"] for r in measured if r.get("candidates") is not None]
-    if cands:
-        out["mean_candidates"] = sum(cands) / len(cands)
-    return out

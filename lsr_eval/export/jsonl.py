@@ -31,10 +31,6 @@ def json_dumper() -> tuple[str, Callable[[Any], bytes]]:
     return "orjson", orjson.dumps
 
 
-#: Suffixes of files compressed on the fly by :func:`open_compressed`.
-COMPRESSED_SUFFIXES = (".gz", ".xz")
-
-
 def open_compressed(path: str | os.PathLike, mode: str = "rt", suffix: str | None = None):
     """A file opened by its suffix (``suffix`` when given, e.g. for a temporary name): ``.gz`` (gzip, written without
     a timestamp so that equal contents give equal bytes) or ``.xz`` (LZMA, about half gzip's size for run files)

@@ -28,8 +28,6 @@ from lsr_eval.settings.shared import DEFAULT_FOLD_SEED, FOLD_SEED, FOLDS
 
 log = logging.getLogger(__name__)
 
-#: Seed of the fold assignment when none is given.
-
 
 @dataclass(frozen=True, slots=True)
 class Fold:

@@ -157,10 +157,6 @@ def check_runs(n_runs: int) -> int:
     return check("runs", n_runs, int, RUNS)
 
 
-def _number(method: str, name: str, value: Any) -> float:
-    return check(name, value, float, NUMBER, method)
-
-
 def check_weights(method: str, weights: Any, n_runs: int) -> list[float]:
     """One finite, non-negative weight per run, not all zero."""
     check("weights", weights, list | tuple, WEIGHTS, method)
@@ -196,7 +192,7 @@ def resolve_params(method: FusionMethod, params: Mapping[str, Any] | None, n_run
         if value is None:
             raise ConfigError(f"{method.name} needs {p.name} (--param {p.name}=VALUE) or tuning (--tune-on); "
                               f"tuning searches {p.grid[0]}..{p.grid[-1]}")
-        value = _number(method.name, p.name, value)
+        value = check(p.name, value, float, NUMBER, method.name)
         if p.type is int:
             if value != int(value):
                 raise ConfigError(f"{method.name}: {p.name}={value!r} must be an integer")

@@ -7,13 +7,13 @@ anything built from an alias records the wheel's version and the sha256 of its w
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from lsr_eval.data.trec_files import file_sha256
 from lsr_eval.errors import InputError
 
 
@@ -104,8 +104,4 @@ def provenance(path: str) -> dict[str, Any] | None:
 
 @lru_cache(maxsize=8)
 def _sha256(path: str) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+    return file_sha256(path)   # cached: a manifest names the same weights file once per run

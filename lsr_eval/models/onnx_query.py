@@ -31,7 +31,6 @@ if TYPE_CHECKING:    # torch, transformers, onnx and onnxruntime are imported wh
     from lsr_eval.models.sparsify import Sparsify
 
 ORT_PIP = "pip install 'lsr-eval[onnx]'"  # the extra; constraints.txt pins the tested versions
-ONNX_PIP = ORT_PIP
 #: ``pruned``: int8 filter + exact float32 logits of the candidates; ``dense``: every logit (see module doc).
 MODES: tuple[str, ...] = ("pruned", "dense")
 FORMAT_VERSION = 3
@@ -62,7 +61,7 @@ def _import_onnx():
     try:
         import onnx
     except ImportError as e:
-        raise MissingDependency(f"exporting a query encoder to ONNX needs the onnx package: {ONNX_PIP} ({e})") \
+        raise MissingDependency(f"exporting a query encoder to ONNX needs the onnx package: {ORT_PIP} ({e})") \
             from None
     return onnx
 

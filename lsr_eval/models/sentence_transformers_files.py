@@ -6,10 +6,11 @@ Design notes: docs/design.md."""
 
 from __future__ import annotations
 
-import json
 import logging
 from pathlib import Path
 from typing import Any
+
+from lsr_eval.manifest import write_json
 
 log = logging.getLogger(__name__)
 
@@ -48,9 +49,7 @@ def blockers(model) -> list[str]:
 
 def _dump(path: Path, doc: Any) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump(doc, f, indent=2)
-        f.write("\n")
+    write_json(path, doc)
 
 
 def write_files(model, root: Path) -> dict[str, Any]:

@@ -8,7 +8,6 @@ Design notes: docs/design.md."""
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 from pathlib import Path
@@ -18,7 +17,7 @@ from torch import nn
 from lsr_eval import __version__
 from lsr_eval.defaults import DEFAULT_SCALE
 from lsr_eval.errors import ConfigError, InputError
-from lsr_eval.manifest import read_json_object
+from lsr_eval.manifest import read_json_object, write_json
 from lsr_eval.models.encoder import SpladeEncoder
 from lsr_eval.models.options import DEFAULT_PRECISION, SCALE, HeadInitRule, IdentityHead
 from lsr_eval.models.sentence_transformers_files import write_files
@@ -156,9 +155,7 @@ class SpladeModel(nn.Module):
             self.document.save_pretrained(root / "document")
 
         st = write_files(self, root)  # sentence-transformers SparseEncoder files, when representable
-        with open(root / SPLADE_CONFIG, "w", encoding="utf-8") as f:
-            json.dump({**self.config_dict(), "sentence_transformers": st}, f, indent=2)
-            f.write("\n")
+        write_json(root / SPLADE_CONFIG, {**self.config_dict(), "sentence_transformers": st})
         log.info("SPLADE model saved to %s (%s)", root, "shared backbone" if self.shared else "query/ + document/")
         return root
 

@@ -22,7 +22,7 @@ import torch
 from torch import nn
 
 from lsr_eval.errors import InputError
-from lsr_eval.manifest import load_json, read_json_object, write_manifest
+from lsr_eval.manifest import load_json, read_json_object, write_json, write_manifest
 from lsr_eval.models.encoder import Encoded
 from lsr_eval.models.offline import resolve_model
 from lsr_eval.models.options import BATCH_SIZE, MAX_LENGTH
@@ -327,13 +327,11 @@ class StaticQueryEncoder(VocabularyTerms, nn.Module):
         lost = int((self._table[n:] > 0).sum())
         if lost:
             raise InputError(f"{root}: {lost} weighted ids have no token string in the tokenizer; cannot save them")
-        with open(root / IDF_JSON, "w", encoding="utf-8") as f:
-            json.dump(table, f, ensure_ascii=False)
-        with open(root / STATIC_CONFIG, "w", encoding="utf-8") as f:
-            json.dump({"format": FORMAT, "format_version": FORMAT_VERSION, "vocab_size": self.vocab_size,
-                       "max_length": self.max_length, "sparsify": self.sparsify.to_dict(),
-                       "source": {k: v for k, v in self.source.items() if k != "cache"}}, f, indent=2)
-            f.write("\n")
+        write_json(root / IDF_JSON, table, indent=None, ensure_ascii=False, newline=False)
+        write_json(root / STATIC_CONFIG, {
+            "format": FORMAT, "format_version": FORMAT_VERSION, "vocab_size": self.vocab_size,
+            "max_length": self.max_length, "sparsify": self.sparsify.to_dict(),
+            "source": {k: v for k, v in self.source.items() if k != "cache"}})
         return root
 
 

@@ -156,8 +156,9 @@ def model_order(frame: pd.DataFrame) -> Callable[[pd.Series], tuple]:
     return lambda row: (rank.get(row[col], len(rank)), -math.inf if math.isnan(row["k"]) else row["k"])
 
 
-def _rows_by_key(frame: pd.DataFrame, keys: Sequence[str]) -> dict[tuple, pd.Series]:
-    return {tuple(r[k] for k in keys): r for _, r in frame.iterrows()}
+def result_rows(frame: pd.DataFrame) -> dict[tuple[str, str], pd.Series]:
+    """The frame's rows by (dataset, system)."""
+    return {(r["dataset"], r["system"]): r for _, r in frame.iterrows()}
 
 
 def _measure_cell(row: pd.Series | None, measure: str, fmt: NumberFormat, notes: CellNotes, where: str,
@@ -211,7 +212,7 @@ def datasets_table(frame: pd.DataFrame, measure: str, *, datasets: Sequence[str]
     datasets = list(datasets)
     rows_frame = frame[frame["dataset"].isin(datasets)]
     systems = _systems(rows_frame)
-    rows = _rows_by_key(rows_frame, ("dataset", "system"))
+    rows = result_rows(rows_frame)
     tested = tested_pairs(rows_frame, [measure])
     notes = CellNotes()
     values: dict[str, list[float]] = {d: [] for d in datasets}
@@ -334,7 +335,7 @@ def rescaling_table(frame: pd.DataFrame, *, columns: Iterable[Column] = RESCALIN
     counts: dict[tuple, int] = {}
     for lab, k, _ in keys:
         counts[(lab, _k_text(k))] = counts.get((lab, _k_text(k)), 0) + 1
-    rows = _rows_by_key(frame, ("dataset", "system"))
+    rows = result_rows(frame)
     tested = tested_pairs(frame[frame["system"].isin([k[2] for k in keys])],
                           list(dict.fromkeys([c.measure for c in columns] + [group_measure])))
     notes = CellNotes()

@@ -12,7 +12,7 @@ from pathlib import PurePath
 import pandas as pd
 
 from lsr_eval.engines.registry import REFERENCE_ENGINE  # the engine left unmarked in labels (the note says so)
-from lsr_eval.report.marks import DECLARED, MISSING, declared, precision_mark, why_missing
+from lsr_eval.report.marks import DECLARED, MISSING, _number, _text, declared, precision_mark, why_missing
 from lsr_eval.report.pareto import pareto_front
 
 
@@ -32,11 +32,6 @@ LOG_SPAN = 10.0
 #: Cost columns of a fusion's parts run in parallel (max per query), by sequential cost column.
 PARALLEL = {"latency_mean_ms": "latency_parallel_mean_ms", "latency_p50_ms": "latency_parallel_p50_ms",
             "latency_p99_ms": "latency_parallel_p99_ms"}
-
-
-def _text(row: pd.Series, column: str) -> str:
-    value = row.get(column, "")
-    return "" if value is None or (isinstance(value, float) and math.isnan(value)) else str(value).strip()
 
 
 def row_kind(row: pd.Series) -> str:
@@ -142,12 +137,7 @@ def _setting(row: pd.Series, sweep: str) -> float:
     """The value a sweep point sets (its first swept key), for ordering the curve; NaN for other rows."""
     if not sweep or ":" not in sweep:
         return math.nan
-    key = sweep.split(":", 1)[1].split("+")[0]
-    value = row.get(key, math.nan)
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        return math.nan
+    return _number(row, sweep.split(":", 1)[1].split("+")[0])
 
 
 def sweep_curves(points: pd.DataFrame) -> dict[str, pd.DataFrame]:

@@ -19,7 +19,7 @@ from typing import Any
 
 from lsr_eval.manifest import check_provenance, recorded, write_manifest
 from lsr_eval.reproduce.compare import REPRODUCED, STATUSES, RowOutcome
-from lsr_eval.reproduce.jobs import Job, Options
+from lsr_eval.reproduce.jobs import Job, Options, _minutes
 from lsr_eval.reproduce.results import Result
 
 FILES = ("matrix.md", "matrix-section.html", "matrix.html", "matrix.json")
@@ -34,9 +34,6 @@ class MatrixEntry:
     def verdict(self) -> str:
         counts = Counter(o.status for o in self.outcomes)
         return ", ".join(f"{counts[s]} {s}" for s in STATUSES if counts[s])
-
-    def made_on(self) -> str:
-        return made_on(self.result)
 
 
 def made_on(result: Result) -> str:
@@ -58,7 +55,7 @@ def _summary(results: list[dict[str, Any]]) -> str:
 
 
 def _estimate(seconds: float | None) -> str:
-    return "?" if seconds is None else (f"{seconds / 60:.0f} min" if seconds >= 90 else f"{seconds:.0f} s")
+    return "?" if seconds is None else _minutes(seconds)
 
 
 def _tolerances(data: dict[str, Any]) -> str:
@@ -150,7 +147,7 @@ def to_json(entries: list[MatrixEntry], machine: dict[str, Any], options: Option
 
     today = _dt.date.today().isoformat()
     fresh = [{"result": e.result.name, "kind": e.job.kind, "command": e.job.command,
-              "estimate_s": e.job.estimate_s, "made_on": e.made_on(), "verdict": e.verdict(),
+              "estimate_s": e.job.estimate_s, "made_on": made_on(e.result), "verdict": e.verdict(),
               "reproduced_on": machine["summary"], "date": today, "kept": False, "rows": [row(o) for o in e.outcomes]}
              for e in entries]
     return {"invocation": invocation, "machine": machine, "date": today, "tolerances": options.tolerances.rules,

@@ -4,9 +4,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Iterable, Iterator, Sequence
 
 from lsr_eval.data.types import Run
+from lsr_eval.settings import Setting, check
+
+#: A chunk's size: at least one item (none would drop every item).
+CHUNK_SIZE = Setting(help="items per chunk", ge=1)
 
 
 @dataclass
@@ -44,13 +49,9 @@ class SearchCounts:
 
 def chunks(items: Iterable, size: int) -> Iterator[list]:
     """Consecutive lists of at most ``size`` items (the bounded unit of every batch search)."""
-    chunk: list = []
-    for item in items:
-        chunk.append(item)
-        if len(chunk) == size:
-            yield chunk
-            chunk = []
-    if chunk:
+    check("size", size, int, CHUNK_SIZE)
+    it = iter(items)
+    while chunk := list(islice(it, size)):
         yield chunk
 
 

@@ -41,9 +41,6 @@ COLUMNS = ("system", "measure", "mean", "baseline_mean", "difference", "queries"
 PerQuery = Mapping[str, Mapping[str, Mapping[str, float]]]
 
 
-#: The significance level of a family of tests.
-
-
 def _check(per_query: PerQuery, baseline: str) -> list[str]:
     """Every system has the baseline's measures and, per measure, exactly its queries; returns the measures."""
     if baseline not in per_query:

@@ -24,6 +24,7 @@ import numpy as np
 import torch
 
 from lsr_eval.errors import InputError
+from lsr_eval.manifest import write_json
 from lsr_eval.train import distributed
 
 CHECKPOINTS = "checkpoints"
@@ -79,8 +80,8 @@ def save_checkpoint(model_dir: str | Path, step: int, *, modules: dict[str, torc
     torch.save({name: m.state_dict() for name, m in modules.items()}, tmp / "model.pt")
     torch.save(optimizer.state_dict(), tmp / "optimizer.pt")
     torch.save(scheduler.state_dict(), tmp / "scheduler.pt")
-    with open(tmp / TRAINER_STATE, "w", encoding="utf-8") as f:
-        json.dump(dict(trainer_state, step=step, world_size=info.world_size), f, indent=2, default=str)
+    write_json(tmp / TRAINER_STATE, dict(trainer_state, step=step, world_size=info.world_size), default=str,
+               newline=False)
     if final.exists():
         shutil.rmtree(final)
     tmp.rename(final)

@@ -214,16 +214,9 @@ def slurm_script(runs: list[GridRun], options: SlurmOptions, *, log_dir: Path, w
         raise ConfigError("no run to submit")
     lines = ["#!/bin/bash", f"#SBATCH --job-name={options.job_name}", f"#SBATCH --array=0-{len(runs) - 1}",
              "#SBATCH --nodes=1", "#SBATCH --ntasks=1", f"#SBATCH --output={log_dir}/%x-%A_%a.out"]
-    if options.gpus:
-        lines.append(f"#SBATCH --gres=gpu:{options.gpus}")
-    if options.cpus:
-        lines.append(f"#SBATCH --cpus-per-task={options.cpus}")
-    if options.time:
-        lines.append(f"#SBATCH --time={options.time}")
-    if options.partition:
-        lines.append(f"#SBATCH --partition={options.partition}")
-    if options.mem:
-        lines.append(f"#SBATCH --mem={options.mem}")
+    lines += [f"#SBATCH --{flag}{value}" for flag, value in (
+        ("gres=gpu:", options.gpus), ("cpus-per-task=", options.cpus), ("time=", options.time),
+        ("partition=", options.partition), ("mem=", options.mem)) if value]
     lines += [f"#SBATCH {x}" for x in options.extra]
     lines += ["# written by lsr-eval grid: one task per training run (lsr-eval train CONFIG --resume)",
               "set -euo pipefail", f"cd {shlex.quote(str(workdir or Path.cwd()))}"]

@@ -25,10 +25,6 @@ from lsr_eval.train.config import BuildConfig, MiddleModelConfig, ModelConfig
 
 log = logging.getLogger(__name__)
 
-def resolve_path(path: str) -> str:
-    """An offline alias (:data:`lsr_eval.models.offline.OFFLINE_MODELS`) -> its folder; anything else unchanged."""
-    return resolve_model(path)
-
 
 @dataclass
 class InitReport:
@@ -84,7 +80,7 @@ def rescale_at_init(mlm: nn.Module, tokenizer, k, *, scale_bias: bool, max_lengt
 
 def _load(path: str, max_length: int, head_init: str, k, scale_bias: bool, tied_input: str, bf16: bool,
           trust_remote_code: bool = False):
-    source = resolve_path(path)
+    source = resolve_model(path)
     enc = SpladeEncoder.from_pretrained(source, max_length, head_init=head_init, bf16=bf16,
                                         trust_remote_code=trust_remote_code)
     before = head_norm(enc.mlm)
@@ -153,7 +149,7 @@ def build_model(cfg: ModelConfig, *, bf16: bool = False, idf_corpus=None):
 
 def build_mlm(cfg: MiddleModelConfig):
     """``(mlm, tokenizer, InitReport)`` for middle training."""
-    source = resolve_path(cfg.path)
+    source = resolve_model(cfg.path)
     mlm, tokenizer, init = load_mlm(os.fspath(source), head_init=cfg.head_init,
                                     trust_remote_code=cfg.trust_remote_code)
     before = head_norm(mlm)

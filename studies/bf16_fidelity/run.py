@@ -36,9 +36,9 @@ from typing import Any
 
 _sys.path.insert(0, str(_Path(__file__).resolve().parents[2]))  # the checkout: lsr_eval and studies importable
 
-from lsr_eval.evaluation.agreement import top_agreement, weight_map_agreement
 from studies.bf16_fidelity.measure import PRECISIONS, STAGE, TOP, parse_args
 from studies.bf16_fidelity.summary import summary_text
+from studies.harness.agreement import top_agreement, weight_map_agreement
 
 log = logging.getLogger("bench_bf16_fidelity")
 

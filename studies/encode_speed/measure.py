@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from lsr_eval.commands.options import add_device, add_precision
 from lsr_eval.defaults import DEFAULT_SCALE
-from lsr_eval.efficiency.measure import rotation
+from studies.harness.measure import rotation
 
 if TYPE_CHECKING:
     from lsr_eval.models.encoder import SpladeEncoder
@@ -139,7 +139,7 @@ def bench_documents(name: str, docs: list[str], args, PyDoc) -> dict[str, Any]:
     import scipy.sparse as sp
     import torch
 
-    from lsr_eval.evaluation.agreement import vector_agreement as agreement
+    from studies.harness.agreement import vector_agreement as agreement
 
     setup = _document_setup(name, docs, args, PyDoc)
     enc, roof, e, v = setup.enc, setup.roof, setup.hidden, setup.vocab

@@ -12,7 +12,7 @@ Documents: the first ``--docs`` of SciFact's corpus (``title + " " + text``, 256
   runs per window: length-sorted batches, chunked head, CSR output) in each precision of ``--precisions`` (default
   fp32, :data:`lsr_eval.models.options.DEFAULT_PRECISION`), the same weights, one after the other in every part. The
   first precision listed is the one compared with Pyserini and the roofline; each other one is compared with it:
-  docs/s side by side and the agreement of the vectors (:func:`lsr_eval.evaluation.agreement.vector_agreement`).
+  docs/s side by side and the agreement of the vectors (:func:`studies.harness.agreement.vector_agreement`).
   Whether bf16 is native here is read from the recorded machine (:func:`lsr_eval.hardware.describe`: CPU flags, GPUs),
   not assumed.
 * Device (``--device``, default cpu): documents, Pyserini and the roofline run on it; the default is the CPU because

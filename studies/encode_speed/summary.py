@@ -43,7 +43,7 @@ def bf16_note(result: dict[str, Any], device: str) -> str:
 
 def precision_lines(result: dict[str, Any]) -> list[str]:
     """The side-by-side precisions (when more than one was measured)."""
-    from lsr_eval.evaluation.agreement import vector_agreement_text as agreement_text
+    from studies.harness.agreement import vector_agreement_text as agreement_text
 
     docs = [d for d in result["documents"] if len(d.get("precisions", {})) > 1]
     if not docs:

@@ -38,9 +38,9 @@ from typing import Any, Mapping
 
 _sys.path.insert(0, str(_Path(__file__).resolve().parents[2]))  # the checkout: lsr_eval and studies importable
 
-from lsr_eval.evaluation.agreement import differing_queries
 from studies.exact_engines.measure import integer_scores, residue, residue_runs
 from studies.exact_engines.summary import ENGINES, summary_text
+from studies.harness.agreement import differing_queries
 
 REPO = Path(__file__).resolve().parents[2]
 

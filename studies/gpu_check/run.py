@@ -7,7 +7,7 @@ The first ``--docs`` SciFact documents (``title + " " + text``, ``--max-length``
 encoder of ``--model`` the way ``lsr-eval encode`` does (:func:`lsr_eval.encode.batching.encode_window`, batches of
 ``--batch-size``, length-sorted): first on ``--reference-device`` (the CPU) in fp32, the reference; then on
 ``--device`` in each of ``--precisions`` (fp32 and bf16, one model on the device, the same weights: a warm-up batch
-first, not timed). Each is compared with the reference (:func:`lsr_eval.evaluation.agreement.vector_agreement`:
+first, not timed). Each is compared with the reference (:func:`studies.harness.agreement.vector_agreement`:
 identical integer impacts at scale 100, largest weight difference, top-10 term overlap), and bf16 with fp32 on the
 device.
 
@@ -57,12 +57,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv, __doc__.split("\n\n")[0])
     import torch
 
-    from lsr_eval.evaluation.agreement import vector_agreement as agreement
     from lsr_eval.manifest import machine, prepare_output, write_manifest
     from lsr_eval.models.device import resolve_device
     from lsr_eval.models.offline import resolve_model
     from lsr_eval.models.splade import SpladeModel
     from studies.encode_speed.measure import read_docs
+    from studies.harness.agreement import vector_agreement as agreement
 
     device, reference_device = resolve_device(args.device), resolve_device(args.reference_device)
     path = resolve_model(args.model)

@@ -9,7 +9,7 @@ from typing import Any
 
 
 def summary_md(r: dict[str, Any]) -> str:
-    from lsr_eval.evaluation.agreement import vector_agreement_text as agreement_text
+    from studies.harness.agreement import vector_agreement_text as agreement_text
 
     m = r["machine"]
     gpus = ", ".join(f"{g['name']} (CUDA {g['cuda']})" for g in m.get("gpus") or []) or "none"

@@ -15,9 +15,9 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from lsr_eval.commands.options import add_device, add_precision
 from lsr_eval.data.types import Document, Query, Run
 from lsr_eval.defaults import DEFAULT_SCALE
-from lsr_eval.efficiency.measure import alternate, measure
 from lsr_eval.errors import InputError, LsrEvalError
-from lsr_eval.evaluation.agreement import ranked_hits_agreement
+from studies.harness.agreement import ranked_hits_agreement
+from studies.harness.measure import alternate, measure
 
 REPO = Path(__file__).resolve().parents[2]
 STAGE = "bench-long-queries"

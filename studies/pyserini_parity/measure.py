@@ -715,7 +715,7 @@ def _compare_runs(study: _Study, runs: dict[str, dict[str, dict[str, float]]], v
     """Metrics of every step, per-query nDCG@10 of both paths, agreement between consecutive steps and end to end,
     the differing queries explained, and how often each path's top 10 is the exact float one."""
     from lsr_eval.evaluation import evaluate
-    from lsr_eval.evaluation.agreement import run_agreement
+    from studies.harness.agreement import run_agreement
 
     dataset, qids = study.dataset, study.qids
     qrels = dataset.qrels()

@@ -180,7 +180,7 @@ def _side_by_side(args: argparse.Namespace, queries: list, paths: list[str], enc
                   ) -> tuple[dict[str, dict[str, list[list[float]]]], dict[str, dict[str, dict[str, int]]]]:
     """The warm-up, then ``--passes`` passes with the paths interleaved query by query (order rotating): wall and
     thread CPU ms of ``encode`` and ``weights`` per path, figure, pass and query; and each path's weight maps."""
-    from lsr_eval.efficiency.measure import rotation
+    from studies.harness.measure import rotation
 
     def encode(name, text):
         return encoders[name].encode([text], batch_size=1, sparse=True)

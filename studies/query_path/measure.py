@@ -12,7 +12,7 @@ import os
 import shutil
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from lsr_eval.commands.options import add_device, add_precision
 from lsr_eval.defaults import DEFAULT_SCALE
@@ -370,7 +370,7 @@ def _agreement(setup: _Setup, paths: _Paths, results: dict[str, list]) -> tuple[
     filter against Pyserini on the same weights (isolating the rest of the two paths); and how many queries send
     the same term set on both."""
     from lsr_eval.efficiency.latency import QueryWeights
-    from lsr_eval.evaluation.agreement import hit_lists_agreement
+    from studies.harness.agreement import hit_lists_agreement
 
     queries, ls_same = setup.queries, paths.pyserini_same
     ours_hits = [r["hits"] for r in results["lsr-eval"]]
@@ -413,7 +413,6 @@ def _latency_summaries(results: dict[str, list], ours: dict[str, Any], warmup: i
                        ) -> tuple[dict[str, Any], dict[str, Any]]:
     """Per path, per part latency summaries after the warm-up, and the ratios of Pyserini's paths and Anserini's
     per-hit path to lsr-eval's."""
-    from lsr_eval.efficiency.latency import summarise_path
 
     lat = {name: summarise_path(results[name], warmup, ("encode", "search", "total"))
            for name in (*ours, "anserini-per-hit")}
@@ -463,10 +462,10 @@ def run_query_path(args: argparse.Namespace) -> QueryPathRun:
     pyserini_search()
 
     from lsr_eval.data.datasets import load_dataset
-    from lsr_eval.efficiency.latency import part_breakdown, torch_threads
-    from lsr_eval.efficiency.measure import run_interleaved
+    from lsr_eval.efficiency.latency import torch_threads
     from lsr_eval.evaluation import evaluate
     from lsr_eval.manifest import prepare_output
+    from studies.harness.measure import run_interleaved
 
     t_start = time.perf_counter()
     load = {"start": list(os.getloadavg())}  # other processes share the CPUs: recorded with the figures
@@ -506,3 +505,45 @@ def run_query_path(args: argparse.Namespace) -> QueryPathRun:
     }
     return QueryPathRun(out=out, experiment=experiment, settings=s, inference=setup.inference, bench=bench,
                         queries=queries, results=results, agreement=agreement)
+
+
+def _measured(results: Sequence[dict], warmup: int) -> Sequence[dict]:
+    """The results after the first ``warmup``; none left is an InputError."""
+    from lsr_eval.errors import InputError
+
+    if not results[warmup:]:
+        raise InputError(f"{len(results)} queries leave none to measure after {warmup} warm-up queries")
+    return results[warmup:]
+
+
+def summarise_path(results: Sequence[dict], warmup: int, fields: Sequence[str]) -> dict[str, Any]:
+    """Summaries (:class:`lsr_eval.efficiency.latency.LatencySummary` dicts) of ``fields`` over the results after
+    the first ``warmup``, and the mean number of query terms."""
+    from lsr_eval.efficiency.latency import LatencySummary
+
+    measured = _measured(results, warmup)
+    out: dict[str, Any] = {f: LatencySummary.from_ms([r[f] for r in measured]).to_dict() for f in fields}
+    out["mean_terms"] = sum(r["terms"] for r in measured) / len(measured)
+    return out
+
+
+def part_breakdown(results: Sequence[dict], warmup: int) -> dict[str, Any]:
+    """Where a :func:`lsr_eval.efficiency.latency.query_path`'s time goes: per part
+    (:data:`lsr_eval.efficiency.latency.PARTS`, those reported), its summary over the measured queries and its
+    share of the mean total; ``unaccounted`` is the total less the parts (timing and call overhead between them);
+    ``mean_candidates`` where the encoder prunes the vocabulary."""
+    from lsr_eval.efficiency.latency import PARTS, LatencySummary
+
+    measured = _measured(results, warmup)
+    names = [p for p in PARTS if all(p in r["parts"] for r in measured)]
+    rest = [r["total"] - sum(r["parts"][p] for p in names) for r in measured]
+    mean_total = sum(r["total"] for r in measured) / len(measured)
+    parts = {p: LatencySummary.from_ms([r["parts"][p] for r in measured]).to_dict() for p in names}
+    parts["unaccounted"] = LatencySummary.from_ms(rest).to_dict()
+    for s in parts.values():
+        s["share_of_mean_total"] = s["mean_ms"] / mean_total if mean_total > 0 else 0.0
+    out: dict[str, Any] = {"parts": parts, "total": LatencySummary.from_ms([r["total"] for r in measured]).to_dict()}
+    cands = [r["candidates"] for r in measured if r.get("candidates") is not None]
+    if cands:
+        out["mean_candidates"] = sum(cands) / len(cands)
+    return out

@@ -27,9 +27,9 @@ Pyserini paths (``LuceneImpactSearcher`` with a ``SpladeQueryEncoder`` built on 
   into Python: Pyserini's time to read them is measured apart ("read") and added for the like-for-like ratio.
 
 The paths run interleaved, query by query, the order rotating at each query, so machine load drifts evenly over
-them (:func:`lsr_eval.efficiency.measure.run_interleaved`). Ratios are Pyserini / lsr-eval (above 1: lsr-eval is
+them (:func:`studies.harness.measure.run_interleaved`). Ratios are Pyserini / lsr-eval (above 1: lsr-eval is
 faster). lsr-eval's time per part (tokenizer, session runs, candidate selection, sparsification, weight map,
-search) is measured in the same run and tabulated (:func:`lsr_eval.efficiency.latency.part_breakdown`).
+search) is measured in the same run and tabulated (:func:`studies.query_path.measure.part_breakdown`).
 """
 
 from __future__ import annotations

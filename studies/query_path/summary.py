@@ -94,7 +94,7 @@ def summary_md(b: dict) -> str:
 
 
 def breakdown_md(breakdown: dict) -> list[str]:
-    """Per-part table of lsr-eval's rows (:func:`lsr_eval.efficiency.latency.part_breakdown`), measured in the
+    """Per-part table of lsr-eval's rows (:func:`studies.query_path.measure.part_breakdown`), measured in the
     side-by-side run."""
     lines = []
     for name, bd in breakdown.items():

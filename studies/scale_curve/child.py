@@ -12,11 +12,11 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
-from lsr_eval.efficiency.measure import MB, Monitor
-from lsr_eval.evaluation.agreement import run_digests
 from lsr_eval.export.queries import WeightMaps, read_query_jsonl
 from lsr_eval.manifest import write_json
 from lsr_eval.workdir import folder_bytes
+from studies.harness.agreement import run_digests
+from studies.harness.measure import MB, Monitor
 from studies.scale_curve.scaling import SHARED, STAGES
 from studies.scale_curve.synthetic import DataSpec
 from studies.scale_curve.synthetic_export import write_synthetic

@@ -9,7 +9,7 @@ import pytest
 from conftest import run_script  # noqa: E402
 from tiny_models import tiny_model  # noqa: E402
 
-from lsr_eval.evaluation.agreement import top_agreement, top_docs, weight_map_agreement
+from studies.harness.agreement import top_agreement, top_docs, weight_map_agreement
 
 
 def test_top_docs_ranks_by_score_then_docid():

@@ -19,9 +19,9 @@ from lsr_eval.anserini.search_collection import (
 )
 from lsr_eval.data.types import Document
 from lsr_eval.errors import InputError
-from lsr_eval.evaluation.agreement import ranked_hits_agreement
 from lsr_eval.runs.trec import read_run
 from lsr_eval.search.counts import SearchCounts
+from studies.harness.agreement import ranked_hits_agreement
 from studies.long_queries import measure as bench
 
 DOCS = [

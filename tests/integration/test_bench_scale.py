@@ -14,8 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lsr_eval.evaluation.agreement import run_digests
 from lsr_eval.export.queries import read_query_jsonl
+from studies.harness.agreement import run_digests
 from studies.scale_curve.child import GENERATED, ensure_collection
 from studies.scale_curve.curve import run_child
 from studies.scale_curve.scaling import (

@@ -1,4 +1,4 @@
-"""studies/exact_engines/run.py: its comparisons (lsr_eval.evaluation.agreement, studies.exact_engines.measure)
+"""studies/exact_engines/run.py: its comparisons (studies.harness.agreement, studies.exact_engines.measure)
 on hand-made runs, and the whole script on a tiny model."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import pytest
 from conftest import run_script  # noqa: E402
 from tiny_models import tiny_model  # noqa: E402
 
-from lsr_eval.evaluation.agreement import differing_queries
 from studies.exact_engines.measure import integer_scores, residue, residue_runs
+from studies.harness.agreement import differing_queries
 
 
 def test_differing_compares_order_and_scores_bit_for_bit():

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from lsr_eval.evaluation.agreement import vector_agreement
+from studies.harness.agreement import vector_agreement
 
 REPO = Path(__file__).resolve().parents[2]
 

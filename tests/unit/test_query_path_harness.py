@@ -1,14 +1,16 @@
-"""Side-by-side query-path harness (lsr_eval.efficiency.latency: query_path, part_breakdown; measure.run_interleaved)
-and the per-part table of the query-path benchmark (studies.query_path.summary), on hand-made paths and results."""
+"""Side-by-side query-path harness (lsr_eval.efficiency.latency.query_path; studies.query_path.measure:
+part_breakdown, summarise_path; studies.harness.measure.run_interleaved) and the per-part table of the query-path
+benchmark (studies.query_path.summary), on hand-made paths and results."""
 
 from __future__ import annotations
 
 import pytest
 
 from lsr_eval.data.types import Query
-from lsr_eval.efficiency.latency import PARTS, part_breakdown, query_path, summarise_path
-from lsr_eval.efficiency.measure import run_interleaved
+from lsr_eval.efficiency.latency import PARTS, query_path
 from lsr_eval.errors import InputError
+from studies.harness.measure import run_interleaved
+from studies.query_path.measure import part_breakdown, summarise_path
 from studies.query_path.summary import breakdown_md, write_per_query
 
 QUERIES = [Query(f"q{i}", f"text {i}") for i in range(3)]

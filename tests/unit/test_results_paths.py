@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
 import shutil
@@ -14,19 +15,14 @@ import pytest
 
 from lsr_eval import manifest
 from lsr_eval.errors import LsrEvalError
-from lsr_eval.manifest import (
-    RECORDED_ROOTS,
-    anchor_path,
-    is_anchored,
-    prepare_output,
-    relativize,
-    relativize_file,
-    resolve_anchor,
-    write_manifest,
-)
+from lsr_eval.manifest import anchor_path, is_anchored, prepare_output, resolve_anchor, write_manifest
 from lsr_eval.reproduce.paths import PathMap, locate
 
 REPO = Path(__file__).resolve().parents[2]
+_SPEC = importlib.util.spec_from_file_location("relativize_results", REPO / "pipelines" / "relativize_results.py")
+_SCRIPT = importlib.util.module_from_spec(_SPEC)
+_SPEC.loader.exec_module(_SCRIPT)
+RECORDED_ROOTS, relativize, relativize_file = _SCRIPT.RECORDED_ROOTS, _SCRIPT.relativize, _SCRIPT.relativize_file
 
 #: An absolute path of a machine (not a URL, not the tail of a relative path).
 ABSOLUTE = re.compile(r"(?<![\w.~$:/\\-])/(?:work|root|tmp|usr|opt|home|mnt|srv|var|Users|private)/")

@@ -5,14 +5,8 @@ from __future__ import annotations
 
 import math
 
-import pandas as pd
-
 from lsr_eval.data.registry import GROUPS
 from lsr_eval.report.marks import ABSENT, CellNotes, why_missing
-
-
-def result_rows(frame: pd.DataFrame) -> dict[tuple[str, str], pd.Series]:
-    return {(r["dataset"], r["system"]): r for _, r in frame.iterrows()}
 
 
 def cell_value(rows: dict, dataset: str, system: str, measure: str, notes: CellNotes) -> tuple[float, str]:

@@ -13,9 +13,9 @@ import pandas as pd
 from lsr_eval.errors import ConfigError
 from lsr_eval.report.formatting import NumberFormat
 from lsr_eval.report.marks import CellNotes, best_cells
-from lsr_eval.report.papers.cells import cell_value, group_mean, result_rows
+from lsr_eval.report.papers.cells import cell_value, group_mean
 from lsr_eval.report.table import Table
-from lsr_eval.report.tables import _table, _unit_note
+from lsr_eval.report.tables import _table, _unit_note, result_rows
 from lsr_eval.train.config import RegularizerConfig, from_dict
 
 EFFICIENCY_BENCHMARK = "paper-efficient-splade"
@@ -25,7 +25,7 @@ EFFICIENCY_PUBLISHED = ("published (Lassance & Clinchant, arXiv:2207.03834; nave
 #: Prefix of a model's fusion with BM25 in the efficiency benchmark.
 FUSED_PREFIX = "rrf-"
 
-
+#: Efficiency table columns: (header, dataset, source column, kind, better).
 EFFICIENCY_PAPER_COLUMNS = (
     ("MS MARCO dev RR@10", "msmarco-dev", "RR@10", "effectiveness", "max"),
     ("MS MARCO dev R@1000", "msmarco-dev", "R@1000", "effectiveness", "max"),

@@ -12,9 +12,9 @@ import pandas as pd
 
 from lsr_eval.report.formatting import NumberFormat
 from lsr_eval.report.marks import CellNotes
-from lsr_eval.report.papers.cells import cell_part, result_rows
+from lsr_eval.report.papers.cells import cell_part
 from lsr_eval.report.table import Table
-from lsr_eval.report.tables import _table, _unit_note
+from lsr_eval.report.tables import _table, _unit_note, result_rows
 
 RESCALING_BENCHMARK = "paper-rescaling"
 #: A rescaling grid system's name (``rescale-<backbone>-k<k>``), for rows no training run is linked to.
@@ -85,6 +85,3 @@ def rescaling_paper_table(frame: pd.DataFrame, *, name: str = "paper-rescaling",
     labels = pd.DataFrame({"backbone": list(grid)})
     return _table(name, "Rescaling MLM-head: backbone x k (dev RR@10 / DL19 nDCG@10 / BEIR-13 mean)", labels,
                   values, text, lead + notes.lines(), best)
-
-
-#: Efficiency table columns: (header, dataset, source column, kind, better).

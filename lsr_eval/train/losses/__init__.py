@@ -14,6 +14,8 @@ import importlib
 from dataclasses import dataclass
 from typing import Any
 
+from lsr_eval._lazy import lazy_getattr
+
 
 @dataclass(frozen=True)
 class LossSpec:
@@ -47,8 +49,5 @@ def make_loss(config: Any):
     return LOSSES[config.name].load()(config)
 
 
-def __getattr__(name: str) -> Any:
-    """The loss functions by name (``info_nce``, ``margin_mse``, ``kl_div``: the formulas the classes apply)."""
-    if name in ("info_nce", "margin_mse", "kl_div"):
-        return getattr(importlib.import_module(f"{__name__}.{name}_loss"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+#: The loss functions by name (the formulas the classes apply), imported on first use.
+__getattr__ = lazy_getattr(__name__, {n: f"{n}_loss" for n in ("info_nce", "margin_mse", "kl_div")})

@@ -11,7 +11,8 @@ Design notes: docs/design.md."""
 from __future__ import annotations
 
 import importlib
-from typing import Any
+
+from lsr_eval._lazy import lazy_getattr
 
 #: name -> (module, function). One line a regulariser.
 REGULARIZERS: dict[str, tuple[str, str]] = {
@@ -33,11 +34,6 @@ def get_regularizer(name: str):
     return getattr(importlib.import_module(module), function)
 
 
-_LAZY = {"flops": "flops_regularizer", "l1": "l1_regularizer", "regularize": "batch", "sparsity_stats": "batch"}
-
-
-def __getattr__(name: str) -> Any:
-    """The regularisers' functions and the batch helpers by name, imported on first use."""
-    if name in _LAZY:
-        return getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+#: The regularisers' functions and the batch helpers by name, imported on first use.
+__getattr__ = lazy_getattr(__name__, {"flops": "flops_regularizer", "l1": "l1_regularizer", "regularize": "batch",
+                                      "sparsity_stats": "batch"})
