@@ -511,9 +511,10 @@ def _measured(results: Sequence[dict], warmup: int) -> Sequence[dict]:
     """The results after the first ``warmup``; none left is an InputError."""
     from lsr_eval.errors import InputError
 
-    if not results[warmup:]:
+    measured = results[warmup:]
+    if not measured:
         raise InputError(f"{len(results)} queries leave none to measure after {warmup} warm-up queries")
-    return results[warmup:]
+    return measured
 
 
 def summarise_path(results: Sequence[dict], warmup: int, fields: Sequence[str]) -> dict[str, Any]:
