@@ -401,7 +401,9 @@ TMP_MARK = ".tmp-"
 
 def atomic_write(path: Path, write: Callable[[Any], None], binary: bool = True, size: int | None = None) -> None:
     """Write ``path`` via a unique temporary file, fsync, rename: readers never see a partial file. A full disk is
-    one :class:`~lsr_eval.errors.DiskFullError` naming the folder and ``size`` (the bytes the file needs, if known)."""
+    one :class:`~lsr_eval.errors.DiskFullError` naming the folder and ``size`` (the bytes the file needs, if known).
+    A symlinked ``path`` is written through (its target replaced), as ``open(path, "w")`` would."""
+    path = path.resolve() if path.is_symlink() else path
     tmp = path.with_name(f"{path.name}{TMP_MARK}{os.getpid()}-{uuid.uuid4().hex[:8]}")
     with on_disk_full(path.parent, f"writing {path.name}", size):  # after the cleanup below: the free space is true
         try:

@@ -18,10 +18,11 @@ import numpy as np
 from lsr_eval.anserini.collections import CONTENTS, MULTIFIELD, check_fields, lucene_fields
 from lsr_eval.anserini.hits import parse_hits, read_docid_table, top_docs_string
 from lsr_eval.anserini.jvm import autoclass, cast, java_errors
+from lsr_eval.data.chunks import chunks
 from lsr_eval.data.types import Query, Run
 from lsr_eval.defaults import LUCENE_MAX_CLAUSES
 from lsr_eval.errors import ConfigError, InputError
-from lsr_eval.search.counts import SearchCounts, chunks
+from lsr_eval.search.counts import SearchCounts
 from lsr_eval.search.params import MAX_CLAUSES, check_bm25, check_k, check_threads
 from lsr_eval.search.ties import adjust_ties
 from lsr_eval.settings import check

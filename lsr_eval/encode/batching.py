@@ -8,8 +8,7 @@ corpus is still streamed.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from itertools import islice
-from typing import Callable, Iterable, Iterator, Sequence, TypeVar
+from typing import Callable, Sequence
 
 import numpy as np
 import scipy.sparse as sp
@@ -22,9 +21,6 @@ from lsr_eval.settings import Setting, check
 #: Batches encoded between two writes of the window (what the memory holds at once).
 WINDOW_BATCHES = Setting(help="batches encoded between two writes (the memory held at once)", ge=1)
 
-T = TypeVar("T")
-
-
 @dataclass(frozen=True)
 class EncodedWindow:
     """Vectors of a window in input order: ``weights`` (CSR float32, sorted indices, no stored zeros),
@@ -33,13 +29,6 @@ class EncodedWindow:
     weights: sp.csr_matrix
     n_tokens: np.ndarray
     truncated: np.ndarray
-
-
-def chunked(items: Iterable[T], size: int) -> Iterator[list[T]]:
-    """Consecutive lists of ``size`` items (the last may be shorter)."""
-    it = iter(items)
-    while chunk := list(islice(it, size)):
-        yield chunk
 
 
 def check_batching(batch_size: int, window_batches: int) -> None:

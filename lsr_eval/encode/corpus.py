@@ -16,9 +16,10 @@ from typing import Any, Iterable, Iterator, Mapping
 import numpy as np
 import scipy.sparse as sp
 
+from lsr_eval.data.chunks import chunks
 from lsr_eval.data.types import Document
 from lsr_eval.encode import store
-from lsr_eval.encode.batching import check_batching, check_finite, chunked, clean_rows, encode_window
+from lsr_eval.encode.batching import check_batching, check_finite, clean_rows, encode_window
 from lsr_eval.encode.finalize import finalize_encoding
 from lsr_eval.encode.protocol import SparseVectors, TextEncoder
 from lsr_eval.errors import ConfigError, InputError
@@ -95,7 +96,7 @@ def _encode_shard(docs: Iterable[Document], encoder: TextEncoder, batch_size: in
     start = time.perf_counter()
     ids: list[str] = []
     parts, n_tokens, truncated = [], [], []
-    for window in chunked(docs, batch_size * window_batches):
+    for window in chunks(docs, batch_size * window_batches):
         window_ids = [d.id for d in window]
         enc = encode_window([d.contents for d in window], encoder, batch_size, on_batch=bar.update)
         check_finite(enc.weights, window_ids)

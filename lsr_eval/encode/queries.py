@@ -9,8 +9,9 @@ from typing import Any, Iterable
 import numpy as np
 import scipy.sparse as sp
 
+from lsr_eval.data.chunks import chunks
 from lsr_eval.data.types import Query
-from lsr_eval.encode.batching import check_batching, check_finite, chunked, encode_window
+from lsr_eval.encode.batching import check_batching, check_finite, encode_window
 from lsr_eval.encode.protocol import SparseVectors, TextEncoder
 from lsr_eval.errors import InputError
 
@@ -44,7 +45,7 @@ def encode_queries(queries: Iterable[Query], encoder: TextEncoder, batch_size: i
     ids: list[str] = []
     seen: set[str] = set()
     parts, n_tokens, truncated = [], [], []
-    for window in chunked(queries, batch_size * window_batches):
+    for window in chunks(queries, batch_size * window_batches):
         for q in window:
             if q.id in seen:
                 raise InputError(f"duplicate query id {q.id!r}")

@@ -14,6 +14,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
 
+from lsr_eval.data.chunks import chunks
 from lsr_eval.data.types import Run
 from lsr_eval.engines.base import (
     BuildCounts,
@@ -25,7 +26,7 @@ from lsr_eval.engines.base import (
 from lsr_eval.engines.registry import ENGINES, require
 from lsr_eval.errors import ConfigError, InputError
 from lsr_eval.export.collection import iter_collection
-from lsr_eval.search.counts import SearchCounts, chunks
+from lsr_eval.search.counts import SearchCounts
 from lsr_eval.search.params import BM25_B, BM25_K1, check_k, check_threads
 from lsr_eval.search.ties import ranked_hits
 from lsr_eval.settings import Setting, check_option

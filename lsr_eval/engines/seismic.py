@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
+from lsr_eval.data.chunks import chunks
 from lsr_eval.data.types import Run
 from lsr_eval.engines.base import (
     BuildCounts,
@@ -33,7 +34,7 @@ from lsr_eval.engines.registry import ENGINES, require
 from lsr_eval.errors import InputError
 from lsr_eval.export.collection import iter_collection
 from lsr_eval.manifest import installed_version
-from lsr_eval.search.counts import SearchCounts, chunks
+from lsr_eval.search.counts import SearchCounts
 from lsr_eval.search.params import check_k, check_threads
 from lsr_eval.settings import Setting, check_option
 

@@ -101,7 +101,8 @@ def _number(value: Any, where: str) -> float:
         raise InputError(f"{where}: expected a number, got {value!r}") from None
 
 
-def _text(value: Any) -> str:
+def text_of(value: Any) -> str:
+    """A cell as stripped text: "" for None and NaN (what an empty CSV or JSON cell reads as)."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return ""
     return str(value).strip()
@@ -141,7 +142,7 @@ def normalise_table(records: list[dict[str, Any]], source: str, row_word: str = 
             if c in numeric:
                 row[c] = _number(v, f"{where} column {c!r}")
             elif c in TEXT_COLUMNS or str(c).endswith(SIG_SUFFIX):
-                row[c] = _text(v)
+                row[c] = text_of(v)
             else:
                 row[c] = v
         for c in REQUIRED_COLUMNS:

@@ -10,7 +10,7 @@ import math
 import pandas as pd
 
 from lsr_eval.benchmark.status import Status, kind_of
-from lsr_eval.report.loading import P_SUFFIX, SIG_SUFFIX
+from lsr_eval.report.loading import P_SUFFIX, SIG_SUFFIX, text_of
 from lsr_eval.significance.correction import CONTROLS, NAMES
 
 ABSENT = "absent"
@@ -40,12 +40,13 @@ def why_missing(status: str) -> str:
     return status
 
 
-def _text(row: pd.Series, column: str) -> str:
-    value = row.get(column, "")
-    return "" if value is None or (isinstance(value, float) and math.isnan(value)) else str(value).strip()
+def cell_text(row: pd.Series, column: str) -> str:
+    """A table cell as stripped text ("" for a missing or NaN cell)."""
+    return text_of(row.get(column, ""))
 
 
-def _number(row: pd.Series, column: str) -> float:
+def cell_number(row: pd.Series, column: str) -> float:
+    """A table cell as a float (NaN for a missing or non-numeric cell)."""
     value = row.get(column, math.nan)
     try:
         return float(value)
@@ -55,14 +56,14 @@ def _number(row: pd.Series, column: str) -> float:
 
 def significance(row: pd.Series, measure: str) -> str:
     """``"better"``, ``"worse"``, ``"same"`` (tested, not significant), ``"baseline"`` or ``"untested"``."""
-    baseline = _text(row, "baseline")
+    baseline = cell_text(row, "baseline")
     if baseline and baseline == str(row["system"]):
         return "baseline"
-    tested = (not math.isnan(_number(row, measure + P_SUFFIX)) if measure + P_SUFFIX in row.index
+    tested = (not math.isnan(cell_number(row, measure + P_SUFFIX)) if measure + P_SUFFIX in row.index
               else bool(baseline) and measure + SIG_SUFFIX in row.index)
     if not tested:
         return "untested"
-    marker = _text(row, measure + SIG_SUFFIX)
+    marker = cell_text(row, measure + SIG_SUFFIX)
     return "better" if marker == BETTER_MARKER else "worse" if marker == WORSE_MARKER else "same"
 
 
@@ -78,12 +79,12 @@ def tested_pairs(frame: pd.DataFrame, measures: list[str]) -> set[tuple[str, str
 
 def declared(row: pd.Series, column: str) -> bool:
     """Whether ``row``'s ``column`` is a cost its run's source declared (not measured by lsr-eval)."""
-    return column in {c.strip() for c in _text(row, "declared_costs").split(",") if c.strip()}
+    return column in {c.strip() for c in cell_text(row, "declared_costs").split(",") if c.strip()}
 
 
 def precision_mark(row: pd.Series) -> str:
     """`` [bf16]`` for a row computed in another precision than fp32, else ""."""
-    precision = _text(row, "precision")
+    precision = cell_text(row, "precision")
     return f" [{precision}]" if precision and precision != REFERENCE_PRECISION else ""
 
 
@@ -125,18 +126,18 @@ class CellNotes:
         if (row["dataset"], measure) not in tested:
             self.untested_measures[measure] = None
             return ""
-        test = _text(row, "significance_test")
-        alpha = _number(row, "significance_alpha")
-        baseline = _text(row, "baseline") or (str(row["system"]) if state == "baseline" else "")
+        test = cell_text(row, "significance_test")
+        alpha = cell_number(row, "significance_alpha")
+        baseline = cell_text(row, "baseline") or (str(row["system"]) if state == "baseline" else "")
         if state == "untested":
             self.untested_cells = True
             return NOT_TESTED
-        correction = _text(row, "significance_correction") or "bonferroni"   # tables made before it was a choice
+        correction = cell_text(row, "significance_correction") or "bonferroni"   # tables made before it was a choice
         tested_measures = self.tests.setdefault((test, "" if math.isnan(alpha) else f"{alpha:g}", baseline,
                                                  correction), [])
         if measure not in tested_measures:
             tested_measures.append(measure)
-        marker = _text(row, measure + SIG_SUFFIX)
+        marker = cell_text(row, measure + SIG_SUFFIX)
         if marker and marker not in (BETTER_MARKER, WORSE_MARKER):
             self.markers.setdefault(marker, set()).add(baseline or "not named")
         return marker if state != "baseline" else ""
@@ -146,13 +147,13 @@ class CellNotes:
         mark = precision_mark(row)
         if mark:
             self.precisions.add(mark.strip())
-        count = _number(row, "judged_without_results")
+        count = cell_number(row, "judged_without_results")
         if count > 0:
             self.judged_without[where] = int(count)
         return mark
 
     def declared_cost(self, row: pd.Series) -> None:
-        self.declared[str(row["system"])] = _text(row, "cost_source") or "source not given"
+        self.declared[str(row["system"])] = cell_text(row, "cost_source") or "source not given"
 
     def significance_lines(self) -> list[str]:
         out = []

@@ -12,7 +12,7 @@ from pathlib import PurePath
 import pandas as pd
 
 from lsr_eval.engines.registry import REFERENCE_ENGINE  # the engine left unmarked in labels (the note says so)
-from lsr_eval.report.marks import DECLARED, MISSING, _number, _text, declared, precision_mark, why_missing
+from lsr_eval.report.marks import DECLARED, MISSING, cell_number, cell_text, declared, precision_mark, why_missing
 from lsr_eval.report.pareto import pareto_front
 
 
@@ -36,10 +36,10 @@ PARALLEL = {"latency_mean_ms": "latency_parallel_mean_ms", "latency_p50_ms": "la
 
 def row_kind(row: pd.Series) -> str:
     """A key of :data:`KINDS` (see docs/design.md)."""
-    given = KIND_OF.get(_text(row, "kind"))
+    given = KIND_OF.get(cell_text(row, "kind"))
     if given:
         return given
-    if _text(row, "model"):
+    if cell_text(row, "model"):
         return "sparse"
     return "bm25" if str(row["system"]).lower().startswith("bm25") else "fusion"
 
@@ -58,16 +58,16 @@ def row_family(row: pd.Series) -> str:
         return "BM25"
     if kind in ("fusion", "run"):
         return str(row["system"])
-    if _text(row, "run") and _text(row, "backbone"):
-        return _text(row, "backbone")
-    model = _text(row, "model")
+    if cell_text(row, "run") and cell_text(row, "backbone"):
+        return cell_text(row, "backbone")
+    model = cell_text(row, "model")
     return _model_name(model) if model else str(row["system"])
 
 
 def row_label(row: pd.Series) -> str:
     """Short label drawn next to a point."""
-    label = _text(row, "point") or str(row["system"])
-    engine = _text(row, "engine")
+    label = cell_text(row, "point") or str(row["system"])
+    engine = cell_text(row, "engine")
     label = f"{label} [{engine}]" if engine and engine != REFERENCE_ENGINE else label
     return label + precision_mark(row)
 
@@ -113,14 +113,14 @@ def tradeoff_points(frame: pd.DataFrame, dataset: str, cost_column: str, measure
     parallel = PARALLEL.get(cost_column)
     records = []
     for r in kept:
-        sweep = _text(r, "sweep")
+        sweep = cell_text(r, "sweep")
         par = r.get(parallel, math.nan) if parallel else math.nan
         records.append({"system": r["system"], "label": row_label(r), "kind": row_kind(r), "family": row_family(r),
                         "sweep": sweep, "setting": _setting(r, sweep), "x": float(r[cost_column]),
                         "y": float(r[measure]),
                         "parallel_x": float(par) if par is not None and not math.isnan(par) else math.nan,
-                        "engine": _text(r, "engine"), "declared": declared(r, cost_column),
-                        "source": _text(r, "cost_source")})
+                        "engine": cell_text(r, "engine"), "declared": declared(r, cost_column),
+                        "source": cell_text(r, "cost_source")})
     points = pd.DataFrame(records, columns=["system", "label", "kind", "family", "sweep", "setting", "x", "y",
                                             "parallel_x", "engine", "declared", "source"])
     points["label"] = [f"{lab}{DECLARED}" if d else lab for lab, d in zip(points["label"], points["declared"])]
@@ -137,7 +137,7 @@ def _setting(row: pd.Series, sweep: str) -> float:
     """The value a sweep point sets (its first swept key), for ordering the curve; NaN for other rows."""
     if not sweep or ":" not in sweep:
         return math.nan
-    return _number(row, sweep.split(":", 1)[1].split("+")[0])
+    return cell_number(row, sweep.split(":", 1)[1].split("+")[0])
 
 
 def sweep_curves(points: pd.DataFrame) -> dict[str, pd.DataFrame]:

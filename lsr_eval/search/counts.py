@@ -1,17 +1,12 @@
-"""The counts of a search and the batches of a batch search: shared by every searcher (the check of k:
+"""The counts of a search: shared by every searcher (the check of k:
 :mod:`lsr_eval.search.params`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from itertools import islice
-from typing import Iterable, Iterator, Sequence
+from typing import Sequence
 
 from lsr_eval.data.types import Run
-from lsr_eval.settings import Setting, check
-
-#: A chunk's size: at least one item (none would drop every item).
-CHUNK_SIZE = Setting(help="items per chunk", ge=1)
 
 
 @dataclass
@@ -45,13 +40,4 @@ class SearchCounts:
                 "queries_without_hits": len(self.queries_without_hits),
                 "queries_without_hits_ids": self.queries_without_hits[:100], "hits": self.hits,
                 "removed_self_hits": self.removed_self_hits}
-
-
-def chunks(items: Iterable, size: int) -> Iterator[list]:
-    """Consecutive lists of at most ``size`` items (the bounded unit of every batch search)."""
-    check("size", size, int, CHUNK_SIZE)
-    it = iter(items)
-    while chunk := list(islice(it, size)):
-        yield chunk
-
 

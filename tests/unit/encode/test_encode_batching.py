@@ -11,7 +11,7 @@ import scipy.sparse as sp
 
 from lsr_eval.data.types import Query
 from lsr_eval.encode import EncodedBatch, HashingEncoder, SparseVectors, TextEncoder, encode_queries
-from lsr_eval.encode.batching import chunked, clean_rows, encode_window
+from lsr_eval.encode.batching import clean_rows, encode_window
 from lsr_eval.errors import ConfigError, InputError, LsrEvalError
 
 
@@ -77,11 +77,6 @@ def test_encode_window_refuses_wrong_shape():
 
     with pytest.raises(LsrEvalError, match=r"\(2, 3\) matrix for 2 texts and a vocabulary of 10"):
         encode_window(["a", "b"], Bad(vocab_size=10), batch_size=4)
-
-
-def test_chunked():
-    assert list(chunked(range(7), 3)) == [[0, 1, 2], [3, 4, 5], [6]]
-    assert list(chunked([], 3)) == []
 
 
 def test_encode_queries_order_counts_and_duplicates():
