@@ -40,4 +40,3 @@ class SearchCounts:
                 "queries_without_hits": len(self.queries_without_hits),
                 "queries_without_hits_ids": self.queries_without_hits[:100], "hits": self.hits,
                 "removed_self_hits": self.removed_self_hits}
-
