@@ -41,6 +41,9 @@ ENGINES: dict[str, EngineSpec] = {
     "bmp": EngineSpec("lsr_eval.engines.bmp", "BmpEngine", "bmp==0.2.8",
                       "BMP block-max pruning (exact at alpha = beta = 1, approximate below)", UINT32,
                       exact=False),
+    "qdrant": EngineSpec("lsr_eval.engines.qdrant", "QdrantEngine", "qdrant-client==1.20.0",
+                         "Qdrant sparse vectors, embedded (local mode) or a server by url= (exact)",
+                         Weights(True, 2**24 - 1, "the largest integer below 2^24: Qdrant stores and scores float32")),
 }
 DEFAULT_ENGINE = "anserini"
 #: the exact engine an approximate engine's runs are compared with

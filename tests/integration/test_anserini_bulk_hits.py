@@ -115,9 +115,10 @@ def test_impact_query_validation(tmp_path):
 
 
 def test_engine_registry_and_markers(tmp_path):
-    with pytest.raises(ConfigError, match="unknown engine 'lucene'; known engines: anserini, pisa, seismic, bmp"):
+    with pytest.raises(ConfigError,
+                       match="unknown engine 'lucene'; known engines: anserini, pisa, seismic, bmp, qdrant"):
         get_engine("lucene")
-    assert set(ENGINES) == {"anserini", "pisa", "seismic", "bmp"}
+    assert set(ENGINES) == {"anserini", "pisa", "seismic", "bmp", "qdrant"}
     with pytest.raises(ConfigError, match="no option 'query_cut'.*search options: max_clauses"):
         split_options("anserini", {"query_cut": 3})
     assert split_options("anserini", {"max_clauses": 4096}) == ({}, {"max_clauses": 4096})

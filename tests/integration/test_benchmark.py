@@ -199,7 +199,7 @@ def test_bad_datasets_measures_and_settings_are_refused(tmp_path):
          "head_init must be one of auto, identity, random, error, got 'zeros'$"),
         (lambda c: c["datasets"][0].pop("tune_split"), "tune: true needs a tune_split"),
         (lambda c: c["systems"][1].update(engine="lucene"),
-         "engine must be one of anserini, pisa, seismic, bmp, got 'lucene'$"),
+         "engine must be one of anserini, pisa, seismic, bmp, qdrant, got 'lucene'$"),
         (lambda c: c["systems"][1].update(engine="pisa", engine_options={"query_cut": 5}),
          "engine 'pisa' has no option 'query_cut'; build options: .*query_algorithm"),
         (lambda c: c["systems"][1].update(engine="pisa", engine_options=[1]),

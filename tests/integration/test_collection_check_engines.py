@@ -21,11 +21,11 @@ from lsr_eval.cli import main
 from lsr_eval.engines.registry import ENGINES
 from lsr_eval.errors import InputError
 
-PACKAGES = {"anserini": None, "pisa": "pyterrier_pisa", "seismic": "seismic", "bmp": "bmp"}
+PACKAGES = {"anserini": None, "pisa": "pyterrier_pisa", "seismic": "seismic", "bmp": "bmp", "qdrant": "qdrant_client"}
 ENGINE_PARAMS = [pytest.param(name, marks=pytest.mark.skipif(
     module is not None and importlib.util.find_spec(module) is None and not os.environ.get("CI"),
     reason=f"{module} is not installed")) for name, module in PACKAGES.items()]
-INTEGER_ENGINES = ("anserini", "pisa", "bmp")
+INTEGER_ENGINES = ("anserini", "pisa", "bmp", "qdrant")
 
 CLEAN = [{"id": "a", "vector": {"x": 3, "y": 1}}, {"id": "b", "vector": {"x": 1, "z": 5}},
          {"id": "c", "vector": {}}, {"id": "d", "vector": {"y": 2, "z": 0}}]
@@ -42,7 +42,9 @@ DEFECTS: dict[str, tuple[str, str, tuple[str, ...] | None]] = {
     "no vector": ('{"id": "b", "contents": "x"}', "document 'b': the line has no \"vector\"", None),
     "not an object": ('[1, 2]', "not a JSON object but an array", None),
     "inf": ('{"id": "b", "vector": {"x": Infinity}}', "weight of 'x' is Infinity, not a finite number", None),
-    "2^31": ('{"id": "b", "vector": {"x": 2147483648}}', "weight of 'x' is 2147483648, above", ("anserini", "seismic")),
+    "2^24": ('{"id": "b", "vector": {"x": 16777216}}', "weight of 'x' is 16777216, above", ("seismic", "qdrant")),
+    "2^31": ('{"id": "b", "vector": {"x": 2147483648}}', "weight of 'x' is 2147483648, above",
+             ("anserini", "seismic", "qdrant")),
     "2^32": ('{"id": "b", "vector": {"x": 4294967296}}', "weight of 'x' is 4294967296, above", None),
     "numeric id": ('{"id": 5, "vector": {"x": 1}}', "its id 5 is a number, not a string", None),
     "bom": ("\ufeff" + '{"id": "b", "vector": {"x": 1}}', "starts with a UTF-8 byte-order mark", None),

@@ -81,7 +81,7 @@ def test_a_fake_engine_is_found_everywhere_engines_are(plugins):
     p = argparse.ArgumentParser()
     add_engine_arguments(p)
     (engine,) = [a for a in p._actions if a.dest == "engine"]
-    assert "fake: a fake engine" in engine.help and "one of anserini, pisa, seismic, bmp, fake" in engine.help
+    assert "fake: a fake engine" in engine.help and "one of anserini, pisa, seismic, bmp, qdrant, fake" in engine.help
     assert "fake-engine" in machine.recorded_packages()
     load_benchmark(_bench(plugins, engine="fake", engine_options={"depth": 3, "width": 4}))   # accepted
     with pytest.raises(Exception, match="engine 'fake' has no option 'height'; build options: depth; search "
@@ -90,7 +90,7 @@ def test_a_fake_engine_is_found_everywhere_engines_are(plugins):
 
 
 def test_without_its_line_the_fake_engine_is_refused(tmp_path):
-    with pytest.raises(SettingError, match="engine must be one of anserini, pisa, seismic, bmp, got 'fake'$"):
+    with pytest.raises(SettingError, match="engine must be one of anserini, pisa, seismic, bmp, qdrant, got 'fake'$"):
         load_benchmark(_bench(tmp_path, engine="fake"))
     assert "fake-engine" not in machine.recorded_packages()
 

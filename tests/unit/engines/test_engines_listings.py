@@ -40,5 +40,5 @@ def test_a_registered_engine_is_listed_where_engines_are(fake_engine, monkeypatc
 def test_every_engine_of_the_registry_is_listed_and_nothing_else():
     listed = _index_help().split("--engine ")[1].split(")")[0].split("|")
     assert listed == list(registry.ENGINES)
-    assert set(machine.engine_packages()) == {"pyterrier-pisa", "pyseismic-lsr", "bmp"}
+    assert set(machine.engine_packages()) == {"pyterrier-pisa", "pyseismic-lsr", "bmp", "qdrant-client"}
     assert "fake-engine-package" not in machine.recorded_packages()

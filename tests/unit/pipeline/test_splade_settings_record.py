@@ -137,7 +137,7 @@ def test_each_flat_setting_has_one_stage_and_reads_back():
     ({"scale": 0}, "^scale must be > 0, got 0$"),
     ({"rescale_k": float("nan")}, "^rescale_k must be a number > 0 or null, got nan$"),
     ({"head_init": "zeros"}, "^head_init must be one of auto, identity, random, error, got 'zeros'$"),
-    ({"engine": "faiss"}, "^engine must be one of anserini, pisa, seismic, bmp, got 'faiss'$"),
+    ({"engine": "faiss"}, "^engine must be one of anserini, pisa, seismic, bmp, qdrant, got 'faiss'$"),
     ({"hits": True}, "^hits must be an integer >= 1, got True$"),
     ({"remove_query": 1}, "^remove_query must be true, false or null, got 1$"),
     ({"doc_topk": 3}, "unknown setting 'doc_topk'; known: "),

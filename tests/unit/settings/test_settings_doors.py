@@ -36,7 +36,7 @@ CASES = {
               {"b": 1.5}),
     "precision fp8": ("precision must be one of auto, fp32, bf16, got 'fp8'", "splade", None,
                       ["--precision", "fp8"], lambda: LoadOptions(precision="fp8"), {"precision": "fp8"}),
-    "engine nope": ("engine must be one of anserini, pisa, seismic, bmp, got 'nope'", "splade", None,
+    "engine nope": ("engine must be one of anserini, pisa, seismic, bmp, qdrant, got 'nope'", "splade", None,
                     ["--engine", "nope"], lambda: SearchOptions(engine="nope"), {"engine": "nope"}),
     "batch size -1": ("batch_size must be >= 1, got -1", "splade", ("train", "batch_size", -1),
                       ["--batch-size", "-1"], lambda: EncodeOptions(batch_size=-1), {"batch_size": -1}),
