@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from test_engine_pisa import VECTORS, differing, tie, write_collection
 
 from lsr_eval.cli import main
 from lsr_eval.engines import qdrant
@@ -29,24 +30,6 @@ from lsr_eval.search.ties import adjusted_hits
 #: always runs)
 requires_qdrant = pytest.mark.skipif(importlib.util.find_spec("qdrant_client") is None and not os.environ.get("CI"),
                                      reason="qdrant-client is not installed")
-
-#: file order differs from docid order on purpose (ties must come out by docid, not by position)
-VECTORS = {"d3": {"a": 2, "b": 3}, "d1": {"a": 1, "c": 5}, "d2": {"b": 1, "c": 1}, "e0": {},
-           "z9": {"t": 4}, "a1": {"t": 4}, "m5": {"t": 4}, "b2": {"t": 4, "u": 1}}
-
-
-def write_collection(folder: Path, vectors: dict[str, dict[str, int]]) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    with open(folder / "docs-00000.jsonl", "w", encoding="utf-8") as f:
-        for docid, vector in vectors.items():
-            f.write(json.dumps({"id": docid, "vector": vector}) + "\n")
-    return folder
-
-
-def tie(score: float, d: int) -> float:
-    """The ``d``-th document of a tied run as Anserini's tie adjuster reports it (lsr_eval.search.ties)."""
-    return float(np.float32(score) - np.float32(1e-6) * np.float32(d))
-
 
 @pytest.fixture
 def tiny(tmp_path):
@@ -86,12 +69,6 @@ def numpy_run(docs: dict, queries: dict, k: int) -> dict:
         ranked = sorted((-int(s), d) for s, d in zip(scores, docids) if s > 0)[:k]
         run[qid] = dict(adjusted_hits([d for _, d in ranked], [float(-s) for s, _ in ranked]))
     return run
-
-
-def differing(run: dict, reference: dict) -> list[str]:
-    """Queries whose ranked lists (docids, order and scores, bit for bit) differ."""
-    return [q for q in reference.keys() | run.keys()
-            if list(run.get(q, {}).items()) != list(reference.get(q, {}).items())]
 
 
 @requires_qdrant
@@ -384,3 +361,56 @@ def test_qdrant_edge_passes_the_same_exactness_check_after_the_same_re_sort(tmp_
     shard.close()
     assert not differing(run, numpy_run(docs, queries, k))
     assert unordered > 5   # without the re-sort its runs would differ too
+
+
+BENCH = Path(__file__).resolve().parents[2] / "results" / "benchmarks" / "scifact-splade-tiny-qdrant"
+
+
+def _committed_run(system: str) -> dict[str, list[tuple[str, float]]]:
+    import lzma
+
+    run: dict[str, list[tuple[str, float]]] = {}
+    with lzma.open(BENCH / "runs" / system / "scifact" / "run.trec.xz", "rt", encoding="utf-8") as f:
+        for line in f:
+            qid, _, docid, _, score, _ = line.split()
+            run.setdefault(qid, []).append((docid, float(score)))
+    return run
+
+
+def test_the_committed_scifact_benchmark_has_anserinis_run_on_pisa_and_qdrant():
+    """results/benchmarks/scifact-splade-tiny-qdrant: in each query's top 1,000 the same documents with the same
+    integer scores (and, ties re-sorted, the same list bit for bit), nDCG@10 equal to 4 decimals, and local mode's
+    seconds in the manifest only, not in a latency column."""
+    import pandas as pd
+
+    table = pd.read_csv(BENCH / "table.csv").set_index("system")
+    assert list(table["engine"]) == ["anserini", "pisa", "qdrant"]
+    reference = _committed_run("splade-tiny")
+    assert len(reference) == 300 and sum(map(len, reference.values())) == 300_000
+    for system in ("splade-tiny-pisa", "splade-tiny-qdrant"):
+        run = _committed_run(system)
+        assert {q: {(d, round(s)) for d, s in hits} for q, hits in run.items()} == \
+            {q: {(d, round(s)) for d, s in hits} for q, hits in reference.items()}, system
+        assert run == reference, system
+        assert round(table.loc[system, "nDCG@10"], 4) == round(table.loc["splade-tiny", "nDCG@10"], 4)
+    assert not any(c.startswith("latency") for c in table.columns)
+    manifest = json.loads((BENCH / "runs" / "splade-tiny-qdrant" / "scifact" / "manifest.json").read_text())
+    assert manifest["search"]["engine"] == "qdrant" and manifest["search"]["mode"] == "local"
+    assert manifest["counts"]["index"]["seconds"] > 0 and manifest["throughput"]["search_seconds"] > 0
+
+
+@requires_qdrant
+def test_the_python_api_builds_and_searches_a_qdrant_index(tmp_path):
+    import scipy.sparse as sp
+
+    import lsr_eval
+    from lsr_eval.encode.protocol import SparseVectors
+
+    vocab = ["a", "b", "c", "t", "u"]
+    docs = SparseVectors(list(VECTORS), sp.csr_matrix(np.array(
+        [[VECTORS[d].get(t, 0) for t in vocab] for d in VECTORS], dtype=np.float32)), vocab)
+    queries = SparseVectors(["q1", "q2"], sp.csr_matrix(np.array([[2, 1, 3, 0, 0], [0, 0, 0, 1, 0]],
+                                                                  dtype=np.float32)), vocab)
+    with lsr_eval.Index.build(docs, engine="qdrant", scale=1, work=tmp_path / "work") as index:
+        run = index.search(queries, k=2)
+    assert run == {"q1": {"d1": 17.0, "d3": 7.0}, "q2": {"a1": 4.0, "b2": tie(4, 1)}}
