@@ -175,6 +175,9 @@ class Connection:
         from qdrant_client import models
 
         with self.answering(f"reading collection {self.collection!r}"):
+            if not self.client.collection_exists(self.collection):
+                raise InputError(f"Qdrant at {self.where} holds no collection {self.collection!r}: rebuild the index "
+                                 "(or give the collection, url or location it was built into)")
             params = self.client.get_collection(self.collection).config.params
         sparse = (params.sparse_vectors or {}).get(VECTOR)
         datatype = sparse.index.datatype if sparse is not None and sparse.index is not None else None

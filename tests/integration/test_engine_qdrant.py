@@ -220,12 +220,14 @@ def test_a_build_resumes_into_the_same_collection_and_refuses_another_corpus(tmp
 
 
 @requires_qdrant
-def test_an_index_whose_collection_changed_is_refused(tiny):
+def test_an_index_whose_collection_changed_or_went_is_refused(tiny):
     index, _ = tiny
     marker = read_marker(index)
     (index / "lsr_eval_engine.json").write_text(json.dumps({**marker, "documents": 9}))
     with pytest.raises(InputError, match=r"holds 8 points, the index .*idx recorded 9: rebuild it"):
         get_engine("qdrant").open(index)
+    with pytest.raises(InputError, match=r"Qdrant at local mode at .*qdrant holds no collection 'gone': rebuild"):
+        get_engine("qdrant", collection="gone").open(index)
 
 
 @requires_qdrant
