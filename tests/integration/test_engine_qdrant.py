@@ -12,6 +12,7 @@ import logging
 import os
 import random
 import re
+import sys
 import threading
 from pathlib import Path
 
@@ -301,7 +302,7 @@ def test_local_mode_past_its_size_warns_once(tmp_path, monkeypatch, caplog):
 
 
 def test_missing_package_names_the_extra(monkeypatch):
-    monkeypatch.setitem(__import__("sys").modules, "qdrant_client", None)
+    monkeypatch.setitem(sys.modules, "qdrant_client", None)
     with pytest.raises(ConfigError, match=r"engine 'qdrant' needs the package qdrant-client "
                                           r"\(`pip install 'lsr-eval\[qdrant\]'`\)"):
         get_engine("qdrant")
