@@ -4,7 +4,8 @@
 ``url`` reaches a Qdrant server or cluster (one node's URL: it queries the others). Both score exact dot products
 (no approximation knob), but local mode is a Python scan of every point, meant for up to 20,000 of them
 (qdrant-client's ``LARGE_DATA_THRESHOLD``): larger collections belong on a server. The server path is the same
-client calls with ``url=``; no server could be run where this module was written, so it is untested here.
+client calls with ``url=``; no Qdrant server installs where this module was written, so it was checked against the
+test suite's stand-in (those REST calls answered by Qdrant's Rust engine, qdrant-edge-py), not a real server.
 
 Exactness (docs/design.md, engines.qdrant): Qdrant stores and scores float32, so integer impacts and dot products
 are exact below 2^24: the registry refuses larger weights, and a returned score at or above 2^24 (only possible

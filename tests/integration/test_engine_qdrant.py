@@ -5,7 +5,6 @@ and PISA is the committed benchmark results/benchmarks/scifact-splade-tiny-qdran
 
 from __future__ import annotations
 
-import http.server
 import importlib.util
 import json
 import logging
@@ -13,7 +12,6 @@ import os
 import random
 import re
 import sys
-import threading
 from pathlib import Path
 
 import numpy as np
@@ -31,6 +29,9 @@ from lsr_eval.search.ties import adjusted_hits
 #: always runs)
 requires_qdrant = pytest.mark.skipif(importlib.util.find_spec("qdrant_client") is None and not os.environ.get("CI"),
                                      reason="qdrant-client is not installed")
+#: qdrant-edge-py (test extra): the Rust engine in process, behind the stand-in server too
+requires_edge = pytest.mark.skipif(importlib.util.find_spec("qdrant_edge") is None and not os.environ.get("CI"),
+                                   reason="qdrant-edge-py is not installed")
 
 @pytest.fixture
 def tiny(tmp_path):
@@ -257,38 +258,66 @@ def test_a_server_that_does_not_answer_is_one_line_naming_the_url(tmp_path, capf
     assert not (tmp_path / "out").exists()
 
 
-class _Refusing(http.server.BaseHTTPRequestHandler):
-    """A server answering 403 to every request, and noting the api-key header it got."""
+@pytest.fixture
+def server(monkeypatch):
+    """The stand-in server (tests/integration/qdrant_stand_in.py: Qdrant's Rust engine behind the REST calls the
+    engine makes), asking for the key in $MY_QDRANT_KEY; yields (url, state)."""
+    from qdrant_stand_in import StandIn
 
-    keys: list[str | None] = []
-
-    def do_GET(self):
-        type(self).keys.append(self.headers.get("api-key"))
-        self.send_response(403)
-        self.send_header("Content-Type", "application/json")
-        self.end_headers()
-        self.wfile.write(b'{"status": {"error": "Invalid api-key"}}')
-
-    def log_message(self, *args):
-        pass
+    stand_in = StandIn(api_key="s3cret")
+    url, http_server = stand_in.serve()
+    monkeypatch.setenv("MY_QDRANT_KEY", "s3cret")
+    yield url, stand_in
+    http_server.shutdown()
 
 
 @requires_qdrant
-def test_a_wrong_api_key_is_one_line_and_the_key_is_read_from_the_environment_only(tmp_path, monkeypatch):
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Refusing)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    url = f"http://127.0.0.1:{server.server_address[1]}"
-    monkeypatch.setenv("MY_QDRANT_KEY", "s3cret")
-    try:
-        with pytest.raises(ConfigError) as e:
-            get_engine("qdrant", url=url, api_key_env="MY_QDRANT_KEY").build(
-                write_collection(tmp_path / "coll", VECTORS), tmp_path / "idx")
-    finally:
-        server.shutdown()
+@requires_edge
+def test_the_server_path_builds_resumes_and_searches_exactly(tmp_path, server):
+    """Through qdrant-client's HTTP client against Qdrant's own scoring code: the run is numpy's (ties and zero
+    scores included), a second build into the same collection skips every point, and the key is sent, never
+    recorded."""
+    url, stand_in = server
+    docs, queries = random_collection(1)
+    coll = write_collection(tmp_path / "coll", docs)
+    first = get_engine("qdrant", url=url, api_key_env="MY_QDRANT_KEY", collection="scifact").build(coll,
+                                                                                                  tmp_path / "i1")
+    again = get_engine("qdrant", url=url, api_key_env="MY_QDRANT_KEY", collection="scifact").build(coll,
+                                                                                                  tmp_path / "i2")
+    assert (first.details["mode"], first.details["points_skipped"], again.details["points_skipped"]) == (
+        "server", 0, len(docs))
+    marker = read_marker(tmp_path / "i1")
+    assert marker["url"] == url and marker["server_version"] == "1.17.0-stand-in" and marker["location"] is None
+    assert "s3cret" not in (tmp_path / "i1" / "lsr_eval_engine.json").read_text()
+    with get_engine("qdrant").open(tmp_path / "i1") as s:
+        for k in (10, 1000):
+            run, _ = s.batch_search(queries, k=k)
+            assert not differing(run, numpy_run(docs, queries, k))
+        assert s.describe()["server_version"] == "1.17.0-stand-in" and s.describe()["url"] == url
+    assert ("POST", "/collections/scifact/points/query/batch") in stand_in.requests
+
+
+@requires_qdrant
+@requires_edge
+def test_a_server_collection_with_another_layout_or_a_wrong_key_is_one_line_naming_the_url(tmp_path, server,
+                                                                                            monkeypatch):
+    from qdrant_client import QdrantClient, models
+
+    url, _ = server
+    client = QdrantClient(url=url, api_key="s3cret", check_compatibility=False)
+    client.create_collection("idf", vectors_config={}, sparse_vectors_config={
+        qdrant.VECTOR: models.SparseVectorParams(modifier=models.Modifier.IDF)})
+    coll = write_collection(tmp_path / "coll", VECTORS)
+    with pytest.raises(InputError) as e:
+        get_engine("qdrant", url=url, api_key_env="MY_QDRANT_KEY", collection="idf").build(coll, tmp_path / "i1")
+    assert str(e.value).startswith(f"Qdrant collection 'idf' at {url} has the modifier idf, not lsr-eval's layout")
+    monkeypatch.setenv("MY_QDRANT_KEY", "wrong")
+    with pytest.raises(ConfigError) as e:
+        get_engine("qdrant", url=url, api_key_env="MY_QDRANT_KEY").build(coll, tmp_path / "i2")
     assert str(e.value) == (f"Qdrant at {url} refused the API key while connecting (HTTP 403): set $MY_QDRANT_KEY to "
                             "the server's key")
-    assert _Refusing.keys == ["s3cret"] and not (tmp_path / "idx").exists()
-    assert "s3cret" not in json.dumps(get_engine("qdrant", url=url, api_key_env="MY_QDRANT_KEY").describe())
+    assert not (tmp_path / "i1").exists() and not (tmp_path / "i2").exists()
+    assert "wrong" not in json.dumps(get_engine("qdrant", url=url, api_key_env="MY_QDRANT_KEY").describe())
 
 
 @requires_qdrant
@@ -327,8 +356,7 @@ def test_index_and_search_commands_equal_anserini_on_the_random_collection(tmp_p
 
 
 @requires_qdrant
-@pytest.mark.skipif(importlib.util.find_spec("qdrant_edge") is None and not os.environ.get("CI"),
-                    reason="qdrant-edge-py is not installed")
+@requires_edge
 def test_qdrant_edge_passes_the_same_exactness_check_after_the_same_re_sort(tmp_path):
     """qdrant-edge-py (Qdrant's Rust segment engine in process, beta) over the same points: its float32 scores are
     exact, it drops zero scores as local mode does, and it too returns tied points in no docid order, so the same
