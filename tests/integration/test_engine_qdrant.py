@@ -1,7 +1,8 @@
-"""The Qdrant engine in local mode (no server): hand-computed scores, exactness against numpy's dot products with
-ties and zero-score documents, the 2^24 limit, the collection's layout, resumed builds, a server that does not answer
-or refuses the key, and the same exactness check on qdrant-edge (the Rust engine in process). SciFact against Anserini
-and PISA is the committed benchmark results/benchmarks/scifact-splade-tiny-qdrant."""
+"""The Qdrant engine: in local mode, hand-computed scores, exactness against numpy's dot products with ties and
+zero-score documents, the 2^24 limit, the collection's layout, resumed builds, NFCorpus' tied runs against Anserini;
+through a server URL (a stand-in answering with Qdrant's Rust engine, qdrant_stand_in.py), the same exactness, resume,
+key handling and SciFact against Anserini; a port where nothing answers; the exactness check on qdrant-edge itself.
+SciFact in local mode against Anserini and PISA: results/benchmarks/scifact-splade-tiny-qdrant (committed)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import splade_tiny_dir
 from test_engine_pisa import VECTORS, differing, tie, write_collection
 
 from lsr_eval.cli import main
@@ -445,3 +447,51 @@ def test_the_python_api_builds_and_searches_a_qdrant_index(tmp_path):
     with lsr_eval.Index.build(docs, engine="qdrant", scale=1, work=tmp_path / "work") as index:
         run = index.search(queries, k=2)
     assert run == {"q1": {"d1": 17.0, "d3": 7.0}, "q2": {"a1": 4.0, "b2": tie(4, 1)}}
+
+
+@requires_qdrant
+@requires_edge
+def test_scifact_through_the_server_path_is_anserinis_run_bit_for_bit(scifact_impact, tmp_path, server):
+    """The SciFact splade-tiny collection upserted over HTTP and searched with Qdrant's Rust scoring (the stand-in)
+    returns Anserini's run for every query's top 1,000: the same documents, order and tie-adjusted scores."""
+    from lsr_eval.anserini.searcher import ImpactSearcher
+
+    url, _ = server
+    counts = get_engine("qdrant", url=url, api_key_env="MY_QDRANT_KEY", collection="scifact").build(
+        scifact_impact.collection, tmp_path / "qdrant")
+    assert counts.documents_read == counts.documents_indexed == scifact_impact.documents
+    queries = scifact_impact.queries
+    with get_engine("qdrant").open(tmp_path / "qdrant") as s:
+        run, qcounts = s.batch_search(queries, k=1000)
+    with ImpactSearcher(str(scifact_impact.anserini_index)) as a:
+        reference, acounts = a.batch_search(queries, k=1000, threads=2)
+    assert qcounts.to_dict() == acounts.to_dict() and qcounts.queries == len(queries) == 300
+    assert differing(run, reference) == []
+
+
+@requires_qdrant
+def test_nfcorpus_tied_runs_with_float32_residues_are_anserinis_in_local_mode(tmp_path):
+    """The tied runs whose adjusted scores keep a float32 residue (``50.999996`` beside ``51.0``), on real vectors:
+    local mode returns Anserini's lists (test_engine_pisa's documents and queries)."""
+    from test_engine_pisa import NFCORPUS_QUERIES, NFCORPUS_TIED, nfcorpus_subset
+
+    from lsr_eval.anserini.searcher import ImpactSearcher
+    from lsr_eval.data.datasets import load_dataset
+    from lsr_eval.encode.queries import encode_queries
+    from lsr_eval.encode.splade import SpladeTextEncoder
+    from lsr_eval.export.queries import query_weight_maps
+    from lsr_eval.pipeline.splade import SpladeSettings, ensure_impact_index, load_model
+
+    dataset = load_dataset(str(nfcorpus_subset(tmp_path / "nf", set(NFCORPUS_TIED), set(NFCORPUS_QUERIES))), "test")
+    settings = SpladeSettings.from_flat(model=str(splade_tiny_dir()), doc_top_k=1024, query_top_k=256, precision="fp32")
+    model = load_model(settings)
+    index = {engine: ensure_impact_index(dataset, model, settings.replace(engine=engine), tmp_path / "work",
+                                         threads=2)["index_dir"] for engine in ("anserini", "qdrant")}
+    maps = query_weight_maps(encode_queries(dataset.queries(), SpladeTextEncoder(model.query)).vectors,
+                             settings.export.scale)
+    with get_engine("qdrant").open(Path(index["qdrant"])) as q, ImpactSearcher(index["anserini"]) as a:
+        qrun, counts = q.batch_search(maps, k=1000)
+        arun, _ = a.batch_search(maps, k=1000, threads=2)
+    assert differing(qrun, arun) == [] and counts.hits > 5 * 20
+    assert {qid for qid, hits in qrun.items() for score in hits.values() if score != round(score)} == \
+        set(NFCORPUS_QUERIES)
