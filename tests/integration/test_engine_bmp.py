@@ -9,8 +9,7 @@ import random
 import sys
 
 import pytest
-from conftest import splade_tiny_dir
-from test_engine_pisa import NFCORPUS_QUERIES, NFCORPUS_TIED, VECTORS, differing, nfcorpus_subset, tie, write_collection
+from test_engine_pisa import NFCORPUS_QUERIES, VECTORS, differing, nfcorpus_tied_indexes, tie, write_collection
 
 from lsr_eval.engines.base import read_marker, write_marker
 from lsr_eval.engines.registry import get_engine
@@ -243,20 +242,9 @@ def test_nfcorpus_tied_runs_are_anserinis_bit_for_bit(tmp_path):
     Anserini's lists."""
 
     from lsr_eval.anserini.searcher import ImpactSearcher
-    from lsr_eval.data.datasets import load_dataset
-    from lsr_eval.encode.queries import encode_queries
-    from lsr_eval.encode.splade import SpladeTextEncoder
     from lsr_eval.engines.bmp import BmpEngine
-    from lsr_eval.export.queries import query_weight_maps
-    from lsr_eval.pipeline.splade import SpladeSettings, ensure_impact_index, load_model
 
-    dataset = load_dataset(str(nfcorpus_subset(tmp_path / "nf", set(NFCORPUS_TIED), set(NFCORPUS_QUERIES))), "test")
-    settings = SpladeSettings.from_flat(model=str(splade_tiny_dir()), doc_top_k=1024, query_top_k=256, precision="fp32")
-    model = load_model(settings)
-    index = {engine: ensure_impact_index(dataset, model, settings.replace(engine=engine), tmp_path / "work",
-                                         threads=2)["index_dir"] for engine in ("anserini", "bmp")}
-    maps = query_weight_maps(encode_queries(dataset.queries(), SpladeTextEncoder(model.query)).vectors,
-                             settings.export.scale)
+    index, maps = nfcorpus_tied_indexes(tmp_path, "bmp")
     with BmpEngine().open(index["bmp"]) as b, ImpactSearcher(index["anserini"]) as a:
         brun, counts = b.batch_search(maps, k=1000)
         arun, _ = a.batch_search(maps, k=1000, threads=2)

@@ -434,13 +434,10 @@ def nfcorpus_subset(folder: Path, docids: set[str], qids: set[str]) -> Path:
     return write_beir(folder, docs, queries, [(q, d, int(r)) for q, d, r in rows if q in qids])
 
 
-@requires_pisa
-def test_nfcorpus_tied_runs_are_anserinis_bit_for_bit(tmp_path):
-    """The case that broke on NFCorpus, on real vectors: PISA returns Anserini's lists (order and float32 scores,
-    ``50.999996`` beside ``51.0`` included), which are Anserini's own SimpleImpactSearcher's. The whole of NFCorpus
-    and SciFact is checked by studies/exact_engines/run.py (results/exact-engines)."""
-
-    from lsr_eval.anserini.searcher import ImpactSearcher
+def nfcorpus_tied_indexes(tmp_path: Path, engine: str) -> tuple[dict[str, str], dict[str, dict[str, int]]]:
+    """NFCorpus' tied-run documents and queries (:data:`NFCORPUS_TIED`, :data:`NFCORPUS_QUERIES`) encoded by
+    splade-tiny (fp32, 1,024 / 256 terms) and indexed by Anserini and ``engine``: (index folder by engine, the
+    queries' integer weight maps)."""
     from lsr_eval.data.datasets import load_dataset
     from lsr_eval.encode.queries import encode_queries
     from lsr_eval.encode.splade import SpladeTextEncoder
@@ -450,11 +447,23 @@ def test_nfcorpus_tied_runs_are_anserinis_bit_for_bit(tmp_path):
     dataset = load_dataset(str(nfcorpus_subset(tmp_path / "nf", set(NFCORPUS_TIED), set(NFCORPUS_QUERIES))), "test")
     settings = SpladeSettings.from_flat(model=str(splade_tiny_dir()), doc_top_k=1024, query_top_k=256, precision="fp32")
     model = load_model(settings)
-    index = {engine: ensure_impact_index(dataset, model, settings.replace(engine=engine), tmp_path / "work",
-                                         threads=2)["index_dir"] for engine in ("anserini", "pisa")}
+    index = {name: ensure_impact_index(dataset, model, settings.replace(engine=name), tmp_path / "work",
+                                       threads=2)["index_dir"] for name in ("anserini", engine)}
     maps = query_weight_maps(encode_queries(dataset.queries(), SpladeTextEncoder(model.query)).vectors,
                              settings.export.scale)
     assert sorted(maps) == sorted(NFCORPUS_QUERIES)
+    return index, maps
+
+
+@requires_pisa
+def test_nfcorpus_tied_runs_are_anserinis_bit_for_bit(tmp_path):
+    """The case that broke on NFCorpus, on real vectors: PISA returns Anserini's lists (order and float32 scores,
+    ``50.999996`` beside ``51.0`` included), which are Anserini's own SimpleImpactSearcher's. The whole of NFCorpus
+    and SciFact is checked by studies/exact_engines/run.py (results/exact-engines)."""
+
+    from lsr_eval.anserini.searcher import ImpactSearcher
+
+    index, maps = nfcorpus_tied_indexes(tmp_path, "pisa")
     with PisaEngine().open(index["pisa"]) as p, ImpactSearcher(index["anserini"]) as a:
         prun, counts = p.batch_search(maps, k=1000, threads=2)
         arun, _ = a.batch_search(maps, k=1000, threads=2)

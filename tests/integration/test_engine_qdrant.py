@@ -17,7 +17,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import splade_tiny_dir
 from test_engine_pisa import VECTORS, differing, tie, write_collection
 
 from lsr_eval.cli import main
@@ -473,22 +472,11 @@ def test_scifact_through_the_server_path_is_anserinis_run_bit_for_bit(scifact_im
 def test_nfcorpus_tied_runs_with_float32_residues_are_anserinis_in_local_mode(tmp_path):
     """The tied runs whose adjusted scores keep a float32 residue (``50.999996`` beside ``51.0``), on real vectors:
     local mode returns Anserini's lists (test_engine_pisa's documents and queries)."""
-    from test_engine_pisa import NFCORPUS_QUERIES, NFCORPUS_TIED, nfcorpus_subset
+    from test_engine_pisa import NFCORPUS_QUERIES, nfcorpus_tied_indexes
 
     from lsr_eval.anserini.searcher import ImpactSearcher
-    from lsr_eval.data.datasets import load_dataset
-    from lsr_eval.encode.queries import encode_queries
-    from lsr_eval.encode.splade import SpladeTextEncoder
-    from lsr_eval.export.queries import query_weight_maps
-    from lsr_eval.pipeline.splade import SpladeSettings, ensure_impact_index, load_model
 
-    dataset = load_dataset(str(nfcorpus_subset(tmp_path / "nf", set(NFCORPUS_TIED), set(NFCORPUS_QUERIES))), "test")
-    settings = SpladeSettings.from_flat(model=str(splade_tiny_dir()), doc_top_k=1024, query_top_k=256, precision="fp32")
-    model = load_model(settings)
-    index = {engine: ensure_impact_index(dataset, model, settings.replace(engine=engine), tmp_path / "work",
-                                         threads=2)["index_dir"] for engine in ("anserini", "qdrant")}
-    maps = query_weight_maps(encode_queries(dataset.queries(), SpladeTextEncoder(model.query)).vectors,
-                             settings.export.scale)
+    index, maps = nfcorpus_tied_indexes(tmp_path, "qdrant")
     with get_engine("qdrant").open(Path(index["qdrant"])) as q, ImpactSearcher(index["anserini"]) as a:
         qrun, counts = q.batch_search(maps, k=1000)
         arun, _ = a.batch_search(maps, k=1000, threads=2)
