@@ -69,6 +69,8 @@ LOCAL_FOLDER = "qdrant"
 LOCAL_POINTS = 20_000
 #: Queries per ``query_batch_points`` request.
 QUERY_BATCH = 64
+#: Documents whose stored vectors a searcher compares with the index's record (a collection rebuilt since is refused).
+PROBE = 16
 #: The namespace of point ids (``uuid5(NAMESPACE, docid)``).
 NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "https://github.com/lsr-eval/qdrant-points")
 TIES = "score desc, docid asc (cut included); scores as Anserini's ScoreTiesAdjusterReranker"
@@ -82,7 +84,7 @@ OPTIONS: dict[str, tuple[type, Setting]] = {
                          pattern=(r"https?://\S+", "http://host:port or https://host:port"))),
     "api_key_env": (str, Setting(help="the environment variable holding the server's API key (never recorded)",
                                  pattern=(r"[A-Za-z_][A-Za-z0-9_]*", "an environment variable's name"))),
-    "collection": (str, Setting(help="the Qdrant collection (default: the index folder's name)",
+    "collection": (str, Setting(help="the Qdrant collection (default: named after the index folder)",
                                 pattern=(r"[A-Za-z0-9_.-]{1,255}", "letters, digits, _ . -"))),
     "batch_size": (int, Setting(help="points per upsert request", ge=1)),
     "timeout": (int, Setting(help="seconds a server request may take", ge=1, unit="s")),
@@ -114,9 +116,17 @@ def _check_settings(settings: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _collection_name(index: Path) -> str:
-    """The default collection: the index folder's name, in the characters Qdrant allows."""
-    return re.sub(r"[^A-Za-z0-9_.-]", "_", Path(index).resolve().name) or "lsr_eval"
+def _collection_name(index: Path, server: bool) -> str:
+    """The default collection, in the characters Qdrant allows: in local mode the index folder's name (the storage
+    is the index's own); on a server, shared by every index built there, also the parent folder's name and a digest
+    of the index's absolute path (the pipeline's index folders are all called ``index``)."""
+    index = Path(index).resolve()
+    name = f"lsr-eval-{index.parent.name}-{index.name}-{_short_digest(str(index))}" if server else index.name
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", name)[-255:] or "lsr_eval"
+
+
+def _short_digest(text: str) -> str:
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=4).hexdigest()
 
 
 def point_id(docid: str) -> str:
@@ -245,11 +255,12 @@ class QdrantEngine:
         collection, index = Path(collection), Path(index)
         start = time.perf_counter()
         index.mkdir(parents=True, exist_ok=True)
-        name = self.settings["collection"] or _collection_name(index)
+        name = self.settings["collection"] or _collection_name(index, server=bool(self.settings["url"]))
         conn = Connection(self.settings, index, name)
         try:
             conn.ensure_collection()
             vocabulary: dict[str, int] = {}
+            probe: list[list[str]] = []  # (docid, digest) of the first documents: a searcher checks them
             read = skipped = empty = 0
             docs = iter_collection(collection, ENGINES[NAME].weights)
             with tqdm(unit="doc", desc=f"qdrant {name}", disable=None) as bar:
@@ -264,6 +275,7 @@ class QdrantEngine:
                         points.append(models.PointStruct(id=point_id(docid), vector=sparse,
                                                          payload={"docid": docid, "digest": digest(indices, values)}))
                     read += len(batch)
+                    probe += [[p.payload["docid"], p.payload["digest"]] for p in points[:PROBE - len(probe)]]
                     points = self._new_points(conn, points, collection)
                     skipped += len(batch) - len(points)
                     if points:
@@ -286,7 +298,7 @@ class QdrantEngine:
                 LOCAL_FOLDER if conn.location == index / LOCAL_FOLDER else str(conn.location.resolve()))
             write_marker(index, NAME, package=PACKAGE, version=installed_version(PACKAGE),
                          server_version=conn.server_version, **settings, location=location, collection=name,
-                         vector=VECTOR, documents=indexed, terms=len(vocabulary), ties=TIES)
+                         vector=VECTOR, documents=indexed, terms=len(vocabulary), probe=probe, ties=TIES)
         finally:
             conn.close()
         details = {"terms": len(vocabulary), "documents_without_terms": empty, "points_skipped": skipped,
@@ -345,9 +357,20 @@ class QdrantSearcher(ClosingSearcher):
             if held != marker.get("documents"):
                 raise InputError(f"Qdrant collection {self.conn.collection!r} at {self.conn.where} holds {held} "
                                  f"points, the index {index} recorded {marker.get('documents')}: rebuild it")
+            self._check_probe(marker.get("probe") or [])
         except BaseException:
             self.conn.close()
             raise
+
+    def _check_probe(self, probe: list[list[str]]) -> None:
+        """The first documents' stored vectors are still the ones the index was built with (their digests)."""
+        with self.conn.answering("reading stored points"):
+            stored = {str(r.id): (r.payload or {}).get("digest") for r in self.conn.client.retrieve(
+                self.conn.collection, [point_id(d) for d, _ in probe], with_payload=["digest"], with_vectors=False)}
+        changed = next((d for d, h in probe if stored.get(point_id(d)) != h), None)
+        if changed is not None:
+            raise InputError(f"Qdrant collection {self.conn.collection!r} at {self.conn.where} no longer holds the "
+                             f"vectors the index {self.index} was built with (document {changed!r}): rebuild it")
 
     def _vector(self, qid: str, weights: QueryWeights) -> Any:
         """The query as a sparse vector of its known terms with weights > 0 (None when none is left)."""

@@ -234,6 +234,28 @@ def test_an_index_whose_collection_changed_or_went_is_refused(tiny):
 
 
 @requires_qdrant
+def test_a_collection_rebuilt_with_other_vectors_is_refused_by_an_older_index(tmp_path):
+    """Same collection, same number of points, other vectors: the index built first refuses to search it (the
+    digests of its first documents, recorded in its marker, no longer match)."""
+    from qdrant_client import QdrantClient
+
+    store, settings = tmp_path / "store", {"collection": "c"}
+    get_engine("qdrant", location=str(store), **settings).build(write_collection(tmp_path / "c1", VECTORS),
+                                                                tmp_path / "i1")
+    assert [d for d, _ in read_marker(tmp_path / "i1")["probe"]] == list(VECTORS)
+    client = QdrantClient(path=str(store))
+    client.delete_collection("c")
+    client.close()
+    changed = write_collection(tmp_path / "c2", {**VECTORS, "d3": {"a": 9}})
+    get_engine("qdrant", location=str(store), **settings).build(changed, tmp_path / "i2")
+    with pytest.raises(InputError, match=r"collection 'c' at local mode at .*store no longer holds the vectors the "
+                                         r"index .*i1 was built with \(document 'd3'\): rebuild it"):
+        get_engine("qdrant").open(tmp_path / "i1")
+    with get_engine("qdrant").open(tmp_path / "i2") as s:
+        assert s.search({"a": 1}, k=1) == [("d3", 9.0)]
+
+
+@requires_qdrant
 def test_settings_are_declared_and_checked():
     with pytest.raises(ConfigError, match="url .* or location .*, not both"):
         get_engine("qdrant", url="http://localhost:6333", location="/tmp/x")
@@ -296,6 +318,12 @@ def test_the_server_path_builds_resumes_and_searches_exactly(tmp_path, server):
             assert not differing(run, numpy_run(docs, queries, k))
         assert s.describe()["server_version"] == "1.17.0-stand-in" and s.describe()["url"] == url
     assert ("POST", "/collections/scifact/points/query/batch") in stand_in.requests
+    # without collection=, each index folder gets its own collection on the server, even when both are named index
+    for parent, corpus in (("a", docs), ("b", VECTORS)):
+        get_engine("qdrant", url=url, api_key_env="MY_QDRANT_KEY").build(
+            write_collection(tmp_path / f"c-{parent}", corpus), tmp_path / parent / "index")
+    names = [read_marker(tmp_path / p / "index")["collection"] for p in "ab"]
+    assert names[0].startswith("lsr-eval-a-index-") and names[1].startswith("lsr-eval-b-index-")
 
 
 @requires_qdrant
