@@ -177,8 +177,9 @@ class Connection:
                               "its address with --engine-option url=http://host:6333") from None
         except RuntimeError as e:
             if "already accessed" in str(e):
-                raise ConfigError(f"Qdrant's local storage {self.location} is open in another process; close it "
-                                  "there, or use a Qdrant server (url=) for concurrent access") from None
+                raise ConfigError(f"Qdrant's local storage {self.location} is open in another client (this process "
+                                  "or another); close that one first, or use a Qdrant server (url=) for concurrent "
+                                  "access") from None
             raise
 
     def check_layout(self) -> None:

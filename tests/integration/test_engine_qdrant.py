@@ -225,6 +225,10 @@ def test_a_build_resumes_into_the_same_collection_and_refuses_another_corpus(tmp
 @requires_qdrant
 def test_an_index_whose_collection_changed_or_went_is_refused(tiny):
     index, _ = tiny
+    with get_engine("qdrant").open(index):   # local mode's file lock: one client at a time
+        with pytest.raises(ConfigError, match=r"local storage .*idx/qdrant is open in another client .*; close that "
+                                              r"one first, or use a Qdrant server \(url=\)"):
+            get_engine("qdrant").open(index)
     marker = read_marker(index)
     (index / "lsr_eval_engine.json").write_text(json.dumps({**marker, "documents": 9}))
     with pytest.raises(InputError, match=r"holds 8 points, the index .*idx recorded 9: rebuild it"):
