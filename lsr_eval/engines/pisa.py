@@ -10,7 +10,7 @@ import time
 from array import array
 from itertools import repeat
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 import numpy as np
 
@@ -28,7 +28,7 @@ from lsr_eval.errors import ConfigError, InputError
 from lsr_eval.export.collection import iter_collection
 from lsr_eval.search.counts import SearchCounts
 from lsr_eval.search.params import BM25_B, BM25_K1, check_k, check_threads
-from lsr_eval.search.ties import ranked_hits
+from lsr_eval.search.ties import complete_top_k
 from lsr_eval.settings import Setting, check_option
 
 NAME = "pisa"
@@ -317,15 +317,13 @@ class PisaSearcher(ClosingSearcher):
         """Each query's top ``k`` by score then docid, the cut included, with Anserini's adjusted scores (see the
         docs/design.md on ties)."""
         self.k = k
-        top: list[Hits | None] = [None] * len(queries)
-        pending, fetch = list(range(len(queries))), k + 1
-        while pending:
-            for part in chunks(pending, max(1, MAX_ROWS // fetch)):
-                for i, (scores, docids) in zip(part, self._retrieve([queries[i] for i in part], fetch, threads)):
-                    if len(docids) < fetch or scores[-1] != scores[k - 1]:
-                        top[i] = ranked_hits(scores, docids, k)
-            pending, fetch = [i for i in pending if top[i] is None], fetch * 2
-        return top  # type: ignore[return-value]
+
+        def fetch(positions: list[int], limit: int) -> Iterator[tuple[Any, list[str]]]:
+            for part in chunks(positions, max(1, MAX_ROWS // limit)):   # bounded result arrays per call
+                yield from self._retrieve([queries[i] for i in part], limit, threads)
+
+        top = complete_top_k(fetch, range(len(queries)), k)
+        return [top[i] for i in range(len(queries))]
 
     def search(self, weights: QueryWeights, k: int = 1000, qid: str = "query") -> Hits:
         """One query's top ``k`` hits, best first, ties by docid, Anserini's scores (the latency path: one call, no

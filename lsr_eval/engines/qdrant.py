@@ -11,11 +11,12 @@ Exactness (docs/design.md, engines.qdrant): Qdrant stores and scores float32, so
 are exact below 2^24: the registry refuses larger weights, and a returned score at or above 2^24 (only possible
 when the true one is) is refused in one line. Qdrant orders equal scores in no fixed way and may cut a tied run at
 the limit, so each query fetches ``k + 1`` hits (more while the run at rank k continues) and is ranked by score
-then docid, with Anserini's adjusted scores (:func:`lsr_eval.search.ties.ranked_hits`): its runs equal Anserini's
-and PISA's bit for bit. Terms are numbered in the order the collection first uses them (the vocabulary is
-``terms.json`` in the index folder); documents are points whose id is the UUID-5 of their docid, with the docid and
-a digest of the stored vector as payload, so that a build into an existing collection skips points already stored
-with the same vector (resume) and refuses one stored with another. The IDF modifier stays off.
+then docid, with Anserini's adjusted scores (:func:`lsr_eval.search.ties.complete_top_k`, PISA's too): its runs
+equal Anserini's and PISA's bit for bit. Terms are numbered in the order the collection first uses them (the
+vocabulary is ``terms.json`` in the index folder); documents are points whose id is the UUID-5 of their docid,
+with the docid and a digest of the stored vector as payload, so that a build into an existing collection skips
+points already stored with the same vector (resume) and refuses one stored with another. The IDF modifier stays
+off.
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ from lsr_eval.export.collection import iter_collection
 from lsr_eval.manifest import installed_version
 from lsr_eval.search.counts import SearchCounts
 from lsr_eval.search.params import check_k
-from lsr_eval.search.ties import ranked_hits
+from lsr_eval.search.ties import complete_top_k
 from lsr_eval.settings import Setting, check_option
 
 log = logging.getLogger(__name__)
@@ -216,6 +217,12 @@ class Connection:
         if exists:
             self.check_layout()
 
+    def stored(self, ids: list[str], fields: list[str]) -> dict[str, dict[str, Any]]:
+        """The payload ``fields`` of the points among ``ids`` that the collection holds, by point id."""
+        with self.answering("reading stored points"):
+            return {str(r.id): r.payload or {} for r in self.client.retrieve(
+                self.collection, ids, with_payload=fields, with_vectors=False)}
+
     def count(self) -> int:
         with self.answering(f"counting collection {self.collection!r}"):
             return int(self.client.count(self.collection, exact=True).count)
@@ -309,9 +316,7 @@ class QdrantEngine:
     @staticmethod
     def _new_points(conn: Connection, points: list[Any], source: Path) -> list[Any]:
         """The points of one batch not stored yet; a stored one whose vector differs is refused in one line."""
-        with conn.answering("reading stored points"):
-            stored = {str(r.id): r.payload or {} for r in conn.client.retrieve(
-                conn.collection, [p.id for p in points], with_payload=["docid", "digest"], with_vectors=False)}
+        stored = conn.stored([p.id for p in points], ["docid", "digest"])
         for p in points:
             old = stored.get(str(p.id))
             if old is not None and (old.get("docid"), old.get("digest")) != (p.payload["docid"], p.payload["digest"]):
@@ -365,10 +370,8 @@ class QdrantSearcher(ClosingSearcher):
 
     def _check_probe(self, probe: list[list[str]]) -> None:
         """The first documents' stored vectors are still the ones the index was built with (their digests)."""
-        with self.conn.answering("reading stored points"):
-            stored = {str(r.id): (r.payload or {}).get("digest") for r in self.conn.client.retrieve(
-                self.conn.collection, [point_id(d) for d, _ in probe], with_payload=["digest"], with_vectors=False)}
-        changed = next((d for d, h in probe if stored.get(point_id(d)) != h), None)
+        stored = self.conn.stored([point_id(d) for d, _ in probe], ["digest"])
+        changed = next((d for d, h in probe if stored.get(point_id(d), {}).get("digest") != h), None)
         if changed is not None:
             raise InputError(f"Qdrant collection {self.conn.collection!r} at {self.conn.where} no longer holds the "
                              f"vectors the index {self.index} was built with (document {changed!r}): rebuild it")
@@ -400,18 +403,15 @@ class QdrantSearcher(ClosingSearcher):
         """Each query's top ``k`` by score then docid (the cut included), Anserini's adjusted scores: ``k + 1``
         fetched in one batch request, then each query whose tied run reaches the limit again with twice as many."""
         self.k = k
-        top: list[list[tuple[str, float]] | None] = [[] if v is None else None for _, v in items]
-        pending, limit = [i for i, (_, v) in enumerate(items) if v is not None], k + 1
-        while pending:
-            with self.conn.answering(f"searching {len(pending)} queries"):
+
+        def fetch(positions: list[int], limit: int) -> list[tuple[np.ndarray, list[str]]]:
+            with self.conn.answering(f"searching {len(positions)} queries"):
                 answers = self.conn.client.query_batch_points(
-                    self.conn.collection, [self._request(items[i][1], limit) for i in pending])
-            for i, answer in zip(pending, answers):
-                scores, docids = self._hits(items[i][0], answer.points)
-                if len(docids) < limit or scores[-1] != scores[k - 1]:
-                    top[i] = ranked_hits(scores, docids, k)
-            pending, limit = [i for i in pending if top[i] is None], limit * 2
-        return top  # type: ignore[return-value]
+                    self.conn.collection, [self._request(items[i][1], limit) for i in positions])
+            return [self._hits(items[i][0], a.points) for i, a in zip(positions, answers)]
+
+        top = complete_top_k(fetch, [i for i, (_, v) in enumerate(items) if v is not None], k)
+        return [top.get(i, []) for i in range(len(items))]
 
     def search(self, weights: QueryWeights, k: int = 1000, qid: str = "query") -> list[tuple[str, float]]:
         """One query's top ``k`` hits, best first, ties by docid, Anserini's scores."""

@@ -19,7 +19,7 @@ unadjusted: their lists differ from the exact ones, and so would the positions t
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -85,3 +85,23 @@ def ranked_hits(scores: np.ndarray, docids: list[str], k: int) -> list[tuple[str
             for a, b in zip(edges[::2], edges[1::2]):  # docids[a:b + 1] share one score
                 docids[a:b + 1] = sorted(docids[a:b + 1])
     return adjusted_hits(docids[:k], scores[:k])
+
+
+#: ``fetch(positions, limit)``: an engine's top ``limit`` of each query at ``positions``, in that order, as (float32
+#: scores best first, docids).
+Fetch = Callable[[list[int], int], Iterable[tuple[np.ndarray, list[str]]]]
+
+
+def complete_top_k(fetch: Fetch, positions: Iterable[int], k: int) -> dict[int, list[tuple[str, float]]]:
+    """The exact top ``k`` of each query (by position) from an engine whose top-``limit`` keeps an arbitrary part of
+    a run of scores tied at its cut (PISA's heap, Qdrant): asked for ``k + 1`` hits, then for twice as many while a
+    query's last hit still ties with its ``k``-th, every document tied at the cut is known; then :func:`ranked_hits`.
+    A query that reaches ``k + 1`` hits only by ties costs a second call; one with fewer hits than asked, none."""
+    top: dict[int, list[tuple[str, float]]] = {}
+    pending, limit = list(positions), k + 1
+    while pending:
+        for i, (scores, docids) in zip(pending, fetch(pending, limit)):
+            if len(docids) < limit or scores[-1] != scores[k - 1]:
+                top[i] = ranked_hits(scores, docids, k)
+        pending, limit = [i for i in pending if i not in top], limit * 2
+    return top

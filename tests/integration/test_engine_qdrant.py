@@ -24,7 +24,8 @@ from lsr_eval.engines import qdrant
 from lsr_eval.engines.base import read_marker
 from lsr_eval.engines.registry import get_engine
 from lsr_eval.errors import ConfigError, InputError
-from lsr_eval.search.ties import adjusted_hits
+from lsr_eval.search import ties
+from lsr_eval.search.ties import adjusted_hits, complete_top_k
 
 #: qdrant-client is the extra lsr-eval[qdrant]: its tests skip without it, except in CI (the missing-package test
 #: always runs)
@@ -144,7 +145,7 @@ def test_the_exactness_check_fails_without_the_re_sort(tmp_path, monkeypatch):
     def as_qdrant_ranks(scores, docids, k):
         return adjusted_hits(docids[:k], np.asarray(scores[:k], dtype=np.float32))
 
-    monkeypatch.setattr(qdrant, "ranked_hits", as_qdrant_ranks)
+    monkeypatch.setattr(ties, "ranked_hits", as_qdrant_ranks)   # the re-sort every exact engine's top k goes through
     with get_engine("qdrant").open(index) as s:
         run, _ = s.batch_search(queries, k=10)
     assert len(differing(run, numpy_run(docs, queries, 10))) > 5
@@ -393,7 +394,7 @@ def test_index_and_search_commands_equal_anserini_on_the_random_collection(tmp_p
 def test_qdrant_edge_passes_the_same_exactness_check_after_the_same_re_sort(tmp_path):
     """qdrant-edge-py (Qdrant's Rust segment engine in process, beta) over the same points: its float32 scores are
     exact, it drops zero scores as local mode does, and it too returns tied points in no docid order, so the same
-    over-fetch and re-sort (:func:`lsr_eval.search.ties.ranked_hits`) make its run numpy's."""
+    over-fetch and re-sort (:func:`lsr_eval.search.ties.complete_top_k`) make its run numpy's."""
     import qdrant_edge as qe
 
     docs, queries = random_collection(0)
@@ -407,21 +408,24 @@ def test_qdrant_edge_passes_the_same_exactness_check_after_the_same_re_sort(tmp_
         points.append(qe.Point(qdrant.point_id(docid), sparse, {"docid": docid}))
     shard.update(qe.UpdateOperation.upsert_points(points))
     shard.optimize()
-    k, run, unordered = 10, {}, 0
-    for qid, weights in queries.items():
-        pairs = sorted((vocab[t], float(w)) for t, w in weights.items() if w > 0 and t in vocab)
-        hits, limit = [], k + 1
-        while pairs:
+    k, qids, unordered = 10, list(queries), 0
+    vectors = [sorted((vocab[t], float(w)) for t, w in queries[q].items() if w > 0 and t in vocab) for q in qids]
+
+    def fetch(positions: list[int], limit: int) -> list[tuple[np.ndarray, list[str]]]:
+        nonlocal unordered
+        out = []
+        for i in positions:
             answer = shard.query(qe.QueryRequest(limit=limit, with_payload=True, query=qe.Query.Nearest(
-                qe.SparseVector([i for i, _ in pairs], [w for _, w in pairs]), using=qdrant.VECTOR)))
+                qe.SparseVector([t for t, _ in vectors[i]], [w for _, w in vectors[i]]), using=qdrant.VECTOR)))
             scores = np.asarray([p.score for p in answer], dtype=np.float32)
             docids = [p.payload["docid"] for p in answer]
-            if len(docids) < limit or scores[-1] != scores[k - 1]:
+            if limit == k + 1:   # Qdrant's own order of its first answer
                 unordered += docids[:k] != [d for _, d in sorted(zip(-scores[:k], docids[:k]))]
-                hits = qdrant.ranked_hits(scores, docids, k)
-                break
-            limit *= 2
-        run[qid] = dict(hits)
+            out.append((scores, docids))
+        return out
+
+    top = complete_top_k(fetch, [i for i, v in enumerate(vectors) if v], k)
+    run = {q: dict(top.get(i, [])) for i, q in enumerate(qids)}
     shard.close()
     assert not differing(run, numpy_run(docs, queries, k))
     assert unordered > 5   # without the re-sort its runs would differ too

@@ -7,7 +7,7 @@ import time
 
 import numpy as np
 
-from lsr_eval.search.ties import adjust_ties, adjusted_hits, ranked_hits
+from lsr_eval.search.ties import adjust_ties, adjusted_hits, complete_top_k, ranked_hits
 
 f = np.float32
 
@@ -97,3 +97,20 @@ def test_ranked_hits_orders_each_tied_run_by_docid_then_cuts_and_adjusts():
     # a list that is not ranked by score is sorted in full (score desc, docid asc)
     assert ranked_hits(f([1, 3, 3]), ["a", "c", "b"], 2) == [("b", 3.0), ("c", float(tie(3, 1)))]
     assert ranked_hits(f([8, 6, 6]), ["x", "n", "m"], 3) == adjusted_hits(["x", "m", "n"], [8, 6, 6])
+
+
+def test_complete_top_k_asks_again_while_a_tie_straddles_the_cut():
+    """An engine whose top-``limit`` keeps tied documents in reverse docid order (as PISA's heap or Qdrant may):
+    query 0 has five documents at 3 behind one at 9: k = 2 asks for 3, whose last ties with the 2nd; 6, all six and
+    the last still tied; 12, fewer than asked, so the run is whole and ranked by docid. Query 1 has fewer hits than
+    asked (one call); query 2 is never asked."""
+    lists = {0: [(9, "z")] + [(3, d) for d in "edcba"], 1: [(5, "x")]}
+    calls = []
+
+    def fetch(positions, limit):
+        calls.append((list(positions), limit))
+        return [(f([s for s, _ in lists[i][:limit]]), [d for _, d in lists[i][:limit]]) for i in positions]
+
+    top = complete_top_k(fetch, [0, 1], 2)
+    assert calls == [([0, 1], 3), ([0], 6), ([0], 12)]
+    assert top == {0: [("z", 9.0), ("a", 3.0)], 1: [("x", 5.0)]}
